@@ -1,0 +1,129 @@
+// `launchguard check`: probe a launch (this host, a container rootfs, a
+// process, recorded facts), evaluate it, print the report.
+#include <iostream>
+#include <optional>
+
+#include "cli/command.h"
+#include "engine/engine.h"
+#include "probe/context_builder.h"
+#include "profile/profile.h"
+#include "report/fix_script.h"
+#include "report/json_report.h"
+#include "report/text_report.h"
+#include "rules/rule.h"
+
+namespace launchguard::cli {
+namespace {
+
+struct CheckArgs {
+    std::string root = "/";
+    std::string env_file;
+    int pid = 0;
+    std::string host_root;
+    std::string host_env_file;
+    std::string hwloc_xml;
+    std::string sysfs_root;
+    std::string cpus;
+    std::string gpus;
+    int job_gpus = -1;
+    int job_nodes = -1;
+    std::string profile = "default";
+    std::string mode = "enforce";
+    std::string format = "text";
+    std::string runtime;
+    std::vector<std::string> only_rules;
+    bool fix = false;
+};
+
+std::optional<Runtime> parse_runtime(const std::string& text) {
+    if (text == "bare") return Runtime::bare;
+    if (text == "enroot") return Runtime::enroot;
+    if (text == "pyxis") return Runtime::pyxis;
+    if (text == "kubernetes") return Runtime::kubernetes;
+    return std::nullopt;
+}
+
+int run_check(const CheckArgs& args) {
+    auto mode = parse_mode(args.mode);
+    if (!mode) return bad_input("--mode: expected enforce, patch or warn, got '" + args.mode + "'");
+    for (const auto& id : args.only_rules) {
+        if (find_rule(id) == nullptr) return bad_input("--rule: unknown rule '" + id + "' (see `launchguard rules`)");
+    }
+
+    auto profile = load_profile(args.profile);
+    if (!profile) return bad_input("--profile: " + profile.error().to_string());
+
+    ProbeOptions probe;
+    probe.root = args.root;
+    if (!args.env_file.empty()) probe.env_file = args.env_file;
+    if (args.pid > 0) probe.pid = args.pid;
+    if (!args.host_root.empty()) probe.host_root = args.host_root;
+    if (!args.host_env_file.empty()) probe.host_env_file = args.host_env_file;
+    if (!args.hwloc_xml.empty()) probe.hwloc_xml = args.hwloc_xml;
+    if (!args.sysfs_root.empty()) probe.sysfs_root = args.sysfs_root;
+    if (!args.cpus.empty()) probe.cpus = args.cpus;
+    if (!args.gpus.empty()) probe.gpus = args.gpus;
+    if (args.job_gpus >= 0) probe.job_gpus = args.job_gpus;
+    if (args.job_nodes >= 0) probe.job_nodes = args.job_nodes;
+    if (!args.runtime.empty()) {
+        auto runtime = parse_runtime(args.runtime);
+        if (!runtime) return bad_input("--runtime: expected bare, enroot, pyxis or kubernetes, got '" + args.runtime + "'");
+        probe.runtime = *runtime;
+    }
+
+    auto context = build_context(probe);
+    if (!context) return bad_input(context.error().to_string());
+
+    EvaluationOptions options;
+    options.mode = *mode;
+    options.scopes = kScopeCli | kScopeLive | kScopeNode;
+    options.applicable = all_remediation_kinds();
+    options.only_rules = args.only_rules;
+    Report report = evaluate(*context, *profile, options);
+
+    if (args.fix) {
+        std::cout << render_fix_script(report);
+    } else if (args.format == "json") {
+        std::cout << render_json(report);
+    } else {
+        std::cout << render_text(report, TextStyle{stdout_is_terminal()});
+    }
+    switch (report.decision) {
+        case Decision::block: return kExitBlock;
+        case Decision::patch: return kExitPatch;
+        case Decision::allow: return kExitAllow;
+    }
+    return kExitAllow;
+}
+
+}  // namespace
+
+void add_check_command(CLI::App& app, CommandRunner& runner) {
+    auto args = std::make_shared<CheckArgs>();
+    CLI::App* cmd = app.add_subcommand("check", "Check a launch (default: this process on this machine) against a profile");
+    cmd->add_option("--root", args->root, "Filesystem root the task sees (an enroot rootfs, a fixture tree)")
+        ->check(CLI::ExistingDirectory);
+    cmd->add_option("--env-file", args->env_file, "Task environment: KEY=VALUE lines or NUL-separated (/proc/PID/environ)");
+    cmd->add_option("--pid", args->pid, "Read environment and CPU mask from this running process")->check(CLI::PositiveNumber);
+    cmd->add_option("--host-root", args->host_root, "Filesystem root of the host side (for propagation rules)")
+        ->check(CLI::ExistingDirectory);
+    cmd->add_option("--host-env-file", args->host_env_file, "Environment the host side has (for propagation rules)");
+    cmd->add_option("--hwloc-xml", args->hwloc_xml, "Node topology from an hwloc XML file instead of live discovery");
+    cmd->add_option("--sysfs-root", args->sysfs_root, "Read node facts (sys/, proc/) under this directory instead of /")
+        ->check(CLI::ExistingDirectory);
+    cmd->add_option("--cpus", args->cpus, "Task CPU mask as a list, e.g. 0-15,32-47");
+    cmd->add_option("--gpus", args->gpus, "GPUs assigned to the task: indices, UUIDs or PCI bus ids, comma-separated");
+    cmd->add_option("--job-gpus", args->job_gpus, "Total GPUs in the job")->check(CLI::NonNegativeNumber);
+    cmd->add_option("--job-nodes", args->job_nodes, "Nodes in the job")->check(CLI::NonNegativeNumber);
+    cmd->add_option("--runtime", args->runtime, "How the task runs: bare, enroot, pyxis, kubernetes (default: detect)");
+    cmd->add_option("--profile", args->profile, "Embedded profile name or a profile YAML file")->capture_default_str();
+    cmd->add_option("--mode", args->mode, "enforce, patch or warn")->capture_default_str();
+    cmd->add_option("--format", args->format, "text or json")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
+    cmd->add_option("--rule", args->only_rules, "Evaluate only this rule (repeatable)");
+    cmd->add_flag("--fix", args->fix, "Print the remediation as shell exports and launcher flags");
+    cmd->callback([&runner, args] { runner = [args] { return run_check(*args); }; });
+}
+
+}  // namespace launchguard::cli

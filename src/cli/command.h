@@ -1,0 +1,28 @@
+// Each subcommand registers itself on the CLI11 app and, when chosen, leaves
+// the function that runs it. Exit codes are a public contract:
+//   0 allow, 1 block, 2 bad input or usage, 3 the launch would be patched.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace launchguard::cli {
+
+inline constexpr int kExitAllow = 0;
+inline constexpr int kExitBlock = 1;
+inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitPatch = 3;
+
+using CommandRunner = std::function<int()>;
+
+void add_check_command(CLI::App& app, CommandRunner& runner);
+void add_rules_command(CLI::App& app, CommandRunner& runner);
+void add_explain_command(CLI::App& app, CommandRunner& runner);
+void add_topo_command(CLI::App& app, CommandRunner& runner);
+void add_profile_command(CLI::App& app, CommandRunner& runner);
+
+// Prints "launchguard: <message>" to stderr and returns kExitBadInput.
+int bad_input(const std::string& message);
+bool stdout_is_terminal();
+
+}  // namespace launchguard::cli

@@ -1,0 +1,38 @@
+// `launchguard profile validate FILE` and `launchguard profile list`.
+#include <iostream>
+
+#include "cli/command.h"
+#include "profile/profile.h"
+
+namespace launchguard::cli {
+
+void add_profile_command(CLI::App& app, CommandRunner& runner) {
+    CLI::App* cmd = app.add_subcommand("profile", "Validate and list profiles");
+    cmd->require_subcommand(1);
+
+    auto file = std::make_shared<std::string>();
+    CLI::App* validate = cmd->add_subcommand("validate", "Validate a profile file against the schema");
+    validate->add_option("file", *file, "Profile YAML file or embedded profile name")->required();
+    validate->callback([&runner, file] {
+        runner = [file] {
+            auto profile = load_profile(*file);
+            if (!profile) return bad_input(profile.error().to_string());
+            std::cout << profile->origin << ": profile '" << profile->name << "' is valid ("
+                      << profile->actions.size() << " rule override(s))\n";
+            return kExitAllow;
+        };
+    });
+
+    CLI::App* list = cmd->add_subcommand("list", "List the embedded profiles");
+    list->callback([&runner] {
+        runner = [] {
+            for (const auto& name : embedded_profile_names()) {
+                auto profile = load_profile(name);
+                std::cout << name << "\t" << (profile ? profile->description : profile.error().to_string()) << "\n";
+            }
+            return kExitAllow;
+        };
+    });
+}
+
+}  // namespace launchguard::cli

@@ -1,0 +1,116 @@
+// `launchguard topo FILE [--hwloc-xml F]`: read a topology file the way NCCL
+// does and show what it maps, and (with a node topology) what drifted.
+#include <boost/json.hpp>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/command.h"
+#include "nccl/topology_drift.h"
+#include "nccl/topology_file.h"
+#include "probe/hwloc_probe.h"
+#include "report/json_report.h"
+
+namespace launchguard::cli {
+namespace {
+
+struct TopoArgs {
+    std::string file;
+    std::string hwloc_xml;
+    bool live = false;
+    std::string format = "text";
+};
+
+std::string device_kind(const std::string& cls) {
+    if (cls.rfind("0x0302", 0) == 0 || cls.rfind("0x0300", 0) == 0) return "gpu";
+    if (cls.rfind("0x0207", 0) == 0) return "ib-nic";
+    if (cls.rfind("0x0200", 0) == 0) return "eth-nic";
+    if (cls.rfind("0x0604", 0) == 0) return "bridge";
+    return cls.empty() ? "pci" : "pci " + cls;
+}
+
+int run_topo(const TopoArgs& args) {
+    std::ifstream in(args.file, std::ios::binary);
+    if (!in) return bad_input(args.file + ": cannot open topology file");
+    std::ostringstream text;
+    text << in.rdbuf();
+    nccl::TopologyFile topo = nccl::parse_topology(text.str());
+
+    std::optional<NodeTopology> node;
+    if (!args.hwloc_xml.empty() || args.live) {
+        auto loaded = args.live ? discover_topology() : load_topology_from_xml(args.hwloc_xml);
+        if (!loaded) return bad_input(loaded.error().to_string());
+        node = std::move(loaded.value());
+    }
+    std::optional<nccl::TopologyDrift> drift;
+    if (node) drift = nccl::compare_with_node(topo, *node);
+
+    if (args.format == "json") {
+        boost::json::object o;
+        o["file"] = args.file;
+        o["outcome"] = nccl::to_string(topo.outcome);
+        o["reason"] = topo.reason;
+        o["line"] = topo.line;
+        boost::json::array cpus;
+        for (const auto& c : topo.cpus) cpus.push_back({{"numaid", c.numaid}, {"affinity", c.affinity}, {"line", c.line}});
+        o["cpus"] = std::move(cpus);
+        boost::json::array pcis;
+        for (const auto& p : topo.pcis) {
+            pcis.push_back({{"busid", p.busid}, {"class", p.cls}, {"kind", device_kind(p.cls)}, {"line", p.line}});
+        }
+        o["pci"] = std::move(pcis);
+        boost::json::array upper(topo.upper_case_busids.begin(), topo.upper_case_busids.end());
+        o["upper_case_busids"] = std::move(upper);
+        if (drift) {
+            boost::json::object d;
+            d["node"] = node->source;
+            d["gpus_missing"] = boost::json::array(drift->gpus_missing.begin(), drift->gpus_missing.end());
+            d["nics_missing"] = boost::json::array(drift->nics_missing.begin(), drift->nics_missing.end());
+            d["not_on_node"] = boost::json::array(drift->not_on_node.begin(), drift->not_on_node.end());
+            o["drift"] = std::move(d);
+        }
+        std::cout << pretty_json(o);
+    } else {
+        std::cout << args.file << ": NCCL would " <<
+            (topo.outcome == nccl::TopoOutcome::accepted   ? "accept this file"
+             : topo.outcome == nccl::TopoOutcome::rejected ? "FAIL communicator init"
+                                                            : "SILENTLY IGNORE this file and auto-detect")
+                  << "\n";
+        if (!topo.reason.empty()) {
+            std::cout << "  " << (topo.line > 0 ? "line " + std::to_string(topo.line) + ": " : "") << topo.reason << "\n";
+        }
+        for (const auto& c : topo.cpus) {
+            std::cout << "  cpu numaid=" << c.numaid << (c.affinity.empty() ? "" : " affinity=" + c.affinity) << "\n";
+        }
+        for (const auto& p : topo.pcis) {
+            std::cout << "    " << p.busid << "  " << device_kind(p.cls) << "  (line " << p.line << ")\n";
+        }
+        for (const auto& b : topo.upper_case_busids) {
+            std::cout << "  bus id " << b << " has upper-case hex: NCCL never matches it\n";
+        }
+        if (drift) {
+            std::cout << "drift against " << node->source << ":\n";
+            for (const auto& b : drift->gpus_missing) std::cout << "  GPU " << b << " is not in the file\n";
+            for (const auto& b : drift->nics_missing) std::cout << "  NIC " << b << " is not in the file\n";
+            for (const auto& b : drift->not_on_node) std::cout << "  file lists " << b << ", which this node lacks\n";
+            if (!drift->drifted() && drift->not_on_node.empty()) std::cout << "  none: every GPU and NIC is listed\n";
+        }
+    }
+    bool bad = topo.outcome != nccl::TopoOutcome::accepted || !topo.upper_case_busids.empty() ||
+               (drift && drift->drifted());
+    return bad ? kExitBlock : kExitAllow;
+}
+
+}  // namespace
+
+void add_topo_command(CLI::App& app, CommandRunner& runner) {
+    auto args = std::make_shared<TopoArgs>();
+    CLI::App* cmd = app.add_subcommand("topo", "Parse an NCCL topology file as NCCL would; show mapping and drift");
+    cmd->add_option("file", args->file, "NCCL topology XML (what NCCL_TOPO_FILE points at)")->required();
+    auto* xml = cmd->add_option("--hwloc-xml", args->hwloc_xml, "Compare against the node described by this hwloc XML");
+    cmd->add_flag("--live", args->live, "Compare against this machine (live hwloc discovery)")->excludes(xml);
+    cmd->add_option("--format", args->format, "text or json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+    cmd->callback([&runner, args] { runner = [args] { return run_topo(*args); }; });
+}
+
+}  // namespace launchguard::cli

@@ -1,0 +1,48 @@
+// How a launch sees the filesystem. Live launches look through a root
+// directory (/, an enroot rootfs, a test fixture tree); Kubernetes answers
+// from the pod's volumes and mounts and may only be able to say "unknown".
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/error.h"
+
+namespace launchguard {
+
+enum class FileKind {
+    regular,           // exists, is (or resolves to) a regular file
+    directory,         // exists and is a directory
+    missing,           // nothing at that path
+    dangling_symlink,  // a symlink whose target (inside the view) does not exist
+    unreadable,        // exists but the task could not open it
+    other,             // device, fifo, socket
+    unknown,           // the view cannot tell (e.g. a file that may be in the image)
+};
+
+std::string_view to_string(FileKind kind);
+
+struct FileInfo {
+    FileKind kind = FileKind::unknown;
+    std::uint64_t size = 0;      // for regular files
+    std::string resolved_path;   // path after following symlinks, inside the view
+    std::string detail;          // why unknown / unreadable, or where the answer came from
+};
+
+class FileView {
+public:
+    virtual ~FileView() = default;
+    // Follows symlinks the way the task would (absolute links resolve inside the view).
+    [[nodiscard]] virtual FileInfo stat(std::string_view path) const = 0;
+    // Reads at most max_bytes of a regular file; errors name the path.
+    [[nodiscard]] virtual Result<std::string> read(std::string_view path, std::size_t max_bytes = 4U << 20) const = 0;
+    // Entry names of a directory; empty when missing or unknown.
+    [[nodiscard]] virtual std::vector<std::string> list(std::string_view dir) const = 0;
+    // "container rootfs /var/lib/enroot/data/pyxis_42" — shown in evidence.
+    [[nodiscard]] virtual std::string describe() const = 0;
+};
+
+}  // namespace launchguard

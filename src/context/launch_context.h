@@ -1,0 +1,68 @@
+// Everything launchguard knows about one launch. Probes fill it; rules only
+// read it. Every fact may be unknown, with the reason it is unknown.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "context/cpu_set.h"
+#include "context/fact.h"
+#include "context/file_view.h"
+#include "context/node_facts.h"
+#include "context/topology.h"
+
+namespace launchguard {
+
+// Ordered so that reports and evidence are stable.
+using Environment = std::map<std::string, std::string, std::less<>>;
+
+// Where the task runs, which decides what the host can see that the task cannot.
+enum class Runtime {
+    bare,        // directly on the host
+    enroot,      // enroot container (a tmpfs on /var/run, /etc/nccl.conf not mounted)
+    pyxis,       // enroot started by pyxis from Slurm
+    kubernetes,  // a Pod
+    unknown,
+};
+std::string_view to_string(Runtime runtime);
+
+struct JobShape {
+    Fact<int> nodes;
+    Fact<int> tasks;
+    Fact<int> total_gpus;   // GPUs across the whole job (decides e.g. net.qps-low)
+};
+
+struct ContainerFacts {
+    Fact<std::uint64_t> shm_bytes;               // size of /dev/shm as the task sees it
+    Fact<std::optional<std::uint64_t>> memlock;  // RLIMIT_MEMLOCK soft limit; nullopt = unlimited
+    Fact<std::vector<std::string>> capabilities; // effective capabilities, "CAP_IPC_LOCK"
+    Fact<bool> runs_as_root;
+};
+
+// What the host side of a container launch sees, for propagation rules
+// (topo.not-propagated, conf.host-not-visible). Absent when the adapter
+// cannot see the host (a task already inside its container, a bare launch).
+struct HostView {
+    Fact<Environment> env;
+    std::shared_ptr<const FileView> files;
+};
+
+struct LaunchContext {
+    Runtime runtime = Runtime::unknown;
+    Fact<Environment> env;                       // the task's environment, as NCCL reads it
+    std::shared_ptr<const FileView> files;       // the task's filesystem view; never null once probed
+    Fact<CpuSet> cpu_mask;                       // sched_getaffinity of the task
+    Fact<std::vector<Gpu>> gpus;                 // GPUs assigned to the task, resolved against the topology
+    Fact<NodeTopology> topology;
+    Fact<std::vector<NetInterface>> interfaces;  // netdevs in the task's network namespace
+    NodeFacts node;
+    JobShape job;
+    ContainerFacts container;
+    std::optional<HostView> host;
+};
+
+}  // namespace launchguard

@@ -1,0 +1,156 @@
+#include "engine/engine.h"
+
+#include <algorithm>
+#include <exception>
+
+#include "nccl/nccl_config.h"
+#include "rules/rule.h"
+
+namespace launchguard {
+
+std::string_view to_string(Mode mode) {
+    switch (mode) {
+        case Mode::enforce: return "enforce";
+        case Mode::patch: return "patch";
+        case Mode::warn: return "warn";
+        case Mode::off: return "off";
+    }
+    return "enforce";
+}
+
+std::optional<Mode> parse_mode(std::string_view text) {
+    if (text == "enforce") return Mode::enforce;
+    if (text == "patch") return Mode::patch;
+    if (text == "warn") return Mode::warn;
+    if (text == "off") return Mode::off;
+    return std::nullopt;
+}
+
+std::string_view to_string(Decision decision) {
+    switch (decision) {
+        case Decision::allow: return "allow";
+        case Decision::patch: return "patch";
+        case Decision::block: return "block";
+    }
+    return "allow";
+}
+
+std::vector<RemediationOp::Kind> all_remediation_kinds() {
+    using K = RemediationOp::Kind;
+    return {K::set_env, K::unset_env, K::mount_file, K::shm_size, K::add_capability};
+}
+
+namespace {
+
+bool can_apply(const Finding& finding, const std::vector<RemediationOp::Kind>& applicable) {
+    if (finding.remediation.empty()) return false;
+    return std::all_of(finding.remediation.begin(), finding.remediation.end(), [&](const RemediationOp& op) {
+        return std::find(applicable.begin(), applicable.end(), op.kind) != applicable.end();
+    });
+}
+
+// The action a finding gets under a mode. Rules propose, the profile
+// configures, the mode and the front end's abilities decide.
+Action resolve_action(Action configured, Mode mode, bool applicable) {
+    switch (mode) {
+        case Mode::warn:
+        case Mode::off:
+            return Action::warn;
+        case Mode::patch:
+            if (configured == Action::patch && applicable) return Action::patch;
+            return Action::warn;
+        case Mode::enforce:
+            if (configured == Action::patch) return applicable ? Action::patch : Action::block;
+            return configured;
+    }
+    return Action::warn;
+}
+
+bool same_target(const RemediationOp& a, const RemediationOp& b) {
+    if (a.kind != b.kind) return false;
+    switch (a.kind) {
+        case RemediationOp::Kind::set_env:
+        case RemediationOp::Kind::unset_env:
+        case RemediationOp::Kind::add_capability:
+            return a.name == b.name;
+        case RemediationOp::Kind::mount_file:
+            return a.container_path == b.container_path;
+        case RemediationOp::Kind::shm_size:
+            return true;
+        case RemediationOp::Kind::manual:
+            return a.text == b.text;
+    }
+    return false;
+}
+
+void add_patch_ops(const Finding& finding, std::vector<RemediationOp>& patch) {
+    for (const auto& op : finding.remediation) {
+        auto existing = std::find_if(patch.begin(), patch.end(), [&](const auto& p) { return same_target(p, op); });
+        if (existing == patch.end()) {
+            patch.push_back(op);
+        } else if (op.kind == RemediationOp::Kind::shm_size) {
+            existing->bytes = std::max(existing->bytes, op.bytes);
+        }
+    }
+}
+
+}  // namespace
+
+Report evaluate(const LaunchContext& ctx, const Profile& profile, const EvaluationOptions& options) {
+    Report report;
+    report.profile = profile.name;
+    report.profile_origin = profile.origin;
+    report.mode = options.mode;
+    if (options.mode == Mode::off) return report;
+
+    nccl::EffectiveConfig nccl_config;
+    try {
+        nccl_config = nccl::resolve(ctx);
+    } catch (const std::exception& e) {
+        report.unknowns.push_back({"nccl", std::string("could not resolve NCCL configuration: ") + e.what()});
+    }
+    const RuleInput input{ctx, profile, nccl_config};
+
+    for (const Rule* rule : all_rules()) {
+        const RuleInfo& info = rule->info();
+        if ((info.scopes & options.scopes) == 0) continue;
+        if (!options.only_rules.empty() &&
+            std::find(options.only_rules.begin(), options.only_rules.end(), info.id) == options.only_rules.end()) {
+            continue;
+        }
+        if (profile.action_for(info.id, info.default_action) == Action::off) continue;
+
+        ++report.rules_evaluated;
+        RuleOutput out(info);
+        try {
+            rule->evaluate(input, out);
+        } catch (const std::exception& e) {
+            report.unknowns.push_back({std::string(info.id), std::string("rule failed: ") + e.what()});
+            continue;
+        } catch (...) {
+            report.unknowns.push_back({std::string(info.id), "rule failed with an unknown error"});
+            continue;
+        }
+        for (auto& finding : out.findings()) {
+            // A profile override replaces the rule's proposal (which may
+            // already depend on the profile, e.g. block on MNNVL profiles).
+            Action configured = profile.action_for(info.id, finding.action);
+            if (configured == Action::off) continue;
+            finding.action = resolve_action(configured, options.mode, can_apply(finding, options.applicable));
+            if (finding.action == Action::patch) add_patch_ops(finding, report.patch);
+            report.findings.push_back(std::move(finding));
+        }
+        for (auto& unknown : out.unknowns()) report.unknowns.push_back(std::move(unknown));
+    }
+
+    bool any_block = std::any_of(report.findings.begin(), report.findings.end(),
+                                 [](const Finding& f) { return f.action == Action::block; });
+    if (any_block) {
+        report.decision = Decision::block;
+    } else if (!report.patch.empty()) {
+        report.decision = Decision::patch;
+    }
+    return report;
+}
+
+}  // namespace launchguard

@@ -1,0 +1,53 @@
+// Runs the rules against one launch and turns findings into a decision and a
+// list of patches, according to the mode and to what the front end can apply.
+// The engine never throws: a rule that throws becomes an "unknown" entry, so
+// one defective rule cannot take a launch (or a slurmstepd) down.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "context/launch_context.h"
+#include "engine/finding.h"
+#include "profile/profile.h"
+
+namespace launchguard {
+
+enum class Mode { enforce, patch, warn, off };
+std::string_view to_string(Mode mode);
+std::optional<Mode> parse_mode(std::string_view text);
+
+enum class Decision { allow, patch, block };
+std::string_view to_string(Decision decision);
+
+struct EvaluationOptions {
+    Mode mode = Mode::enforce;
+    // Scope bits (rules/rule.h) the front end evaluates: the SPANK task hook
+    // evaluates kScopeLive, the prolog kScopeNode, the CLI everything.
+    unsigned scopes = 0;
+    // Remediation kinds the front end can apply. A patch finding whose
+    // operations are not all applicable cannot be patched.
+    std::vector<RemediationOp::Kind> applicable;
+    // Only these rules (empty = all); used by tests and `--rule`.
+    std::vector<std::string> only_rules;
+};
+
+struct Report {
+    std::string profile;
+    std::string profile_origin;
+    Mode mode = Mode::enforce;
+    Decision decision = Decision::allow;
+    std::vector<Finding> findings;     // action = what happens under this mode
+    std::vector<Unknown> unknowns;
+    std::vector<RemediationOp> patch;  // operations to apply, deduplicated, in rule order
+    int rules_evaluated = 0;
+};
+
+Report evaluate(const LaunchContext& ctx, const Profile& profile, const EvaluationOptions& options);
+
+// Every RemediationOp kind: the CLI prints them all.
+std::vector<RemediationOp::Kind> all_remediation_kinds();
+
+}  // namespace launchguard

@@ -1,0 +1,51 @@
+// NCCL_TOPO_FILE as NCCL's ncclTopoGetXmlFromFile() (src/graph/xml.cc) reads
+// it: which files NCCL accepts, which it silently ignores, which make
+// communicator init fail. See shared/reference/NCCL.md §2.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "context/file_view.h"
+
+namespace launchguard::nccl {
+
+inline constexpr std::string_view kDefaultTopoPath = "/var/run/nvidia-topologyd/virtualTopology.xml";
+
+enum class TopoOutcome {
+    accepted,          // parsed, root <system version="1"> with content
+    silently_ignored,  // read but contributes nothing (empty, root not <system>, no children)
+    rejected,          // NCCL init fails (WARN + error code)
+};
+std::string_view to_string(TopoOutcome outcome);
+
+struct TopoPci {
+    std::string busid;   // exactly as written (case preserved)
+    std::string cls;     // "0x030200"
+    int line = 0;
+};
+
+struct TopoCpu {
+    std::string numaid;
+    std::string affinity;
+    int line = 0;
+};
+
+struct TopologyFile {
+    TopoOutcome outcome = TopoOutcome::accepted;
+    std::string reason;           // why ignored / rejected, quoting NCCL's own message
+    int line = 0;                 // where the defect is, 0 when not line-specific
+    std::vector<TopoCpu> cpus;
+    std::vector<TopoPci> pcis;    // every <pci> in document order
+    std::vector<std::string> upper_case_busids;  // bus ids NCCL will never match
+};
+
+// Parses text as NCCL 2.30 would.
+TopologyFile parse_topology(std::string_view text);
+
+// Is this NCCL_TOPO_FILE value legitimate even if no such path exists on
+// disk? (aws-ofi-nccl sets /proc/self/fd/N for a memfd it wrote itself.)
+bool is_in_process_path(std::string_view path);
+
+}  // namespace launchguard::nccl

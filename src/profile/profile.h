@@ -1,0 +1,92 @@
+// A profile is the reference architecture a launch is held against: what the
+// node class should look like, which NCCL settings it needs, and what to do
+// when each rule fires. Profiles are YAML with a strict schema
+// (docs/profiles.md); unknown keys are errors.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/finding.h"
+#include "util/error.h"
+
+namespace launchguard {
+
+struct Profile {
+    std::string name;
+    std::string description;
+    std::string origin;  // "embedded:default" or the file path it was loaded from
+
+    struct Node {
+        std::optional<std::string> arch;        // "x86_64" / "aarch64"
+        bool virtual_machine = false;           // the node class is a VM (topology file, IOMMU rules)
+        bool grace = false;                     // NVIDIA Grace CPU (SMMU, 64 KiB pages)
+        bool mnnvl = false;                     // multi-node NVLink (GB200/GB300 NVL72)
+        bool nvswitch = false;                  // NVLink SHARP capable
+        std::optional<int> gpus;                // GPUs per node
+        std::optional<int> rdma_nics;           // RDMA NICs per node
+        std::optional<int> active_ib_ports;     // ACTIVE IB/RoCE ports per node
+        std::optional<double> ib_rate_gbps;     // minimum port rate
+        std::optional<long> page_size;          // bytes
+        std::vector<std::string> hcas;          // the HCAs jobs should use
+    } node;
+
+    struct Topology {
+        bool required = false;                  // a topology file must be in effect
+        std::string host_path;                  // where the node class keeps it
+        std::string container_path;             // where containers should see it
+    } topology;
+
+    struct Nccl {
+        std::optional<std::string> net;         // recommended NCCL_NET ("IB", plugin name)
+        std::optional<std::string> net_plugin;  // library the container must carry, e.g. "libnccl-net.so"
+        std::optional<std::string> ib_hca;      // recommended NCCL_IB_HCA
+        struct Qps {
+            int min = 4;
+            int min_total_gpus = 512;
+            double min_link_gbps = 800;         // applies when the node's ports run at least this fast
+        };
+        std::optional<Qps> qps;                 // net.qps-low threshold; absent = rule quiet
+    } nccl;
+
+    struct Cpu {
+        std::string governor = "performance";
+        int min_idle_states = 3;                // power.cstates fires at or below min-1
+        double min_affinity_overlap = 0.5;      // cpu.affinity-partial
+        bool numa_balancing_allowed = false;
+    } cpu;
+
+    struct Container {
+        std::uint64_t shm_min_bytes = 1ULL << 30;
+        bool memlock_unlimited = true;
+    } container;
+
+    struct Virtualization {
+        bool require_iommu_passthrough = false; // block-level on Grace VM profiles
+    } virt;
+
+    std::map<std::string, Action, std::less<>> actions;  // per-rule overrides
+
+    // The action configured for a rule, or fallback when the profile is silent.
+    [[nodiscard]] Action action_for(std::string_view rule, Action fallback) const;
+};
+
+// Parses YAML text; `origin` names the file in every error. Rule ids under
+// `rules:` must be known to the rule registry.
+Result<Profile> parse_profile(std::string_view yaml, std::string origin);
+// The same with an injected notion of which rule ids exist (tests).
+using KnownRuleCheck = std::function<bool(const std::string&)>;
+Result<Profile> parse_profile_with(std::string_view yaml, std::string origin, const KnownRuleCheck& known_rule);
+// A NAME of an embedded profile, or a path to a YAML file.
+Result<Profile> load_profile(std::string_view name_or_path);
+// The profile used when nothing is configured.
+const Profile& default_profile();
+// Names of embedded profiles.
+std::vector<std::string> embedded_profile_names();
+
+}  // namespace launchguard

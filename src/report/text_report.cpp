@@ -1,0 +1,97 @@
+#include "report/text_report.h"
+
+#include "profile/size_parser.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace launchguard {
+namespace {
+
+constexpr const char* kReset = "\033[0m";
+constexpr const char* kRed = "\033[1;31m";
+constexpr const char* kYellow = "\033[33m";
+constexpr const char* kCyan = "\033[36m";
+constexpr const char* kGreen = "\033[32m";
+constexpr const char* kDim = "\033[2m";
+
+std::string paint(const TextStyle& style, const char* color, const std::string& text) {
+    return style.color ? std::string(color) + text + kReset : text;
+}
+
+const char* color_of(Action action) {
+    switch (action) {
+        case Action::block: return kRed;
+        case Action::patch: return kCyan;
+        default: return kYellow;
+    }
+}
+
+const char* color_of(Decision decision) {
+    switch (decision) {
+        case Decision::block: return kRed;
+        case Decision::patch: return kCyan;
+        case Decision::allow: return kGreen;
+    }
+    return kGreen;
+}
+
+std::string upper(std::string_view s) {
+    std::string out(s);
+    for (auto& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return out;
+}
+
+std::string pad_right(std::string s, std::size_t width) {
+    if (s.size() < width) s.append(width - s.size(), ' ');
+    return s;
+}
+
+}  // namespace
+
+std::string describe_remediation(const RemediationOp& op) {
+    switch (op.kind) {
+        case RemediationOp::Kind::set_env: return "set " + op.name + "=" + op.value;
+        case RemediationOp::Kind::unset_env: return "unset " + op.name;
+        case RemediationOp::Kind::mount_file:
+            return "mount " + op.host_path + " at " + op.container_path + (op.readonly ? " (read-only)" : "");
+        case RemediationOp::Kind::shm_size: return "give /dev/shm at least " + format_byte_size(op.bytes);
+        case RemediationOp::Kind::add_capability: return "add capability " + op.name;
+        case RemediationOp::Kind::manual: return op.text;
+    }
+    return op.text;
+}
+
+std::string render_text(const Report& report, const TextStyle& style) {
+    std::string out;
+    out += "launchguard " LAUNCHGUARD_VERSION ": profile " + report.profile + " (" + report.profile_origin +
+           "), mode " + std::string(to_string(report.mode)) + ": " +
+           paint(style, color_of(report.decision), upper(to_string(report.decision))) + "\n";
+
+    std::size_t rule_width = 0;
+    for (const auto& f : report.findings) rule_width = std::max(rule_width, f.rule.size());
+    int blocks = 0;
+    int patches = 0;
+    int warns = 0;
+    for (const auto& f : report.findings) {
+        if (f.action == Action::block) ++blocks;
+        else if (f.action == Action::patch) ++patches;
+        else ++warns;
+        std::string line = "  " + paint(style, color_of(f.action), pad_right(upper(to_string(f.action)), 5)) + "  " +
+                           pad_right(f.rule, rule_width) + "  " + f.message;
+        std::string fix;
+        for (const auto& op : f.remediation) fix += (fix.empty() ? "" : "; ") + describe_remediation(op);
+        if (!fix.empty()) line += paint(style, kDim, "  -> fix: ") + fix;
+        out += line + "\n";
+    }
+    for (const auto& u : report.unknowns) {
+        out += "  " + paint(style, kDim, "?    ") + "  " + pad_right(u.rule, rule_width) + "  unknown: " + u.reason + "\n";
+    }
+    out += std::to_string(report.findings.size()) + " finding(s): " + std::to_string(blocks) + " block, " +
+           std::to_string(patches) + " patch, " + std::to_string(warns) + " warn; " +
+           std::to_string(report.unknowns.size()) + " unknown; " + std::to_string(report.rules_evaluated) +
+           " rules evaluated\n";
+    return out;
+}
+
+}  // namespace launchguard

@@ -1,0 +1,74 @@
+// One rule = one small unit with its id, default action, the contexts where it
+// can decide, and its documentation beside its code. All rules are listed in
+// rules/registry.cpp; docs/rules.md is generated from that list.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "context/launch_context.h"
+#include "engine/finding.h"
+#include "nccl/nccl_config.h"
+#include "profile/profile.h"
+
+namespace launchguard {
+
+// Where a rule can decide (shared/design/RULES.md): L = live task or container,
+// N = node / prolog, K = Kubernetes spec, C = CLI on any of these.
+enum Scope : unsigned {
+    kScopeLive = 1U << 0,
+    kScopeNode = 1U << 1,
+    kScopeKubernetes = 1U << 2,
+    kScopeCli = 1U << 3,
+};
+std::string scope_letters(unsigned scopes);
+
+struct RuleInfo {
+    std::string_view id;             // "topo.file-missing"
+    std::string_view title;          // short noun phrase
+    Action default_action = Action::warn;
+    Severity severity = Severity::warning;
+    unsigned scopes = 0;
+    std::string_view checks;         // what it checks (docs: "What")
+    std::string_view why;            // the silent slowdown it prevents (docs: "Why")
+    std::string_view evidence;       // what the finding shows (docs: "Evidence")
+    std::string_view fix;            // how to fix it (docs: "Fix")
+};
+
+// What a rule sees: the launch, the profile, and NCCL's effective config
+// (computed once per evaluation, shared by every rule).
+struct RuleInput {
+    const LaunchContext& ctx;
+    const Profile& profile;
+    const nccl::EffectiveConfig& nccl;
+};
+
+class RuleOutput {
+public:
+    explicit RuleOutput(const RuleInfo& info) : info_(info) {}
+    // Starts a finding with the rule's id, severity and default action.
+    Finding& fire(std::string message);
+    void unknown(std::string reason);
+
+    [[nodiscard]] std::vector<Finding>& findings() { return findings_; }
+    [[nodiscard]] std::vector<Unknown>& unknowns() { return unknowns_; }
+
+private:
+    const RuleInfo& info_;
+    std::vector<Finding> findings_;
+    std::vector<Unknown> unknowns_;
+};
+
+class Rule {
+public:
+    virtual ~Rule() = default;
+    [[nodiscard]] virtual const RuleInfo& info() const = 0;
+    virtual void evaluate(const RuleInput& in, RuleOutput& out) const = 0;
+};
+
+// Every rule, in catalog order.
+const std::vector<const Rule*>& all_rules();
+const Rule* find_rule(std::string_view id);
+
+}  // namespace launchguard

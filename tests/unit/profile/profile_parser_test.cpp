@@ -1,0 +1,159 @@
+#include <gtest/gtest.h>
+
+#include "profile/profile.h"
+#include "profile/size_parser.h"
+
+namespace launchguard {
+namespace {
+
+const KnownRuleCheck kAnyRule = [](const std::string&) { return true; };
+
+TEST(ProfileParser, ReadsEverySection) {
+    auto p = parse_profile_with(R"(
+name: test
+description: a profile
+node:
+  arch: aarch64
+  virtual_machine: true
+  grace: true
+  mnnvl: true
+  gpus: 4
+  rdma_nics: 4
+  active_ib_ports: 4
+  ib_rate_gbps: 800
+  page_size: 64KiB
+  hcas: [mlx5_0, mlx5_1]
+topology:
+  required: true
+  host_path: /opt/topo.xml
+nccl:
+  net: IB
+  ib_hca: "=mlx5_0,mlx5_1"
+  qps_per_connection: {min: 4, min_total_gpus: 512, min_link_gbps: 800}
+cpu:
+  governor: performance
+  min_idle_states: 2
+container:
+  shm_min: 2GiB
+rules:
+  topo.file-missing: patch
+)", "test.yaml", kAnyRule);
+    ASSERT_TRUE(p.ok()) << p.error().to_string();
+    EXPECT_EQ(p->name, "test");
+    EXPECT_EQ(p->node.arch, "aarch64");
+    EXPECT_TRUE(p->node.mnnvl);
+    EXPECT_EQ(p->node.gpus, 4);
+    EXPECT_EQ(p->node.page_size, 65536);
+    EXPECT_EQ(p->node.hcas.size(), 2U);
+    EXPECT_EQ(p->topology.container_path, "/opt/topo.xml");  // defaults to host_path
+    ASSERT_TRUE(p->nccl.qps.has_value());
+    EXPECT_EQ(p->nccl.qps->min, 4);
+    EXPECT_EQ(p->container.shm_min_bytes, 2ULL << 30);
+    EXPECT_EQ(p->action_for("topo.file-missing", Action::block), Action::patch);
+    EXPECT_EQ(p->action_for("net.qps-low", Action::warn), Action::warn);
+}
+
+TEST(ProfileParser, UnknownKeyIsAnErrorWithLineAndField) {
+    auto p = parse_profile_with("name: x\nnode:\n  gpus: 8\n  gpu_count: 8\n", "site.yaml", kAnyRule);
+    ASSERT_FALSE(p.ok());
+    EXPECT_EQ(p.error().file, "site.yaml");
+    EXPECT_EQ(p.error().line, 4);
+    EXPECT_EQ(p.error().field, "node.gpu_count");
+    EXPECT_NE(p.error().message.find("unknown key"), std::string::npos);
+}
+
+TEST(ProfileParser, WrongTypesAreErrors) {
+    auto a = parse_profile_with("name: x\nnode:\n  gpus: eight\n", "f.yaml", kAnyRule);
+    ASSERT_FALSE(a.ok());
+    EXPECT_EQ(a.error().field, "node.gpus");
+    EXPECT_EQ(a.error().line, 3);
+
+    auto b = parse_profile_with("name: x\ncontainer:\n  shm_min: 1 gigabyte\n", "f.yaml", kAnyRule);
+    ASSERT_FALSE(b.ok());
+    EXPECT_EQ(b.error().field, "container.shm_min");
+
+    auto c = parse_profile_with("name: x\nnode:\n  mnnvl: yes please\n", "f.yaml", kAnyRule);
+    ASSERT_FALSE(c.ok());
+    EXPECT_EQ(c.error().field, "node.mnnvl");
+}
+
+TEST(ProfileParser, RuleActionsAreValidated) {
+    auto bad_action = parse_profile_with("name: x\nrules:\n  topo.file-missing: explode\n", "f.yaml", kAnyRule);
+    ASSERT_FALSE(bad_action.ok());
+    EXPECT_EQ(bad_action.error().field, "rules.topo.file-missing");
+    EXPECT_EQ(bad_action.error().line, 3);
+
+    auto unknown_rule = parse_profile_with("name: x\nrules:\n  topo.nope: warn\n", "f.yaml",
+                                           [](const std::string& id) { return id == "topo.file-missing"; });
+    ASSERT_FALSE(unknown_rule.ok());
+    EXPECT_NE(unknown_rule.error().message.find("unknown rule id"), std::string::npos);
+}
+
+TEST(ProfileParser, MissingNameAndBrokenYaml) {
+    auto no_name = parse_profile_with("description: x\n", "f.yaml", kAnyRule);
+    ASSERT_FALSE(no_name.ok());
+    EXPECT_EQ(no_name.error().field, "name");
+
+    auto broken = parse_profile_with("name: x\nnode: [unclosed\n", "f.yaml", kAnyRule);
+    ASSERT_FALSE(broken.ok());
+    EXPECT_NE(broken.error().message.find("invalid YAML"), std::string::npos);
+    EXPECT_GT(broken.error().line, 0);
+
+    auto empty = parse_profile_with("", "f.yaml", kAnyRule);
+    ASSERT_FALSE(empty.ok());
+
+    auto not_a_map = parse_profile_with("- a\n- b\n", "f.yaml", kAnyRule);
+    ASSERT_FALSE(not_a_map.ok());
+}
+
+TEST(ProfileParser, RequiredTopologyNeedsAHostPath) {
+    auto p = parse_profile_with("name: x\ntopology:\n  required: true\n", "f.yaml", kAnyRule);
+    ASSERT_FALSE(p.ok());
+    EXPECT_EQ(p.error().field, "topology.host_path");
+}
+
+TEST(ProfileLoader, EveryEmbeddedProfileParsesAgainstTheRealRuleList) {
+    auto names = embedded_profile_names();
+    EXPECT_GE(names.size(), 6U);
+    for (const auto& name : names) {
+        auto p = load_profile(name);
+        EXPECT_TRUE(p.ok()) << name << ": " << (p.ok() ? "" : p.error().to_string());
+    }
+    EXPECT_EQ(default_profile().name, "default");
+    EXPECT_EQ(default_profile().origin, "embedded:default");
+}
+
+TEST(ProfileLoader, ShippedExamplesCoverTheRequiredNodeClasses) {
+    for (const char* name : {"bare-metal", "h100-cx7-ib", "gb200-nvl72", "gb300-cx8", "b300-cx8", "azure-ndv5"}) {
+        auto p = load_profile(name);
+        ASSERT_TRUE(p.ok()) << name;
+    }
+    EXPECT_TRUE(load_profile("azure-ndv5")->topology.required);
+    EXPECT_TRUE(load_profile("gb200-nvl72")->node.mnnvl);
+    EXPECT_EQ(load_profile("gb300-cx8")->nccl.qps->min_total_gpus, 512);
+}
+
+TEST(ProfileLoader, UnknownNameAndMissingFile) {
+    auto name = load_profile("no-such-profile");
+    ASSERT_FALSE(name.ok());
+    EXPECT_NE(name.error().message.find("azure-ndv5"), std::string::npos);  // lists what exists
+    auto file = load_profile("/nonexistent/site.yaml");
+    ASSERT_FALSE(file.ok());
+    EXPECT_EQ(file.error().file, "/nonexistent/site.yaml");
+}
+
+TEST(SizeParser, BinaryUnits) {
+    EXPECT_EQ(*parse_byte_size("1GiB"), 1ULL << 30);
+    EXPECT_EQ(*parse_byte_size("512Mi"), 512ULL << 20);
+    EXPECT_EQ(*parse_byte_size("64K"), 64ULL << 10);
+    EXPECT_EQ(*parse_byte_size("4096"), 4096ULL);
+    EXPECT_FALSE(parse_byte_size("1 GiB").ok());
+    EXPECT_FALSE(parse_byte_size("GiB").ok());
+    EXPECT_FALSE(parse_byte_size("99999999999999TiB").ok());
+    EXPECT_EQ(format_byte_size(1ULL << 30), "1 GiB");
+    EXPECT_EQ(format_byte_size(65536), "64 KiB");
+    EXPECT_EQ(format_byte_size(1000), "1000 B");
+}
+
+}  // namespace
+}  // namespace launchguard
