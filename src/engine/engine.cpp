@@ -97,6 +97,11 @@ void add_patch_ops(const Finding& finding, std::vector<RemediationOp>& patch) {
 }  // namespace
 
 Report evaluate(const LaunchContext& ctx, const Profile& profile, const EvaluationOptions& options) {
+    return evaluate(ctx, profile, options, all_rules());
+}
+
+Report evaluate(const LaunchContext& ctx, const Profile& profile, const EvaluationOptions& options,
+                const std::vector<const Rule*>& rules) {
     Report report;
     report.profile = profile.name;
     report.profile_origin = profile.origin;
@@ -111,7 +116,7 @@ Report evaluate(const LaunchContext& ctx, const Profile& profile, const Evaluati
     }
     const RuleInput input{ctx, profile, nccl_config};
 
-    for (const Rule* rule : all_rules()) {
+    for (const Rule* rule : rules) {
         const RuleInfo& info = rule->info();
         if ((info.scopes & options.scopes) == 0) continue;
         if (!options.only_rules.empty() &&

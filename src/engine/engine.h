@@ -45,7 +45,12 @@ struct Report {
     int rules_evaluated = 0;
 };
 
+class Rule;
+
 Report evaluate(const LaunchContext& ctx, const Profile& profile, const EvaluationOptions& options);
+// The same over an explicit rule list (tests inject their own rules).
+Report evaluate(const LaunchContext& ctx, const Profile& profile, const EvaluationOptions& options,
+                const std::vector<const Rule*>& rules);
 
 // Every RemediationOp kind: the CLI prints them all.
 std::vector<RemediationOp::Kind> all_remediation_kinds();

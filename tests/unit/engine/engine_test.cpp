@@ -1,0 +1,147 @@
+#include "engine/engine.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "rules/rule.h"
+#include "support/launch_fixture.h"
+#include "support/rule_harness.h"
+
+namespace launchguard {
+namespace {
+
+// A rule whose behaviour the test dictates.
+class ScriptedRule final : public Rule {
+public:
+    ScriptedRule(RuleInfo info, std::vector<RemediationOp> ops, bool throws = false)
+        : info_(info), ops_(std::move(ops)), throws_(throws) {}
+    [[nodiscard]] const RuleInfo& info() const override { return info_; }
+    void evaluate(const RuleInput& /*in*/, RuleOutput& out) const override {
+        if (throws_) throw std::runtime_error("boom");
+        Finding& f = out.fire(std::string(info_.id) + " fired");
+        f.remediation = ops_;
+    }
+
+private:
+    RuleInfo info_;
+    std::vector<RemediationOp> ops_;
+    bool throws_;
+};
+
+RuleInfo info(std::string_view id, Action action, unsigned scopes = kScopeLive | kScopeCli) {
+    return RuleInfo{.id = id, .title = "t", .default_action = action, .severity = Severity::error, .scopes = scopes};
+}
+
+class EngineTest : public ::testing::Test {
+protected:
+    LaunchContext ctx = testing::launch_from_yaml("env: {}");
+    Profile profile = testing::profile_from_yaml("name: engine-test\n");
+    ScriptedRule blocker{info("test.blocker", Action::block), {RemediationOp::manual_step("fix it")}};
+    ScriptedRule patcher{info("test.patcher", Action::patch), {RemediationOp::set_env("NCCL_X", "4")}};
+    ScriptedRule mounter{info("test.mounter", Action::patch), {RemediationOp::mount_file("/h", "/c")}};
+    ScriptedRule warner{info("test.warner", Action::warn), {RemediationOp::unset_env("NCCL_Y")}};
+    ScriptedRule node_only{info("test.node", Action::block, kScopeNode), {}};
+    ScriptedRule thrower{info("test.thrower", Action::block), {}, true};
+
+    Report run(Mode mode, std::vector<const Rule*> rules,
+               std::vector<RemediationOp::Kind> applicable = all_remediation_kinds(), unsigned scopes = kScopeLive) {
+        EvaluationOptions options;
+        options.mode = mode;
+        options.scopes = scopes;
+        options.applicable = std::move(applicable);
+        return evaluate(ctx, profile, options, rules);
+    }
+};
+
+TEST_F(EngineTest, EnforceBlocksOnABlockingFinding) {
+    Report r = run(Mode::enforce, {&blocker, &warner});
+    EXPECT_EQ(r.decision, Decision::block);
+    ASSERT_EQ(r.findings.size(), 2U);
+    EXPECT_EQ(r.findings[0].action, Action::block);
+    EXPECT_EQ(r.findings[1].action, Action::warn);
+    EXPECT_TRUE(r.patch.empty());
+}
+
+TEST_F(EngineTest, EnforcePatchesWhatTheFrontEndCanApply) {
+    Report r = run(Mode::enforce, {&patcher, &warner});
+    EXPECT_EQ(r.decision, Decision::patch);
+    ASSERT_EQ(r.patch.size(), 1U);
+    EXPECT_EQ(r.patch[0].name, "NCCL_X");
+    EXPECT_EQ(r.findings[0].action, Action::patch);
+}
+
+TEST_F(EngineTest, EnforceBlocksAPatchTheFrontEndCannotApply) {
+    // SPANK can set env but cannot mount a file into the container.
+    Report r = run(Mode::enforce, {&patcher, &mounter},
+                   {RemediationOp::Kind::set_env, RemediationOp::Kind::unset_env});
+    EXPECT_EQ(r.decision, Decision::block);
+    EXPECT_EQ(r.findings[0].action, Action::patch);
+    EXPECT_EQ(r.findings[1].action, Action::block);
+}
+
+TEST_F(EngineTest, PatchModeNeverBlocks) {
+    Report r = run(Mode::patch, {&blocker, &patcher, &mounter}, {RemediationOp::Kind::set_env});
+    EXPECT_EQ(r.decision, Decision::patch);
+    EXPECT_EQ(r.findings[0].action, Action::warn);
+    EXPECT_EQ(r.findings[1].action, Action::patch);
+    EXPECT_EQ(r.findings[2].action, Action::warn);
+}
+
+TEST_F(EngineTest, WarnModeChangesNothing) {
+    Report r = run(Mode::warn, {&blocker, &patcher});
+    EXPECT_EQ(r.decision, Decision::allow);
+    EXPECT_TRUE(r.patch.empty());
+    for (const auto& f : r.findings) EXPECT_EQ(f.action, Action::warn);
+    EXPECT_EQ(r.findings.size(), 2U);
+}
+
+TEST_F(EngineTest, OffModeEvaluatesNothing) {
+    Report r = run(Mode::off, {&blocker});
+    EXPECT_EQ(r.decision, Decision::allow);
+    EXPECT_TRUE(r.findings.empty());
+    EXPECT_EQ(r.rules_evaluated, 0);
+}
+
+TEST_F(EngineTest, ProfileOverridesTheDefaultAction) {
+    profile.actions["test.blocker"] = Action::warn;
+    profile.actions["test.patcher"] = Action::off;
+    Report r = run(Mode::enforce, {&blocker, &patcher});
+    EXPECT_EQ(r.decision, Decision::allow);
+    ASSERT_EQ(r.findings.size(), 1U);
+    EXPECT_EQ(r.findings[0].rule, "test.blocker");
+    EXPECT_EQ(r.findings[0].action, Action::warn);
+    EXPECT_EQ(r.rules_evaluated, 1);  // an "off" rule is not even run
+}
+
+TEST_F(EngineTest, ScopesSelectRules) {
+    EXPECT_TRUE(run(Mode::enforce, {&node_only}).findings.empty());
+    EXPECT_EQ(run(Mode::enforce, {&node_only}, all_remediation_kinds(), kScopeNode).decision, Decision::block);
+}
+
+TEST_F(EngineTest, ARuleThatThrowsBecomesUnknownNotACrash) {
+    Report r = run(Mode::enforce, {&thrower, &warner});
+    EXPECT_EQ(r.decision, Decision::allow);
+    ASSERT_EQ(r.unknowns.size(), 1U);
+    EXPECT_EQ(r.unknowns[0].rule, "test.thrower");
+    EXPECT_NE(r.unknowns[0].reason.find("boom"), std::string::npos);
+}
+
+TEST_F(EngineTest, PatchOperationsAreDeduplicated) {
+    ScriptedRule shm_a{info("test.shm-a", Action::patch), {RemediationOp::shm(1ULL << 30)}};
+    ScriptedRule shm_b{info("test.shm-b", Action::patch), {RemediationOp::shm(2ULL << 30)}};
+    ScriptedRule patcher2{info("test.patcher2", Action::patch), {RemediationOp::set_env("NCCL_X", "4")}};
+    Report r = run(Mode::enforce, {&shm_a, &shm_b, &patcher, &patcher2});
+    ASSERT_EQ(r.patch.size(), 2U);
+    EXPECT_EQ(r.patch[0].bytes, 2ULL << 30);
+    EXPECT_EQ(r.patch[1].name, "NCCL_X");
+}
+
+TEST(EngineModes, ParseAndPrint) {
+    EXPECT_EQ(parse_mode("patch"), Mode::patch);
+    EXPECT_FALSE(parse_mode("audit").has_value());
+    EXPECT_EQ(to_string(Decision::block), "block");
+}
+
+}  // namespace
+}  // namespace launchguard
