@@ -1,0 +1,108 @@
+// Evaluation time per launch with the node topology already loaded (the
+// SPANK plugin loads it once per node from its cache; target <= 50 us).
+//
+// Baseline in the same run: BM_ResolveNcclConfig is the part every rule
+// shares (env + conf files through the container view); BM_EvaluateLaunch is
+// the whole engine over every rule. Run: build/bench/evaluate_bench
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "engine/engine.h"
+#include "nccl/nccl_config.h"
+#include "probe/hwloc_probe.h"
+#include "probe/rooted_file_view.h"
+#include "probe/sysfs_probe.h"
+#include "profile/profile.h"
+#include "rules/rule.h"
+
+namespace {
+
+using namespace launchguard;
+
+// A realistic container: a topology file, an /etc/nccl.conf, a job env, the
+// 32em64t hwloc XML (GPUs + mlx5_0) as the node.
+struct BenchLaunch {
+    std::filesystem::path root;
+    LaunchContext ctx;
+    Profile profile;
+
+    BenchLaunch() {
+        root = std::filesystem::temp_directory_path() / ("launchguard-bench-" + std::to_string(::getpid()));
+        std::filesystem::create_directories(root / "etc");
+        std::filesystem::create_directories(root / "opt/microsoft");
+        std::filesystem::copy_file(std::string(LAUNCHGUARD_FIXTURES) + "/nccl-topo/ndv5-topo.xml",
+                                   root / "opt/microsoft/ndv5-topo.xml",
+                                   std::filesystem::copy_options::overwrite_existing);
+        std::ofstream(root / "etc/nccl.conf") << "NCCL_IB_PCI_RELAXED_ORDERING=1\n"
+                                                 "NCCL_TOPO_FILE=/opt/microsoft/ndv5-topo.xml\n"
+                                                 "NCCL_IGNORE_CPU_AFFINITY=1\n";
+        ctx.runtime = Runtime::pyxis;
+        ctx.env = Fact<Environment>::known({{"NCCL_IB_HCA", "mlx5"},
+                                            {"NCCL_IB_QPS_PER_CONNECTION", "1"},
+                                            {"NCCL_SOCKET_IFNAME", "eth0"},
+                                            {"CUDA_VISIBLE_DEVICES", "0"},
+                                            {"HOME", "/root"},
+                                            {"PATH", "/usr/bin:/bin"}});
+        ctx.files = std::make_shared<RootedFileView>(root.string());
+        auto topo = load_topology_from_xml(std::string(LAUNCHGUARD_FIXTURES) + "/hwloc/32em64t-2n8c2t-pci-normalio.xml");
+        if (!topo) std::abort();
+        ctx.topology = Fact<NodeTopology>::known(topo.value(), "bench");
+        ctx.interfaces = Fact<std::vector<NetInterface>>::known(topo->interfaces, "bench");
+        ctx.gpus = Fact<std::vector<Gpu>>::known({topo->gpus.front()}, "bench");
+        ctx.cpu_mask = Fact<CpuSet>::known(topo->numa_nodes.back().cpus, "bench");
+        ctx.job.nodes = Fact<int>::known(128, "bench");
+        ctx.job.total_gpus = Fact<int>::known(1024, "bench");
+        ctx.container.shm_bytes = Fact<std::uint64_t>::known(64ULL << 20, "bench");
+        auto loaded = load_profile("gb300-cx8");
+        if (!loaded) std::abort();
+        profile = loaded.value();
+    }
+    ~BenchLaunch() {
+        std::error_code ec;
+        std::filesystem::remove_all(root, ec);
+    }
+};
+
+BenchLaunch& launch() {
+    static BenchLaunch instance;
+    return instance;
+}
+
+void BM_ResolveNcclConfig(benchmark::State& state) {
+    auto& l = launch();
+    for (auto _ : state) benchmark::DoNotOptimize(nccl::resolve(l.ctx));
+}
+BENCHMARK(BM_ResolveNcclConfig)->Unit(benchmark::kMicrosecond);
+
+void BM_EvaluateLaunch(benchmark::State& state) {
+    auto& l = launch();
+    EvaluationOptions options;
+    options.mode = Mode::enforce;
+    options.scopes = kScopeLive;
+    options.applicable = {RemediationOp::Kind::set_env, RemediationOp::Kind::unset_env};
+    std::size_t findings = 0;
+    for (auto _ : state) {
+        Report r = evaluate(l.ctx, l.profile, options);
+        findings = r.findings.size();
+        benchmark::DoNotOptimize(r);
+    }
+    state.counters["findings"] = static_cast<double>(findings);
+    state.counters["rules"] = static_cast<double>(all_rules().size());
+}
+BENCHMARK(BM_EvaluateLaunch)->Unit(benchmark::kMicrosecond);
+
+void BM_LoadTopologyXml(benchmark::State& state) {
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(
+            load_topology_from_xml(std::string(LAUNCHGUARD_FIXTURES) + "/hwloc/nvidiaDGX2.xml"));
+    }
+}
+BENCHMARK(BM_LoadTopologyXml)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

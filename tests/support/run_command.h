@@ -1,0 +1,18 @@
+// Runs a command line through /bin/sh and captures stdout, stderr and the
+// exit code, for tests that drive the real executables.
+#pragma once
+
+#include <string>
+
+namespace launchguard::testing {
+
+struct CommandResult {
+    int exit_code = -1;
+    std::string out;
+    std::string err;
+};
+
+CommandResult run_command(const std::string& command_line);
+std::string quote_arg(const std::string& arg);
+
+}  // namespace launchguard::testing
