@@ -21,7 +21,7 @@ build_packages=(
   libssl-dev libspdlog-dev libfmt-dev
   libhwloc-dev hwloc
   libyaml-cpp-dev libcli11-dev
-  libgtest-dev libgmock-dev googletest
+  libgtest-dev libgmock-dev googletest libbenchmark-dev
   util-linux
 )
 slurm_packages=(munge slurmctld slurmd slurm-client libslurm-dev)
