@@ -1,0 +1,226 @@
+#include "probe/context_builder.h"
+
+#include <charconv>
+#include <memory>
+
+#include "probe/environment_probe.h"
+#include "probe/gpu_assignment.h"
+#include "probe/hwloc_probe.h"
+#include "probe/process_probe.h"
+#include "probe/rooted_file_view.h"
+#include "probe/sysfs_probe.h"
+#include "probe/text_file.h"
+
+namespace launchguard {
+namespace {
+
+std::optional<int> env_int(const Environment& env, const char* name) {
+    auto it = env.find(name);
+    if (it == env.end()) return std::nullopt;
+    std::string_view v = trim(it->second);
+    // Slurm writes counts such as SLURM_NTASKS plainly; "2(x4)" forms appear
+    // only in per-node lists, which are not read here.
+    int n = 0;
+    auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec != std::errc() || ptr != v.data() + v.size() || n < 0) return std::nullopt;
+    return n;
+}
+
+// "8", "h100:8", "gpu:h100:8" -> 8 (a GRES count with an optional type).
+std::optional<int> gres_count(std::string_view v) {
+    v = trim(v);
+    if (v.find(',') != std::string_view::npos) return std::nullopt;  // several types: not summed here
+    std::size_t colon = v.rfind(':');
+    if (colon != std::string_view::npos) v = v.substr(colon + 1);
+    int n = 0;
+    auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec != std::errc() || ptr != v.data() + v.size() || n < 0) return std::nullopt;
+    return n;
+}
+
+// Number of entries of an id list such as SLURM_JOB_GPUS="0,1,2,3".
+int list_count(std::string_view v) {
+    v = trim(v);
+    if (v.empty()) return 0;
+    int n = 1;
+    for (char c : v) n += c == ',' ? 1 : 0;
+    return n;
+}
+
+Fact<Environment> probe_env(const ProbeOptions& o, std::optional<Error>& error) {
+    if (o.pid) {
+        auto env = read_process_environ(*o.pid, o.proc_root);
+        if (!env) {
+            error = env.error();
+            return {};
+        }
+        return Fact<Environment>::known(std::move(env).value(), under_root(o.proc_root, std::to_string(*o.pid) + "/environ"));
+    }
+    if (o.env_file) {
+        auto env = read_env_file(*o.env_file);
+        if (!env) {
+            error = env.error();
+            return {};
+        }
+        return Fact<Environment>::known(std::move(env).value(), *o.env_file);
+    }
+    if (o.use_current_process_env) return Fact<Environment>::known(current_process_environment(), "environment of launchguard");
+    return Fact<Environment>::unknown("no environment source: neither a process, an env file nor launchguard's own environment");
+}
+
+Fact<CpuSet> probe_cpu_mask(const ProbeOptions& o, std::optional<Error>& error) {
+    if (o.cpus) {
+        auto set = CpuSet::parse_list(*o.cpus);
+        if (!set) {
+            Error e = set.error();
+            e.field = "--cpus";
+            error = e;
+            return {};
+        }
+        return Fact<CpuSet>::known(std::move(set).value(), "--cpus " + *o.cpus);
+    }
+    if (o.pid) {
+        auto set = process_affinity(*o.pid, o.proc_root);
+        if (!set) return Fact<CpuSet>::unknown(set.error().to_string());
+        return Fact<CpuSet>::known(std::move(set).value(), under_root(o.proc_root, std::to_string(*o.pid) + "/status Cpus_allowed_list"));
+    }
+    auto set = current_affinity();
+    if (!set) return Fact<CpuSet>::unknown(set.error().to_string());
+    return Fact<CpuSet>::known(std::move(set).value(), "sched_getaffinity of launchguard");
+}
+
+Fact<NodeTopology> probe_topology(const ProbeOptions& o, std::optional<Error>& error) {
+    Fact<NodeTopology> topo;
+    // Live sysfs describes this machine; mixing it into an XML recorded
+    // elsewhere would blend two nodes, so it is used only when asked for or
+    // when the topology is live too.
+    std::optional<std::string> sysfs = o.sysfs_root;
+    if (o.hwloc_xml) {
+        auto loaded = load_topology_from_xml(*o.hwloc_xml);
+        if (!loaded) {
+            Error e = loaded.error();
+            e.field = "--hwloc-xml";
+            error = e;
+            return {};
+        }
+        topo = Fact<NodeTopology>::known(std::move(loaded).value(), "hwloc XML " + *o.hwloc_xml);
+    } else if (o.live_topology) {
+        auto live = discover_topology();
+        if (!live) return Fact<NodeTopology>::unknown("no hwloc XML given and live discovery failed: " + live.error().to_string());
+        topo = Fact<NodeTopology>::known(std::move(live).value(), "hwloc live discovery");
+        if (!sysfs) sysfs = "/";
+    } else {
+        return Fact<NodeTopology>::unknown("no hwloc XML given and live discovery is disabled");
+    }
+    if (sysfs) augment_topology_from_sysfs(topo.value(), *sysfs);
+    return Fact<NodeTopology>::known(topo.value(), topo->source);
+}
+
+Fact<std::vector<NetInterface>> probe_interfaces(const ProbeOptions& o, const Fact<NodeTopology>& topo) {
+    // The task's own /sys (enroot mounts one) shows its network namespace;
+    // the node's sysfs or topology show the host's, which is the same for
+    // host-network containers such as pyxis's.
+    for (const std::string& root : {o.root, o.sysfs_root.value_or(std::string())}) {
+        if (root.empty()) continue;
+        std::string dir = under_root(root, "sys/class/net");
+        RootedFileView view(root);
+        if (view.stat("/sys/class/net").kind != FileKind::directory) continue;
+        NodeTopology scratch;
+        augment_topology_from_sysfs(scratch, root);
+        if (!scratch.interfaces.empty()) return Fact<std::vector<NetInterface>>::known(scratch.interfaces, dir);
+    }
+    if (topo.is_known() && !topo->interfaces.empty()) return Fact<std::vector<NetInterface>>::known(topo->interfaces, topo->source);
+    return Fact<std::vector<NetInterface>>::unknown("no sys/class/net under " + o.root + " and no interfaces in the node topology");
+}
+
+}  // namespace
+
+Runtime detect_runtime(const Environment& env, const std::string& root) {
+    auto has = [&](const char* name) { return env.find(name) != env.end(); };
+    auto value = [&](const char* name) { auto it = env.find(name); return it == env.end() ? std::string() : it->second; };
+    if (has("KUBERNETES_SERVICE_HOST")) return Runtime::kubernetes;
+    bool enroot = has("ENROOT_ROOTFS") || value("container") == "enroot";
+    if (enroot) return has("SLURM_JOB_ID") || has("PYXIS_VERSION") ? Runtime::pyxis : Runtime::enroot;
+    // Other container engines leave a marker file; launchguard has no
+    // specific knowledge of them, so their runtime stays unknown.
+    RootedFileView view(root);
+    if (view.stat("/run/.containerenv").kind == FileKind::regular || view.stat("/.dockerenv").kind == FileKind::regular) return Runtime::unknown;
+    return Runtime::bare;
+}
+
+JobShape job_shape_from(const Environment& env, std::optional<int> job_nodes, std::optional<int> job_gpus) {
+    JobShape shape;
+    if (job_nodes) shape.nodes = Fact<int>::known(*job_nodes, "--job-nodes");
+    else if (auto n = env_int(env, "SLURM_JOB_NUM_NODES")) shape.nodes = Fact<int>::known(*n, "SLURM_JOB_NUM_NODES");
+    else if (auto n2 = env_int(env, "SLURM_NNODES")) shape.nodes = Fact<int>::known(*n2, "SLURM_NNODES");
+    else shape.nodes = Fact<int>::unknown("no --job-nodes and neither SLURM_JOB_NUM_NODES nor SLURM_NNODES is set");
+
+    if (auto t = env_int(env, "SLURM_NTASKS")) shape.tasks = Fact<int>::known(*t, "SLURM_NTASKS");
+    else if (auto t2 = env_int(env, "SLURM_NPROCS")) shape.tasks = Fact<int>::known(*t2, "SLURM_NPROCS");
+    else shape.tasks = Fact<int>::unknown("neither SLURM_NTASKS nor SLURM_NPROCS is set");
+
+    // Total GPUs, most direct evidence first:
+    //   --job-gpus; SLURM_GPUS (srun/sbatch --gpus, a job total);
+    //   SLURM_GPUS_PER_NODE x nodes; SLURM_JOB_GPUS (this node's ids) x nodes,
+    //   which assumes every node has as many GPUs as this one.
+    auto per_node_times_nodes = [&](int per_node, const std::string& what) {
+        if (!shape.nodes) return Fact<int>::unknown(what + " is per node and the node count is unknown");
+        return Fact<int>::known(per_node * shape.nodes.value(), what + " x " + shape.nodes.source() + " (assumes identical nodes)");
+    };
+    auto find = [&](const char* name) -> std::optional<std::string> {
+        auto it = env.find(name);
+        return it == env.end() ? std::nullopt : std::optional<std::string>(it->second);
+    };
+    if (job_gpus) shape.total_gpus = Fact<int>::known(*job_gpus, "--job-gpus");
+    else if (auto g = find("SLURM_GPUS"); g && gres_count(*g)) shape.total_gpus = Fact<int>::known(*gres_count(*g), "SLURM_GPUS=" + *g);
+    else if (auto p = find("SLURM_GPUS_PER_NODE"); p && gres_count(*p)) shape.total_gpus = per_node_times_nodes(*gres_count(*p), "SLURM_GPUS_PER_NODE=" + *p);
+    else if (auto j = find("SLURM_JOB_GPUS")) shape.total_gpus = per_node_times_nodes(list_count(*j), "SLURM_JOB_GPUS=" + *j);
+    else shape.total_gpus = Fact<int>::unknown("no --job-gpus and none of SLURM_GPUS, SLURM_GPUS_PER_NODE, SLURM_JOB_GPUS is set");
+    return shape;
+}
+
+Result<LaunchContext> build_context(const ProbeOptions& o) {
+    LaunchContext ctx;
+    std::optional<Error> error;
+
+    ctx.env = probe_env(o, error);
+    if (error) return *error;
+    ctx.files = std::make_shared<RootedFileView>(o.root);
+    ctx.cpu_mask = probe_cpu_mask(o, error);
+    if (error) return *error;
+    ctx.topology = probe_topology(o, error);
+    if (error) return *error;
+
+    static const Environment kNoEnv;
+    const Environment& env = ctx.env ? ctx.env.value() : kNoEnv;
+    ctx.gpus = assigned_gpus(env, o.gpus, ctx.topology);
+    ctx.interfaces = probe_interfaces(o, ctx.topology);
+    ctx.node = probe_node_facts(o.sysfs_root.value_or("/"));
+    ctx.job = job_shape_from(env, o.job_nodes, o.job_gpus);
+    ctx.container = probe_container(o.root, o.pid, o.proc_root);
+    ctx.runtime = o.runtime != Runtime::unknown ? o.runtime : detect_runtime(env, o.root);
+
+    if (o.host_root || o.host_env_file) {
+        HostView host;
+        if (o.host_env_file) {
+            auto henv = read_env_file(*o.host_env_file);
+            if (!henv) {
+                Error e = henv.error();
+                e.field = "--host-env-file";
+                return e;
+            }
+            host.env = Fact<Environment>::known(std::move(henv).value(), *o.host_env_file);
+        } else if (o.use_current_process_env) {
+            // launchguard itself runs on the host side (an enroot hook, a prolog).
+            host.env = Fact<Environment>::known(current_process_environment(), "environment of launchguard (host side)");
+        } else {
+            host.env = Fact<Environment>::unknown("no host environment given (--host-env-file)");
+        }
+        std::string hroot = o.host_root.value_or("/");
+        host.files = std::make_shared<RootedFileView>(hroot, "host filesystem rooted at " + hroot);
+        ctx.host = std::move(host);
+    }
+    return ctx;
+}
+
+}  // namespace launchguard

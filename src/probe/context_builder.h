@@ -1,0 +1,46 @@
+// Fills a LaunchContext from injectable sources. Every source can be pointed
+// at a recording (an env file, an hwloc XML, a sysfs tree, a rootfs), so the
+// CLI can replay a launch and tests never read the live machine.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "context/launch_context.h"
+#include "util/error.h"
+
+namespace launchguard {
+
+struct ProbeOptions {
+    std::string root = "/";                    // the task's filesystem: "/", an enroot rootfs, a fixture
+    std::optional<std::string> env_file;       // KEY=VALUE lines or a copy of /proc/PID/environ
+    std::optional<int> pid;                    // probe this process (environ, affinity, limits, caps)
+    std::string proc_root = "/proc";           // where `pid` is looked up (a recorded procfs in tests)
+    std::optional<std::string> host_root;      // host filesystem seen by an enroot hook
+    std::optional<std::string> host_env_file;  // host environment, for propagation rules
+    std::optional<std::string> hwloc_xml;      // topology from this file instead of live discovery
+    bool live_topology = true;                 // allow live hwloc discovery when no XML is given
+    std::optional<std::string> sysfs_root;     // node facts and link states; "/" when absent
+    std::optional<std::string> cpus;           // task CPU mask as a cpulist ("0-15,64-79")
+    std::optional<std::string> gpus;           // GPU assignment, as in gpu_assignment.h
+    std::optional<int> job_gpus;               // GPUs of the whole job
+    std::optional<int> job_nodes;
+    Runtime runtime = Runtime::unknown;        // unknown = detect
+    bool use_current_process_env = true;       // fall back to launchguard's own environment
+};
+
+// Errors are for inputs the caller named and that cannot be used (an
+// unreadable env file, a bad --cpus, a malformed hwloc XML); a fact that is
+// merely unavailable becomes Fact::unknown with the reason.
+Result<LaunchContext> build_context(const ProbeOptions& options);
+
+// The runtime a launch runs in, from the markers its environment and root
+// carry: KUBERNETES_SERVICE_HOST => kubernetes; ENROOT_ROOTFS or
+// container=enroot => enroot, or pyxis when Slurm started it; else bare.
+Runtime detect_runtime(const Environment& env, const std::string& root);
+
+// Nodes, tasks and total GPUs of the job: explicit values first, then Slurm's
+// environment (see the definition for which variables and how).
+JobShape job_shape_from(const Environment& env, std::optional<int> job_nodes, std::optional<int> job_gpus);
+
+}  // namespace launchguard

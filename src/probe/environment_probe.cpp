@@ -1,0 +1,94 @@
+#include "probe/environment_probe.h"
+
+#include <unistd.h>
+
+#include "probe/text_file.h"
+
+extern char** environ;  // NOLINT: POSIX declares it nowhere in a header
+
+namespace launchguard {
+namespace {
+
+bool valid_name(std::string_view name) {
+    if (name.empty()) return false;
+    auto alpha = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
+    if (!alpha(name.front())) return false;
+    for (char c : name) {
+        if (!alpha(c) && !(c >= '0' && c <= '9')) return false;
+    }
+    return true;
+}
+
+// "NAME=value" as the kernel stores it; an entry without a name is invisible to getenv().
+void add_raw_entry(Environment& env, std::string_view entry) {
+    std::size_t eq = entry.find('=');
+    if (eq != std::string_view::npos && eq > 0) env[std::string(entry.substr(0, eq))] = std::string(entry.substr(eq + 1));
+}
+
+Environment parse_environ_block(std::string_view text) {
+    Environment env;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t end = text.find('\0', pos);
+        if (end == std::string_view::npos) end = text.size();
+        add_raw_entry(env, text.substr(pos, end - pos));
+        pos = end + 1;
+    }
+    return env;
+}
+
+}  // namespace
+
+Result<Environment> parse_env_text(std::string_view text, std::string origin) {
+    if (text.find('\0') != std::string_view::npos) return parse_environ_block(text);
+
+    Environment env;
+    int line_no = 0;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t end = text.find('\n', pos);
+        if (end == std::string_view::npos) end = text.size();
+        std::string_view line = text.substr(pos, end - pos);
+        pos = end + 1;
+        ++line_no;
+        std::string_view stripped = trim(line);
+        if (stripped.empty() || stripped.front() == '#') continue;
+        std::size_t eq = line.find('=');
+        if (eq == std::string_view::npos) {
+            return make_file_error(origin, line_no, "expected KEY=VALUE, got '" + std::string(stripped) + "'");
+        }
+        std::string_view name = line.substr(0, eq);
+        if (!valid_name(name)) {
+            std::string msg = "invalid variable name '" + std::string(name) + "'";
+            if (name.substr(0, 7) == "export ") msg += " (an env file holds plain KEY=VALUE lines; drop 'export')";
+            else if (trim(name) != name) msg += " (no spaces are allowed around the name)";
+            return make_file_error(origin, line_no, msg);
+        }
+        env[std::string(name)] = std::string(line.substr(eq + 1));
+    }
+    return env;
+}
+
+Result<Environment> read_env_file(const std::string& path) {
+    auto text = read_text_file(path);
+    if (!text) return text.error();
+    return parse_env_text(*text, path);
+}
+
+Result<Environment> read_process_environ(int pid, const std::string& proc_root) {
+    std::string path = under_root(proc_root, std::to_string(pid) + "/environ");
+    auto text = read_text_file(path);
+    if (!text) return text.error();
+    // A process with an empty environment has an empty file: no NUL to detect.
+    if (text->empty()) return Environment{};
+    if (text->find('\0') == std::string::npos) text->push_back('\0');  // a single entry without terminator
+    return parse_env_text(*text, path);
+}
+
+Environment current_process_environment() {
+    Environment env;
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) add_raw_entry(env, *e);
+    return env;
+}
+
+}  // namespace launchguard

@@ -1,0 +1,231 @@
+#include "probe/hwloc_probe.h"
+
+#include <hwloc.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+
+namespace launchguard {
+namespace {
+
+constexpr unsigned kNvidiaVendor = 0x10de;
+constexpr unsigned kClassVga = 0x0300;
+constexpr unsigned kClass3d = 0x0302;
+
+// Owns an hwloc topology so every early return releases it.
+class TopologyHandle {
+public:
+    TopologyHandle() { ok_ = hwloc_topology_init(&topo_) == 0; }
+    ~TopologyHandle() {
+        if (ok_) hwloc_topology_destroy(topo_);
+    }
+    TopologyHandle(const TopologyHandle&) = delete;
+    TopologyHandle& operator=(const TopologyHandle&) = delete;
+    [[nodiscard]] bool ok() const { return ok_; }
+    [[nodiscard]] hwloc_topology_t get() const { return topo_; }
+
+private:
+    hwloc_topology_t topo_ = nullptr;
+    bool ok_ = false;
+};
+
+CpuSet to_cpuset(hwloc_const_bitmap_t bitmap) {
+    CpuSet set;
+    // An infinite bitmap has no meaningful list of CPUs; treat it as unknown (empty).
+    if (bitmap == nullptr || hwloc_bitmap_weight(bitmap) < 0) return set;
+    for (int id = hwloc_bitmap_first(bitmap); id >= 0; id = hwloc_bitmap_next(bitmap, id)) set.add(static_cast<unsigned>(id));
+    return set;
+}
+
+std::string busid_of(const hwloc_obj_t pci) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%01x", static_cast<unsigned>(pci->attr->pcidev.domain),
+                  static_cast<unsigned>(pci->attr->pcidev.bus), static_cast<unsigned>(pci->attr->pcidev.dev),
+                  static_cast<unsigned>(pci->attr->pcidev.func));
+    return buf;
+}
+
+std::string info(hwloc_obj_t obj, const char* name) {
+    const char* v = hwloc_obj_get_info_by_name(obj, name);
+    return v == nullptr ? std::string() : std::string(v);
+}
+
+// NUMA node and CPUs an I/O device is attached to: the first CPU-side
+// ancestor. hwloc 2 hangs NUMA nodes beside I/O, not above it, so the node
+// comes from that ancestor's nodeset (only when it names exactly one).
+void locality(hwloc_topology_t topo, hwloc_obj_t io, int& numa_node, CpuSet& local_cpus) {
+    hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(topo, io);
+    if (anc == nullptr) return;
+    local_cpus = to_cpuset(anc->cpuset);
+    if (anc->nodeset != nullptr && hwloc_bitmap_weight(anc->nodeset) == 1) numa_node = hwloc_bitmap_first(anc->nodeset);
+}
+
+PciLinkState link_of(hwloc_obj_t pci) {
+    PciLinkState link;
+    // hwloc writes 0 when it does not know the link.
+    if (pci->attr->pcidev.linkspeed > 0) link.hwloc_gbps = static_cast<double>(pci->attr->pcidev.linkspeed);
+    return link;
+}
+
+// "nvml3" / "cuda3" -> 3. OpenCL and DRM names do not give the CUDA ordinal.
+std::optional<int> cuda_ordinal(const char* name) {
+    if (name == nullptr) return std::nullopt;
+    std::string_view n(name);
+    for (std::string_view prefix : {std::string_view("nvml"), std::string_view("cuda")}) {
+        if (n.substr(0, prefix.size()) != prefix || n.size() == prefix.size()) continue;
+        int v = 0;
+        for (char c : n.substr(prefix.size())) {
+            if (c < '0' || c > '9') return std::nullopt;
+            v = v * 10 + (c - '0');
+        }
+        return v;
+    }
+    return std::nullopt;
+}
+
+// hwloc stores the numeric IB port state of ibv_port_attr.
+std::string ib_state_name(std::string_view numeric) {
+    if (numeric == "1") return "DOWN";
+    if (numeric == "2") return "INIT";
+    if (numeric == "3") return "ARMED";
+    if (numeric == "4") return "ACTIVE";
+    if (numeric == "5") return "ACTIVE_DEFER";
+    return "UNKNOWN(" + std::string(numeric) + ")";
+}
+
+std::vector<IbPort> ib_ports(hwloc_obj_t osdev) {
+    std::vector<IbPort> ports;
+    for (unsigned i = 0; i < osdev->infos_count; ++i) {
+        std::string_view name = osdev->infos[i].name;
+        // "Port<N>State"
+        if (name.size() <= 9 || name.substr(0, 4) != "Port" || name.substr(name.size() - 5) != "State") continue;
+        std::string_view digits = name.substr(4, name.size() - 9);
+        if (digits.empty() || digits.size() > 3 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
+        IbPort port;
+        port.number = std::stoi(std::string(digits));
+        port.state = ib_state_name(osdev->infos[i].value);
+        ports.push_back(std::move(port));
+    }
+    std::sort(ports.begin(), ports.end(), [](const IbPort& a, const IbPort& b) { return a.number < b.number; });
+    return ports;
+}
+
+struct GpuCandidate {
+    Gpu gpu;
+    std::optional<int> ordinal;
+};
+
+NodeTopology convert(hwloc_topology_t topo, std::string source) {
+    NodeTopology out;
+    out.source = std::move(source);
+    out.all_cpus = to_cpuset(hwloc_topology_get_complete_cpuset(topo));
+
+    for (hwloc_obj_t numa = nullptr; (numa = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, numa)) != nullptr;) {
+        out.numa_nodes.push_back(NumaNode{static_cast<int>(numa->os_index), to_cpuset(numa->cpuset)});
+    }
+
+    std::vector<GpuCandidate> gpus;
+    for (hwloc_obj_t pci = nullptr; (pci = hwloc_get_next_pcidev(topo, pci)) != nullptr;) {
+        const auto& attr = pci->attr->pcidev;
+        bool nvidia_display = attr.vendor_id == kNvidiaVendor && (attr.class_id == kClass3d || attr.class_id == kClassVga);
+        bool compute_osdev = false;
+        GpuCandidate cand;
+        std::vector<hwloc_obj_t> fabrics;
+        std::vector<std::string> netdevs;
+        for (hwloc_obj_t child = pci->io_first_child; child != nullptr; child = child->next_sibling) {
+            if (child->type != HWLOC_OBJ_OS_DEVICE) continue;
+            auto type = child->attr->osdev.type;
+            auto ordinal = cuda_ordinal(child->name);
+            // A DRM "card0" alone is not a compute GPU (every BMC VGA has one);
+            // a CUDA/NVML/OpenCL device is.
+            if (type == HWLOC_OBJ_OSDEV_COPROC || (type == HWLOC_OBJ_OSDEV_GPU && ordinal)) {
+                compute_osdev = true;
+                if (ordinal && !cand.ordinal) cand.ordinal = ordinal;
+                if (cand.gpu.name.empty() || ordinal) {
+                    std::string model = info(child, "GPUModel");
+                    if (!model.empty()) cand.gpu.name = model;
+                }
+                if (cand.gpu.uuid.empty()) cand.gpu.uuid = info(child, "NVIDIAUUID");
+            } else if (type == HWLOC_OBJ_OSDEV_OPENFABRICS) {
+                fabrics.push_back(child);
+            } else if (type == HWLOC_OBJ_OSDEV_NETWORK && child->name != nullptr) {
+                netdevs.emplace_back(child->name);
+            }
+        }
+        if (nvidia_display || compute_osdev) {
+            cand.gpu.busid = busid_of(pci);
+            if (cand.gpu.name.empty()) cand.gpu.name = info(pci, "PCIDevice");
+            locality(topo, pci, cand.gpu.numa_node, cand.gpu.local_cpus);
+            cand.gpu.link = link_of(pci);
+            gpus.push_back(std::move(cand));
+        }
+        for (hwloc_obj_t fabric : fabrics) {
+            Nic nic;
+            nic.hca = fabric->name != nullptr ? fabric->name : "";
+            nic.netdevs = netdevs;
+            nic.busid = busid_of(pci);
+            locality(topo, pci, nic.numa_node, nic.local_cpus);
+            nic.ports = ib_ports(fabric);
+            nic.link = link_of(pci);
+            out.nics.push_back(std::move(nic));
+        }
+    }
+
+    // GPUs named nvmlN/cudaN keep N. The others are numbered after them in
+    // PCI bus order, which is the order NVML and CUDA_DEVICE_ORDER=PCI_BUS_ID use.
+    int next = 0;
+    for (const auto& c : gpus) {
+        if (c.ordinal) next = std::max(next, *c.ordinal + 1);
+    }
+    std::stable_sort(gpus.begin(), gpus.end(), [](const GpuCandidate& a, const GpuCandidate& b) { return a.gpu.busid < b.gpu.busid; });
+    for (auto& c : gpus) {
+        c.gpu.index = c.ordinal ? *c.ordinal : next++;
+        out.gpus.push_back(std::move(c.gpu));
+    }
+    std::sort(out.gpus.begin(), out.gpus.end(), [](const Gpu& a, const Gpu& b) { return a.index < b.index; });
+
+    for (hwloc_obj_t os = nullptr; (os = hwloc_get_next_osdev(topo, os)) != nullptr;) {
+        // hwloc cannot tell whether the link is up; sysfs augmentation can.
+        if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK && os->name != nullptr) out.interfaces.push_back(NetInterface{os->name, true});
+    }
+    return out;
+}
+
+}  // namespace
+
+Result<NodeTopology> load_topology_from_xml(const std::string& path) {
+    // hwloc reports a missing file only as "load failed"; say which it is.
+    if (::access(path.c_str(), R_OK) != 0) {
+        return make_file_error(path, 0, std::string("cannot read hwloc XML: ") + std::strerror(errno));
+    }
+    TopologyHandle topo;
+    if (!topo.ok()) return make_file_error(path, 0, "hwloc_topology_init failed");
+    if (hwloc_topology_set_xml(topo.get(), path.c_str()) != 0) {
+        return make_file_error(path, 0, std::string("hwloc cannot use this file as XML input: ") + std::strerror(errno));
+    }
+    // hwloc drops I/O objects by default; the GPUs and NICs are the point.
+    hwloc_topology_set_io_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_ALL);
+    if (hwloc_topology_load(topo.get()) != 0) {
+        return make_file_error(path, 0,
+                               "hwloc could not load this XML (malformed, or not an hwloc topology export; "
+                               "set HWLOC_XML_VERBOSE=1 for hwloc's own diagnostics)");
+    }
+    return convert(topo.get(), "hwloc XML " + path);
+}
+
+Result<NodeTopology> discover_topology() {
+    TopologyHandle topo;
+    if (!topo.ok()) return make_error("hwloc_topology_init failed");
+    hwloc_topology_set_io_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_ALL);
+    hwloc_topology_set_flags(topo.get(), HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+    if (hwloc_topology_load(topo.get()) != 0) {
+        return make_error(std::string("hwloc live discovery failed: ") + std::strerror(errno));
+    }
+    return convert(topo.get(), "hwloc live discovery");
+}
+
+}  // namespace launchguard

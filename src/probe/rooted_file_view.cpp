@@ -1,0 +1,221 @@
+#include "probe/rooted_file_view.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+
+namespace launchguard {
+namespace {
+
+// Linux gives up after 40 links (MAXSYMLINKS); doing the same means a loop in
+// a rootfs is reported the way the task would experience it.
+constexpr int kMaxSymlinkHops = 40;
+
+std::vector<std::string> split_components(std::string_view path) {
+    std::vector<std::string> out;
+    std::size_t pos = 0;
+    while (pos < path.size()) {
+        std::size_t slash = path.find('/', pos);
+        if (slash == std::string_view::npos) slash = path.size();
+        if (slash > pos) out.emplace_back(path.substr(pos, slash - pos));
+        pos = slash + 1;
+    }
+    return out;
+}
+
+std::string join_components(const std::vector<std::string>& parts) {
+    if (parts.empty()) return "/";
+    std::string out;
+    for (const auto& p : parts) out += "/" + p;
+    return out;
+}
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+// The outcome of walking a path inside the view.
+struct Walk {
+    FileKind kind = FileKind::missing;
+    std::string resolved;   // in-view path of the last component reached
+    struct stat st {};
+    std::string detail;
+};
+
+Walk walk(const RootedFileView& view, std::string_view path) {
+    Walk w;
+    // Each pending component remembers whether it came from a link target:
+    // a missing one then makes the named path a dangling link, whereas a
+    // missing component the caller wrote makes it simply missing.
+    struct Component {
+        std::string name;
+        bool from_link;
+    };
+    std::deque<Component> pending;
+    for (auto& c : split_components(path)) pending.push_back({std::move(c), false});
+    std::vector<std::string> resolved;
+    int hops = 0;
+    std::string first_link;  // "link -> target" of the first link followed, for the evidence
+    while (!pending.empty()) {
+        std::string comp = std::move(pending.front().name);
+        bool from_link = pending.front().from_link;
+        pending.pop_front();
+        if (comp == ".") continue;
+        if (comp == "..") {
+            // The root is its own parent, as it is for a chrooted process.
+            if (!resolved.empty()) resolved.pop_back();
+            continue;
+        }
+        resolved.push_back(comp);
+        std::string in_view = join_components(resolved);
+        std::string host = view.host_path(in_view);
+        struct stat st {};
+        if (::lstat(host.c_str(), &st) != 0) {
+            int err = errno;
+            w.resolved = in_view;
+            if (err == ENOENT || err == ENOTDIR) {
+                w.kind = from_link ? FileKind::dangling_symlink : FileKind::missing;
+                w.detail = from_link ? first_link + ": " + in_view + " does not exist in the view" : in_view + " does not exist";
+            } else {
+                w.kind = FileKind::unreadable;
+                w.detail = "cannot look up " + in_view + ": " + errno_text(err);
+            }
+            return w;
+        }
+        if (S_ISLNK(st.st_mode)) {
+            if (++hops > kMaxSymlinkHops) {
+                w.kind = FileKind::unreadable;
+                w.resolved = in_view;
+                w.detail = "more than " + std::to_string(kMaxSymlinkHops) + " symlinks (a loop?) while resolving " +
+                           std::string(path);
+                return w;
+            }
+            std::string target(static_cast<std::size_t>(st.st_size > 0 ? st.st_size : 255) + 1, '\0');
+            ssize_t n = ::readlink(host.c_str(), target.data(), target.size());
+            if (n < 0) {
+                w.kind = FileKind::unreadable;
+                w.resolved = in_view;
+                w.detail = "cannot read symlink " + in_view + ": " + errno_text(errno);
+                return w;
+            }
+            target.resize(static_cast<std::size_t>(n));
+            if (first_link.empty()) first_link = in_view + " -> " + target;
+            resolved.pop_back();
+            if (!target.empty() && target.front() == '/') resolved.clear();  // re-rooted inside the view
+            auto parts = split_components(target);
+            for (auto it = parts.rbegin(); it != parts.rend(); ++it) pending.push_front({std::move(*it), true});
+            continue;
+        }
+        if (!pending.empty() && !S_ISDIR(st.st_mode)) {
+            w.kind = from_link ? FileKind::dangling_symlink : FileKind::missing;
+            w.resolved = in_view;
+            w.detail = (from_link ? first_link + ": " : std::string()) + in_view + " is not a directory";
+            return w;
+        }
+    }
+    w.resolved = join_components(resolved);
+    // Every component is now a real directory or the final non-link entry;
+    // stat it afresh because ".." may have walked back up past what was seen.
+    if (::lstat(view.host_path(w.resolved).c_str(), &w.st) != 0) {
+        w.kind = FileKind::missing;
+        w.detail = w.resolved + " does not exist (" + errno_text(errno) + ")";
+        return w;
+    }
+    if (S_ISREG(w.st.st_mode)) w.kind = FileKind::regular;
+    else if (S_ISDIR(w.st.st_mode)) w.kind = FileKind::directory;
+    else w.kind = FileKind::other;
+    return w;
+}
+
+}  // namespace
+
+RootedFileView::RootedFileView(std::string root, std::string description) : description_(std::move(description)) {
+    while (root.size() > 1 && root.back() == '/') root.pop_back();
+    root_ = root == "/" ? std::string() : std::move(root);
+    if (description_.empty()) description_ = "filesystem rooted at " + (root_.empty() ? std::string("/") : root_);
+}
+
+std::string RootedFileView::host_path(std::string_view in_view_path) const {
+    std::string p(in_view_path);
+    if (p.empty() || p.front() != '/') p.insert(p.begin(), '/');
+    if (root_.empty()) return p;
+    return p == "/" ? root_ : root_ + p;
+}
+
+FileInfo RootedFileView::stat(std::string_view path) const {
+    Walk w = walk(*this, path);
+    FileInfo info;
+    info.kind = w.kind;
+    info.resolved_path = w.resolved;
+    info.detail = w.detail;
+    if (w.kind != FileKind::regular && w.kind != FileKind::directory) return info;
+
+    // Existence is not enough: the task must be able to open it. access()
+    // answers for the real uid, open() for the effective one; both must pass.
+    std::string host = host_path(w.resolved);
+    if (::access(host.c_str(), R_OK) != 0) {
+        info.kind = FileKind::unreadable;
+        info.detail = w.resolved + ": " + errno_text(errno);
+        return info;
+    }
+    int fd = ::open(host.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | (w.kind == FileKind::directory ? O_DIRECTORY : 0));
+    if (fd < 0) {
+        info.kind = FileKind::unreadable;
+        info.detail = w.resolved + ": " + errno_text(errno);
+        return info;
+    }
+    ::close(fd);
+    if (w.kind == FileKind::regular) info.size = static_cast<std::uint64_t>(w.st.st_size);
+    return info;
+}
+
+Result<std::string> RootedFileView::read(std::string_view path, std::size_t max_bytes) const {
+    std::string name(path);
+    FileInfo info = stat(path);
+    if (info.kind != FileKind::regular) {
+        std::string why(to_string(info.kind));
+        if (!info.detail.empty()) why += " (" + info.detail + ")";
+        return make_file_error(name, 0, "cannot read in " + describe() + ": " + why);
+    }
+    int fd = ::open(host_path(info.resolved_path).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return make_file_error(name, 0, "cannot open in " + describe() + ": " + errno_text(errno));
+    std::string out;
+    char buf[65536];
+    while (out.size() < max_bytes) {
+        std::size_t want = std::min(sizeof buf, max_bytes - out.size());
+        ssize_t n = ::read(fd, buf, want);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            int err = errno;
+            ::close(fd);
+            return make_file_error(name, 0, "read failed in " + describe() + ": " + errno_text(err));
+        }
+        if (n == 0) break;
+        out.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    return out;
+}
+
+std::vector<std::string> RootedFileView::list(std::string_view dir) const {
+    std::vector<std::string> names;
+    Walk w = walk(*this, dir);
+    if (w.kind != FileKind::directory) return names;
+    DIR* d = ::opendir(host_path(w.resolved).c_str());
+    if (d == nullptr) return names;
+    while (const dirent* e = ::readdir(d)) {
+        std::string n = e->d_name;
+        if (n != "." && n != "..") names.push_back(std::move(n));
+    }
+    ::closedir(d);
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+std::string RootedFileView::describe() const { return description_; }
+
+}  // namespace launchguard

@@ -1,0 +1,364 @@
+#include "probe/sysfs_probe.h"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
+#include "probe/text_file.h"
+
+namespace launchguard {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool is_live(const std::string& root) { return root.empty() || root == "/"; }
+
+// Directory entry names, sorted; empty when the directory is absent. Uses
+// error codes: a vanished sysfs entry must not throw out of a probe.
+std::vector<std::string> entries(const std::string& dir) {
+    std::vector<std::string> names;
+    std::error_code ec;
+    fs::directory_iterator it(dir, ec);
+    if (ec) return names;
+    for (; it != fs::directory_iterator(); it.increment(ec)) {
+        if (ec) break;
+        names.push_back(it->path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+bool is_dir(const std::string& path) {
+    std::error_code ec;
+    return fs::is_directory(path, ec);
+}
+
+// "cpu12" -> 12, for the per-CPU directories only.
+std::optional<unsigned> numbered(std::string_view name, std::string_view prefix) {
+    if (name.substr(0, prefix.size()) != prefix || name.size() == prefix.size()) return std::nullopt;
+    unsigned v = 0;
+    auto digits = name.substr(prefix.size());
+    auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    if (ec != std::errc() || ptr != digits.data() + digits.size()) return std::nullopt;
+    return v;
+}
+
+template <typename T>
+std::optional<T> read_number(const std::string& path) {
+    auto text = read_trimmed(path);
+    if (!text) return std::nullopt;
+    T v{};
+    auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
+    if (ec != std::errc() || ptr != text->data() + text->size()) return std::nullopt;
+    return v;
+}
+
+std::optional<bool> read_flag(const std::string& path) {
+    auto v = read_number<long>(path);
+    if (!v) return std::nullopt;
+    return *v != 0;
+}
+
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+}
+
+bool contains(const std::string& haystack, std::string_view needle) { return haystack.find(needle) != std::string::npos; }
+
+Fact<CpuPower> probe_power(const std::string& root) {
+    std::string cpu_dir = under_root(root, "sys/devices/system/cpu");
+    CpuPower power;
+    bool any_cpu = false;
+    bool any_setting = false;
+    for (const auto& name : entries(cpu_dir)) {
+        auto cpu = numbered(name, "cpu");
+        if (!cpu) continue;
+        any_cpu = true;
+        std::string base = cpu_dir + "/" + name;
+        if (auto g = read_trimmed(base + "/cpufreq/scaling_governor")) {
+            power.governor[*cpu] = *g;
+            any_setting = true;
+        }
+        if (auto v = read_number<long>(base + "/cpufreq/scaling_max_freq")) power.scaling_max_khz[*cpu] = *v;
+        if (auto v = read_number<long>(base + "/cpufreq/cpuinfo_max_freq")) power.cpuinfo_max_khz[*cpu] = *v;
+        std::vector<std::pair<unsigned, CpuPower::IdleState>> states;
+        for (const auto& state : entries(base + "/cpuidle")) {
+            auto k = numbered(state, "state");
+            if (!k) continue;
+            CpuPower::IdleState s;
+            s.name = read_trimmed(base + "/cpuidle/" + state + "/name").value_or(state);
+            s.disabled = read_flag(base + "/cpuidle/" + state + "/disable").value_or(false);
+            states.emplace_back(*k, std::move(s));
+        }
+        // state10 sorts before state2 by name; order by number.
+        std::sort(states.begin(), states.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        if (!states.empty()) {
+            any_setting = true;
+            auto& list = power.idle_states[*cpu];
+            for (auto& [k, s] : states) list.push_back(std::move(s));
+        }
+    }
+    power.intel_no_turbo = read_flag(cpu_dir + "/intel_pstate/no_turbo");
+    power.cpufreq_boost = read_flag(cpu_dir + "/cpufreq/boost");
+    any_setting = any_setting || power.intel_no_turbo || power.cpufreq_boost;
+    if (!any_cpu) return Fact<CpuPower>::unknown("no CPU directories under " + cpu_dir);
+    if (!any_setting) {
+        return Fact<CpuPower>::unknown("no cpufreq, cpuidle or turbo settings under " + cpu_dir +
+                                       " (no cpufreq/cpuidle driver, common in VMs)");
+    }
+    return Fact<CpuPower>::known(std::move(power), cpu_dir);
+}
+
+Fact<bool> probe_numa_balancing(const std::string& root) {
+    std::string path = under_root(root, "proc/sys/kernel/numa_balancing");
+    // 1 = balancing, 2 = memory tiering mode; both migrate pages under the job.
+    if (auto v = read_flag(path)) return Fact<bool>::known(*v, path);
+    return Fact<bool>::unknown("cannot read " + path + " (kernel without NUMA balancing, or not mounted)");
+}
+
+Fact<std::string> probe_cmdline(const std::string& root) {
+    std::string path = under_root(root, "proc/cmdline");
+    if (auto v = read_trimmed(path)) return Fact<std::string>::known(*v, path);
+    return Fact<std::string>::unknown("cannot read " + path);
+}
+
+// DMI strings are the most specific evidence of which hypervisor runs the node.
+std::optional<std::string> virtualization_from_dmi(const std::string& vendor, const std::string& product) {
+    std::string v = lower(vendor);
+    std::string p = lower(product);
+    if (contains(v, "microsoft") && contains(p, "virtual machine")) return "microsoft";
+    if (contains(v, "amazon ec2")) return contains(p, "metal") ? std::optional<std::string>("none") : "amazon";
+    if (contains(v, "qemu") || contains(p, "kvm") || contains(p, "openstack") || contains(p, "qemu")) return "kvm";
+    if (contains(v, "google") && contains(p, "compute engine")) return "google";
+    if (contains(v, "vmware")) return "vmware";
+    if (contains(v, "xen") || contains(p, "hvm domu")) return "xen";
+    if (contains(v, "innotek") || contains(p, "virtualbox")) return "oracle";
+    return std::nullopt;
+}
+
+Fact<std::string> probe_virtualization(const std::string& root) {
+    std::string dmi = under_root(root, "sys/class/dmi/id");
+    auto vendor = read_trimmed(dmi + "/sys_vendor");
+    auto product = read_trimmed(dmi + "/product_name");
+    if (vendor || product) {
+        if (auto v = virtualization_from_dmi(vendor.value_or(""), product.value_or(""))) {
+            return Fact<std::string>::known(*v, dmi + " (sys_vendor '" + vendor.value_or("") + "', product_name '" +
+                                                    product.value_or("") + "')");
+        }
+    }
+    std::string hyp = under_root(root, "sys/hypervisor/type");
+    if (auto t = read_trimmed(hyp); t && !t->empty()) return Fact<std::string>::known(*t, hyp);
+
+    std::string cpuinfo_path = under_root(root, "proc/cpuinfo");
+    auto cpuinfo = read_text_file(cpuinfo_path);
+    if (cpuinfo) {
+        // x86 sets the "hypervisor" CPUID flag in every guest.
+        std::string_view text = *cpuinfo;
+        std::size_t pos = 0;
+        while (pos < text.size()) {
+            std::size_t nl = text.find('\n', pos);
+            std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+            pos = nl == std::string_view::npos ? text.size() : nl + 1;
+            if (line.substr(0, 5) != "flags") continue;
+            std::string padded = " " + std::string(line.substr(line.find(':') == std::string_view::npos ? 0 : line.find(':') + 1)) + " ";
+            if (contains(padded, " hypervisor ")) return Fact<std::string>::known("vm", cpuinfo_path + " 'hypervisor' flag");
+            break;
+        }
+    }
+    if (vendor || product) {
+        return Fact<std::string>::known("none", dmi + " (sys_vendor '" + vendor.value_or("") + "' is not a known hypervisor)");
+    }
+    if (cpuinfo) return Fact<std::string>::known("none", cpuinfo_path + " has no 'hypervisor' flag");
+    return Fact<std::string>::unknown("neither " + dmi + " nor " + cpuinfo_path + " is readable");
+}
+
+Fact<std::vector<IommuGroup>> probe_iommu(const std::string& root) {
+    std::string dir = under_root(root, "sys/kernel/iommu_groups");
+    if (!is_dir(dir)) {
+        // With sysfs present, a missing iommu_groups means no IOMMU translates anything.
+        if (is_dir(under_root(root, "sys/kernel"))) {
+            return Fact<std::vector<IommuGroup>>::known({}, dir + " absent: IOMMU disabled");
+        }
+        return Fact<std::vector<IommuGroup>>::unknown("no " + under_root(root, "sys/kernel") + " to read IOMMU groups from");
+    }
+    std::vector<IommuGroup> groups;
+    for (const auto& id : entries(dir)) {
+        IommuGroup g;
+        g.id = id;
+        g.type = read_trimmed(dir + "/" + id + "/type").value_or("");
+        for (const auto& dev : entries(dir + "/" + id + "/devices")) g.devices.push_back(lower(dev));
+        groups.push_back(std::move(g));
+    }
+    // Numeric order ("2" before "10") keeps evidence readable.
+    std::sort(groups.begin(), groups.end(), [](const IommuGroup& a, const IommuGroup& b) {
+        return a.id.size() != b.id.size() ? a.id.size() < b.id.size() : a.id < b.id;
+    });
+    return Fact<std::vector<IommuGroup>>::known(std::move(groups), dir);
+}
+
+std::optional<PcieLink> read_link(const std::string& dev, const char* speed_file, const char* width_file) {
+    auto speed = read_trimmed(dev + "/" + speed_file);
+    auto width = read_number<int>(dev + "/" + width_file);
+    std::optional<double> gts = speed ? parse_link_speed(*speed) : std::nullopt;
+    if (!gts && (!width || *width <= 0)) return std::nullopt;
+    PcieLink link;
+    link.speed_gts = gts.value_or(0);
+    link.width = width.value_or(0);
+    return link;
+}
+
+std::map<std::string, PcieLinkRecord> read_pcie_links(const std::string& root) {
+    std::string dir = under_root(root, "sys/bus/pci/devices");
+    std::map<std::string, PcieLinkRecord> links;
+    for (const auto& busid : entries(dir)) {
+        auto current = read_link(dir + "/" + busid, "current_link_speed", "current_link_width");
+        auto max = read_link(dir + "/" + busid, "max_link_speed", "max_link_width");
+        if (!current && !max) continue;
+        PcieLinkRecord rec;
+        rec.busid = lower(busid);
+        rec.current = current.value_or(PcieLink{});
+        rec.max = max.value_or(PcieLink{});
+        links[rec.busid] = rec;
+    }
+    return links;
+}
+
+Fact<std::map<std::string, PcieLinkRecord>> probe_pcie(const std::string& root) {
+    std::string dir = under_root(root, "sys/bus/pci/devices");
+    if (!is_dir(dir)) return Fact<std::map<std::string, PcieLinkRecord>>::unknown("no " + dir);
+    return Fact<std::map<std::string, PcieLinkRecord>>::known(read_pcie_links(root), dir);
+}
+
+void apply_link(PciLinkState& state, const std::map<std::string, PcieLinkRecord>& links, const std::string& busid) {
+    auto it = links.find(lower(busid));
+    if (it == links.end()) return;
+    if (it->second.current.width > 0 || it->second.current.speed_gts > 0) state.current = it->second.current;
+    if (it->second.max.width > 0 || it->second.max.speed_gts > 0) state.max = it->second.max;
+}
+
+// sys/class/infiniband/<hca>/device links to the PCI device directory.
+std::string hca_busid(const std::string& hca_dir) {
+    std::error_code ec;
+    fs::path target = fs::canonical(hca_dir + "/device", ec);
+    if (ec) return {};
+    std::string name = target.filename().string();
+    return name.find(':') != std::string::npos ? lower(name) : std::string();
+}
+
+}  // namespace
+
+std::optional<double> parse_link_speed(std::string_view text) {
+    text = trim(text);
+    // strtod needs a terminated string; the text is short.
+    std::string s(text);
+    char* end = nullptr;
+    double v = std::strtod(s.c_str(), &end);
+    if (end == s.c_str() || v <= 0) return std::nullopt;
+    std::string_view rest = trim(std::string_view(end));
+    if (rest.substr(0, 4) != "GT/s") return std::nullopt;
+    return v;
+}
+
+std::optional<double> parse_ib_rate(std::string_view text) {
+    std::string s(trim(text));
+    char* end = nullptr;
+    double v = std::strtod(s.c_str(), &end);
+    if (end == s.c_str() || v < 0) return std::nullopt;
+    if (trim(std::string_view(end)).substr(0, 6) != "Gb/sec") return std::nullopt;
+    return v;
+}
+
+std::string parse_ib_state(std::string_view text) {
+    text = trim(text);
+    std::size_t colon = text.find(':');
+    return std::string(colon == std::string_view::npos ? text : trim(text.substr(colon + 1)));
+}
+
+NodeFacts probe_node_facts(const std::string& root) {
+    NodeFacts facts;
+    facts.power = probe_power(root);
+    facts.numa_balancing = probe_numa_balancing(root);
+    facts.kernel_cmdline = probe_cmdline(root);
+    facts.virtualization = probe_virtualization(root);
+    facts.iommu_groups = probe_iommu(root);
+    facts.pcie_links = probe_pcie(root);
+    if (is_live(root)) {
+        long page = ::sysconf(_SC_PAGESIZE);
+        facts.page_size = page > 0 ? Fact<long>::known(page, "sysconf(_SC_PAGESIZE)") : Fact<long>::unknown("sysconf(_SC_PAGESIZE) failed");
+        struct utsname uts {};
+        facts.arch = ::uname(&uts) == 0 ? Fact<std::string>::known(uts.machine, "uname") : Fact<std::string>::unknown("uname failed");
+    } else {
+        facts.page_size = Fact<long>::unknown("page size is only known on the live node, not from the tree at " + root);
+        facts.arch = Fact<std::string>::unknown("architecture is only known on the live node, not from the tree at " + root);
+    }
+    return facts;
+}
+
+void augment_topology_from_sysfs(NodeTopology& topo, const std::string& root) {
+    bool used = false;
+
+    std::string ib_dir = under_root(root, "sys/class/infiniband");
+    for (const auto& hca : entries(ib_dir)) {
+        std::string hca_dir = ib_dir + "/" + hca;
+        auto nic = std::find_if(topo.nics.begin(), topo.nics.end(), [&](const Nic& n) { return n.hca == hca; });
+        if (nic == topo.nics.end()) {
+            Nic added;
+            added.hca = hca;
+            added.busid = hca_busid(hca_dir);
+            for (const auto& netdev : entries(hca_dir + "/device/net")) added.netdevs.push_back(netdev);
+            added.numa_node = read_number<int>(hca_dir + "/device/numa_node").value_or(-1);
+            if (auto cpus = read_trimmed(hca_dir + "/device/local_cpulist")) {
+                if (auto set = CpuSet::parse_list(*cpus)) added.local_cpus = *set;
+            }
+            topo.nics.push_back(std::move(added));
+            nic = topo.nics.end() - 1;
+        }
+        for (const auto& port_name : entries(hca_dir + "/ports")) {
+            auto number = numbered(port_name, "");
+            if (!number) continue;
+            std::string pdir = hca_dir + "/ports/" + port_name;
+            auto port = std::find_if(nic->ports.begin(), nic->ports.end(), [&](const IbPort& p) { return p.number == static_cast<int>(*number); });
+            if (port == nic->ports.end()) {
+                IbPort p;
+                p.number = static_cast<int>(*number);
+                nic->ports.push_back(p);
+                port = nic->ports.end() - 1;
+            }
+            if (auto s = read_trimmed(pdir + "/state")) port->state = parse_ib_state(*s);
+            if (auto s = read_trimmed(pdir + "/phys_state")) port->phys_state = parse_ib_state(*s);
+            if (auto s = read_trimmed(pdir + "/rate")) port->rate_gbps = parse_ib_rate(*s);
+            if (auto s = read_trimmed(pdir + "/link_layer")) port->link_layer = *s;
+            used = true;
+        }
+        std::sort(nic->ports.begin(), nic->ports.end(), [](const IbPort& a, const IbPort& b) { return a.number < b.number; });
+    }
+
+    auto links = read_pcie_links(root);
+    if (!links.empty()) {
+        for (auto& gpu : topo.gpus) apply_link(gpu.link, links, gpu.busid);
+        for (auto& nic : topo.nics) apply_link(nic.link, links, nic.busid);
+        used = true;
+    }
+
+    std::string net_dir = under_root(root, "sys/class/net");
+    for (const auto& name : entries(net_dir)) {
+        // "unknown" is what lo and some virtual devices report while passing traffic.
+        std::string oper = read_trimmed(net_dir + "/" + name + "/operstate").value_or("unknown");
+        bool up = oper != "down" && oper != "lowerlayerdown" && oper != "notpresent" && oper != "dormant";
+        auto it = std::find_if(topo.interfaces.begin(), topo.interfaces.end(), [&](const NetInterface& i) { return i.name == name; });
+        if (it == topo.interfaces.end()) topo.interfaces.push_back(NetInterface{name, up});
+        else it->up = up;
+        used = true;
+    }
+
+    if (used) topo.source += (topo.source.empty() ? "" : " + ") + std::string("sysfs under ") + (root.empty() ? "/" : root);
+}
+
+}  // namespace launchguard

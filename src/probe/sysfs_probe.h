@@ -1,0 +1,35 @@
+// Node settings and link states read from sysfs/procfs under an injectable
+// root: "/" on a live node, a recorded tree in tests (like HWLOC_FSROOT).
+// A fact whose files are absent is unknown, with the path that was missing.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "context/node_facts.h"
+#include "context/topology.h"
+
+namespace launchguard {
+
+// Reads under root: sys/devices/system/cpu (cpufreq, cpuidle, intel_pstate,
+// boost), proc/sys/kernel/numa_balancing, proc/cmdline, DMI / hypervisor /
+// cpuinfo for virtualization, sys/kernel/iommu_groups, sys/bus/pci/devices
+// links. Page size and architecture come from the running kernel only when
+// root is "/" (they are not files a recorded tree can hold).
+NodeFacts probe_node_facts(const std::string& root);
+
+// Adds what hwloc does not know: IB port state / physical state / rate /
+// link layer (sys/class/infiniband), PCIe current and max link of each GPU
+// and NIC (sys/bus/pci/devices), and interface operstate (sys/class/net).
+// HCAs and interfaces sysfs knows but the topology lacks are added.
+void augment_topology_from_sysfs(NodeTopology& topo, const std::string& root);
+
+// "16.0 GT/s PCIe" -> 16.0; "Unknown" -> nullopt.
+std::optional<double> parse_link_speed(std::string_view text);
+// "400 Gb/sec (4X NDR)" -> 400.
+std::optional<double> parse_ib_rate(std::string_view text);
+// "4: ACTIVE" -> "ACTIVE"; "5: LinkUp" -> "LinkUp".
+std::string parse_ib_state(std::string_view text);
+
+}  // namespace launchguard

@@ -1,0 +1,134 @@
+#include "probe/context_builder.h"
+
+#include <gtest/gtest.h>
+
+#include "unit/probe/temp_tree.h"
+
+namespace launchguard {
+namespace {
+
+const std::string kFixtures = LAUNCHGUARD_FIXTURES;
+
+// Options that never read the live machine's environment or topology.
+ProbeOptions replay_options() {
+    ProbeOptions o;
+    o.root = kFixtures + "/sysfs/h100-baremetal";
+    o.proc_root = kFixtures + "/sysfs/h100-baremetal/proc";
+    o.sysfs_root = kFixtures + "/sysfs/h100-baremetal";
+    o.hwloc_xml = kFixtures + "/hwloc/nvidiaDGX2.xml";
+    o.use_current_process_env = false;
+    return o;
+}
+
+TEST(ContextBuilderProbeTest, ReplaysARecordedTask) {
+    ProbeOptions o = replay_options();
+    o.pid = 4242;
+    auto ctx = build_context(o);
+    ASSERT_TRUE(ctx.ok()) << ctx.error().to_string();
+    ASSERT_TRUE(ctx->env.is_known());
+    EXPECT_EQ(ctx->env->at("NCCL_IB_HCA"), "mlx5_0");
+    ASSERT_NE(ctx->files, nullptr);
+    EXPECT_EQ(ctx->files->stat("/proc/cmdline").kind, FileKind::regular);
+    ASSERT_TRUE(ctx->cpu_mask.is_known());
+    EXPECT_EQ(ctx->cpu_mask->to_list(), "0-1");
+    ASSERT_TRUE(ctx->topology.is_known());
+    EXPECT_EQ(ctx->topology->gpus.size(), 16U);
+    ASSERT_TRUE(ctx->gpus.is_known()) << ctx->gpus.reason();
+    ASSERT_EQ(ctx->gpus->size(), 1U);
+    EXPECT_EQ(ctx->gpus->at(0).busid, "0000:34:00.0");
+    ASSERT_TRUE(ctx->node.power.is_known());
+    EXPECT_EQ(ctx->node.power->governor.at(0), "performance");
+    ASSERT_TRUE(ctx->interfaces.is_known());
+    EXPECT_EQ(ctx->job.nodes.value(), 64);
+    EXPECT_EQ(ctx->job.tasks.value(), 512);
+    EXPECT_EQ(ctx->job.total_gpus.value(), 512);  // h100:8 per node x 64 nodes
+    ASSERT_TRUE(ctx->container.capabilities.is_known());
+    EXPECT_EQ(ctx->container.capabilities.value(), std::vector<std::string>{"CAP_IPC_LOCK"});
+    EXPECT_EQ(ctx->runtime, Runtime::bare);
+    EXPECT_FALSE(ctx->host.has_value());
+}
+
+TEST(ContextBuilderProbeTest, FlagsOverrideAndHostViewIsBuilt) {
+    test::TempTree tree;
+    tree.write("task.env", "NVIDIA_VISIBLE_DEVICES=all\nENROOT_ROOTFS=/var/lib/enroot/x\n");
+    tree.write("host.env", "NCCL_TOPO_FILE=/opt/microsoft/ndv5-topo.xml\n");
+    ProbeOptions o = replay_options();
+    o.env_file = tree.path("task.env");
+    o.host_env_file = tree.path("host.env");
+    o.host_root = tree.root();
+    o.cpus = "24-25";
+    o.gpus = "8";
+    o.job_nodes = 2;
+    o.job_gpus = 16;
+    auto ctx = build_context(o);
+    ASSERT_TRUE(ctx.ok()) << ctx.error().to_string();
+    EXPECT_EQ(ctx->cpu_mask.source(), "--cpus 24-25");
+    EXPECT_EQ(ctx->gpus->at(0).numa_node, 1);
+    EXPECT_EQ(ctx->job.nodes.value(), 2);
+    EXPECT_EQ(ctx->job.total_gpus.value(), 16);
+    EXPECT_FALSE(ctx->job.tasks.is_known());
+    EXPECT_EQ(ctx->runtime, Runtime::enroot);
+    ASSERT_TRUE(ctx->host.has_value());
+    EXPECT_EQ(ctx->host->env->at("NCCL_TOPO_FILE"), "/opt/microsoft/ndv5-topo.xml");
+    EXPECT_EQ(ctx->host->files->stat("/host.env").kind, FileKind::regular);
+}
+
+TEST(ContextBuilderProbeTest, BadInputsAreErrorsNamingTheFlagOrFile) {
+    ProbeOptions o = replay_options();
+    o.cpus = "0-3,x";
+    auto bad_cpus = build_context(o);
+    ASSERT_FALSE(bad_cpus.ok());
+    EXPECT_EQ(bad_cpus.error().field, "--cpus");
+
+    o = replay_options();
+    o.env_file = "/nonexistent/job.env";
+    auto bad_env = build_context(o);
+    ASSERT_FALSE(bad_env.ok());
+    EXPECT_EQ(bad_env.error().file, "/nonexistent/job.env");
+
+    o = replay_options();
+    o.hwloc_xml = kFixtures + "/sysfs/h100-baremetal/proc/cmdline";
+    auto bad_xml = build_context(o);
+    ASSERT_FALSE(bad_xml.ok());
+    EXPECT_EQ(bad_xml.error().field, "--hwloc-xml");
+}
+
+TEST(ContextBuilderProbeTest, UnavailableFactsAreUnknownNotErrors) {
+    ProbeOptions o = replay_options();
+    o.hwloc_xml.reset();
+    o.live_topology = false;
+    o.cpus = "0";
+    auto ctx = build_context(o);
+    ASSERT_TRUE(ctx.ok()) << ctx.error().to_string();
+    EXPECT_FALSE(ctx->env.is_known());
+    EXPECT_FALSE(ctx->topology.is_known());
+    EXPECT_FALSE(ctx->gpus.is_known());
+    EXPECT_FALSE(ctx->job.nodes.is_known());
+    EXPECT_FALSE(ctx->container.shm_bytes.is_known());
+}
+
+TEST(ContextBuilderProbeTest, RuntimeDetection) {
+    const std::string none = "/nonexistent-root";
+    EXPECT_EQ(detect_runtime({{"KUBERNETES_SERVICE_HOST", "10.0.0.1"}}, none), Runtime::kubernetes);
+    EXPECT_EQ(detect_runtime({{"ENROOT_ROOTFS", "/x"}}, none), Runtime::enroot);
+    EXPECT_EQ(detect_runtime({{"ENROOT_ROOTFS", "/x"}, {"SLURM_JOB_ID", "7"}}, none), Runtime::pyxis);
+    EXPECT_EQ(detect_runtime({}, none), Runtime::bare);
+    test::TempTree podman;
+    podman.write("run/.containerenv", "");
+    EXPECT_EQ(detect_runtime({}, podman.root()), Runtime::unknown);
+    EXPECT_EQ(to_string(Runtime::pyxis), "pyxis");
+}
+
+TEST(ContextBuilderProbeTest, JobShapeFromSlurm) {
+    JobShape a = job_shape_from({{"SLURM_NNODES", "4"}, {"SLURM_GPUS", "32"}}, std::nullopt, std::nullopt);
+    EXPECT_EQ(a.nodes.value(), 4);
+    EXPECT_EQ(a.total_gpus.value(), 32);
+    JobShape b = job_shape_from({{"SLURM_JOB_NUM_NODES", "3"}, {"SLURM_JOB_GPUS", "0,1,2,3"}}, std::nullopt, std::nullopt);
+    EXPECT_EQ(b.total_gpus.value(), 12);
+    EXPECT_NE(b.total_gpus.source().find("identical nodes"), std::string::npos);
+    JobShape c = job_shape_from({{"SLURM_JOB_GPUS", "0,1"}}, std::nullopt, std::nullopt);
+    EXPECT_FALSE(c.total_gpus.is_known());
+}
+
+}  // namespace
+}  // namespace launchguard

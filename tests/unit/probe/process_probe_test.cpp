@@ -1,0 +1,66 @@
+#include "probe/process_probe.h"
+
+#include <gtest/gtest.h>
+
+namespace launchguard {
+namespace {
+
+const std::string kProc = LAUNCHGUARD_FIXTURES "/sysfs/h100-baremetal/proc";
+
+TEST(ProcessProbeTest, AffinityFromRecordedStatus) {
+    auto set = process_affinity(4242, kProc);
+    ASSERT_TRUE(set.ok()) << set.error().to_string();
+    EXPECT_EQ(set->to_list(), "0-1");
+    EXPECT_FALSE(process_affinity(1, kProc).ok());
+}
+
+TEST(ProcessProbeTest, CurrentAffinityIsNotEmpty) {
+    auto set = current_affinity();
+    ASSERT_TRUE(set.ok()) << set.error().to_string();
+    EXPECT_GE(set->count(), 1U);
+}
+
+TEST(ProcessProbeTest, MemlockLimit) {
+    auto recorded = process_memlock(4242, kProc);
+    ASSERT_TRUE(recorded.ok());
+    ASSERT_TRUE(recorded->has_value());
+    EXPECT_EQ(**recorded, 65536U);
+
+    auto unlimited = parse_memlock_limit("Max locked memory         unlimited            unlimited            bytes\n", "limits");
+    ASSERT_TRUE(unlimited.ok());
+    EXPECT_FALSE(unlimited->has_value());
+    auto bad = parse_memlock_limit("Max open files 1 1 files\nMax locked memory  lots  lots bytes\n", "limits");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().line, 2);
+    EXPECT_TRUE(current_memlock().ok());
+}
+
+TEST(ProcessProbeTest, CapabilitiesDecodeByName) {
+    auto caps = process_capabilities(4242, kProc);
+    ASSERT_TRUE(caps.ok());
+    EXPECT_EQ(*caps, std::vector<std::string>{"CAP_IPC_LOCK"});
+    auto all = decode_capabilities((1ULL << 41) - 1);
+    EXPECT_EQ(all.size(), 41U);
+    EXPECT_EQ(all.front(), "CAP_CHOWN");
+    EXPECT_EQ(all.back(), "CAP_CHECKPOINT_RESTORE");
+    EXPECT_EQ(decode_capabilities(1ULL << 45), std::vector<std::string>{"CAP_45"});
+    auto rooted = process_runs_as_root(4242, kProc);
+    ASSERT_TRUE(rooted.ok());
+    EXPECT_FALSE(*rooted);
+}
+
+TEST(ProcessProbeTest, ContainerFactsFromRecordedProcess) {
+    ContainerFacts facts = probe_container(LAUNCHGUARD_FIXTURES "/sysfs/h100-baremetal", 4242, kProc);
+    // The fixture has no dev/shm: unknown, with the path in the reason.
+    EXPECT_FALSE(facts.shm_bytes.is_known());
+    EXPECT_NE(facts.shm_bytes.reason().find("dev/shm"), std::string::npos);
+    ASSERT_TRUE(facts.memlock.is_known());
+    EXPECT_EQ(facts.memlock.value(), std::optional<std::uint64_t>(65536));
+    ASSERT_TRUE(facts.capabilities.is_known());
+    EXPECT_EQ(facts.capabilities->size(), 1U);
+    ASSERT_TRUE(facts.runs_as_root.is_known());
+    EXPECT_FALSE(facts.runs_as_root.value());
+}
+
+}  // namespace
+}  // namespace launchguard

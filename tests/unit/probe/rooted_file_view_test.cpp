@@ -1,0 +1,123 @@
+#include "probe/rooted_file_view.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "unit/probe/temp_tree.h"
+
+namespace launchguard {
+namespace {
+
+class RootedFileViewTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        tree.write("opt/topo/ndv5-topo.xml", "<system version=\"1\"/>\n");
+        tree.write("etc/nccl.conf", "NCCL_DEBUG=INFO\n");
+        // An absolute link: inside the container it must resolve inside the rootfs.
+        tree.symlink("/opt/topo/ndv5-topo.xml", "opt/microsoft/topo.xml");
+        // Relative link climbing above the root: ".." stops at the root.
+        tree.symlink("../../../../../../opt/topo/ndv5-topo.xml", "var/lib/escape.xml");
+        tree.symlink("/var/run/nvidia-topologyd/virtualTopology.xml", "opt/dangling.xml");
+        tree.symlink("/opt/topo", "opt/topolink");
+        tree.symlink("loop-b", "opt/loop-a");
+        tree.symlink("loop-a", "opt/loop-b");
+    }
+    test::TempTree tree;
+};
+
+TEST_F(RootedFileViewTest, RegularFileHasSizeAndResolvedPath) {
+    RootedFileView view(tree.root());
+    FileInfo info = view.stat("/etc/nccl.conf");
+    EXPECT_EQ(info.kind, FileKind::regular);
+    EXPECT_EQ(info.size, 16U);
+    EXPECT_EQ(info.resolved_path, "/etc/nccl.conf");
+}
+
+TEST_F(RootedFileViewTest, AbsoluteSymlinkIsReRootedInsideTheView) {
+    RootedFileView view(tree.root());
+    FileInfo info = view.stat("/opt/microsoft/topo.xml");
+    EXPECT_EQ(info.kind, FileKind::regular);
+    EXPECT_EQ(info.resolved_path, "/opt/topo/ndv5-topo.xml");
+}
+
+TEST_F(RootedFileViewTest, DotDotCannotEscapeTheRoot) {
+    RootedFileView view(tree.root());
+    EXPECT_EQ(view.stat("/var/lib/escape.xml").resolved_path, "/opt/topo/ndv5-topo.xml");
+    EXPECT_EQ(view.stat("/../../etc/nccl.conf").kind, FileKind::regular);
+    EXPECT_EQ(view.stat("/../../etc/nccl.conf").resolved_path, "/etc/nccl.conf");
+}
+
+TEST_F(RootedFileViewTest, DanglingSymlinkIsNotMissing) {
+    RootedFileView view(tree.root());
+    FileInfo info = view.stat("/opt/dangling.xml");
+    EXPECT_EQ(info.kind, FileKind::dangling_symlink);
+    EXPECT_NE(info.detail.find("/var/run/nvidia-topologyd"), std::string::npos) << info.detail;
+    EXPECT_EQ(view.stat("/opt/nothing.xml").kind, FileKind::missing);
+    // A missing file below a good directory link is missing, not dangling.
+    EXPECT_EQ(view.stat("/opt/topolink/absent.xml").kind, FileKind::missing);
+    EXPECT_EQ(view.stat("/etc/nccl.conf/child").kind, FileKind::missing);
+}
+
+TEST_F(RootedFileViewTest, DirectoriesThroughLinks) {
+    RootedFileView view(tree.root());
+    EXPECT_EQ(view.stat("/opt/topo").kind, FileKind::directory);
+    FileInfo info = view.stat("/opt/topolink");
+    EXPECT_EQ(info.kind, FileKind::directory);
+    EXPECT_EQ(info.resolved_path, "/opt/topo");
+    EXPECT_EQ(view.stat("/").kind, FileKind::directory);
+    EXPECT_EQ(view.list("/opt/topolink"), std::vector<std::string>{"ndv5-topo.xml"});
+    EXPECT_TRUE(view.list("/missing").empty());
+}
+
+TEST_F(RootedFileViewTest, SymlinkLoopStopsWithAReason) {
+    RootedFileView view(tree.root());
+    FileInfo info = view.stat("/opt/loop-a");
+    EXPECT_EQ(info.kind, FileKind::unreadable);
+    EXPECT_NE(info.detail.find("40"), std::string::npos) << info.detail;
+}
+
+TEST_F(RootedFileViewTest, UnreadableFile) {
+    tree.write("etc/secret.conf", "x");
+    ASSERT_EQ(::chmod(tree.path("etc/secret.conf").c_str(), 0), 0);
+    RootedFileView view(tree.root());
+    if (::geteuid() == 0) {
+        // root reads a mode-000 file anyway, so the task would too: only the
+        // "unreadable" expectation is skipped, not the test.
+        EXPECT_EQ(view.stat("/etc/secret.conf").kind, FileKind::regular);
+    } else {
+        EXPECT_EQ(view.stat("/etc/secret.conf").kind, FileKind::unreadable);
+        EXPECT_FALSE(view.read("/etc/secret.conf").ok());
+    }
+}
+
+TEST_F(RootedFileViewTest, ReadHonoursTheCapAndNamesThePathOnError) {
+    RootedFileView view(tree.root());
+    auto full = view.read("/etc/nccl.conf");
+    ASSERT_TRUE(full.ok());
+    EXPECT_EQ(*full, "NCCL_DEBUG=INFO\n");
+    auto capped = view.read("/etc/nccl.conf", 4);
+    ASSERT_TRUE(capped.ok());
+    EXPECT_EQ(*capped, "NCCL");
+    auto bad = view.read("/opt/dangling.xml");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().file, "/opt/dangling.xml");
+    EXPECT_NE(bad.error().message.find("dangling"), std::string::npos);
+    EXPECT_FALSE(view.read("/opt/topo").ok());
+}
+
+TEST_F(RootedFileViewTest, DescribeNamesTheRoot) {
+    EXPECT_EQ(RootedFileView(tree.root() + "/").describe(), "filesystem rooted at " + tree.root());
+    EXPECT_EQ(RootedFileView("/").describe(), "filesystem rooted at /");
+    EXPECT_EQ(RootedFileView(tree.root(), "container rootfs pyxis_42").describe(), "container rootfs pyxis_42");
+}
+
+TEST(FileKindTest, NamesEveryKind) {
+    EXPECT_EQ(to_string(FileKind::dangling_symlink), "dangling symlink");
+    EXPECT_EQ(to_string(FileKind::regular), "regular file");
+    EXPECT_EQ(to_string(FileKind::unknown), "unknown");
+}
+
+}  // namespace
+}  // namespace launchguard
