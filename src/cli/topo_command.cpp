@@ -52,11 +52,22 @@ int run_topo(const TopoArgs& args) {
         o["reason"] = topo.reason;
         o["line"] = topo.line;
         boost::json::array cpus;
-        for (const auto& c : topo.cpus) cpus.push_back({{"numaid", c.numaid}, {"affinity", c.affinity}, {"line", c.line}});
+        for (const auto& c : topo.cpus) {
+            boost::json::object cpu;
+            cpu["numaid"] = c.numaid;
+            cpu["affinity"] = c.affinity;
+            cpu["line"] = c.line;
+            cpus.push_back(std::move(cpu));
+        }
         o["cpus"] = std::move(cpus);
         boost::json::array pcis;
         for (const auto& p : topo.pcis) {
-            pcis.push_back({{"busid", p.busid}, {"class", p.cls}, {"kind", device_kind(p.cls)}, {"line", p.line}});
+            boost::json::object pci;
+            pci["busid"] = p.busid;
+            pci["class"] = p.cls;
+            pci["kind"] = device_kind(p.cls);
+            pci["line"] = p.line;
+            pcis.push_back(std::move(pci));
         }
         o["pci"] = std::move(pcis);
         boost::json::array upper(topo.upper_case_busids.begin(), topo.upper_case_busids.end());

@@ -56,6 +56,7 @@ Fact<Environment> probe_env(const ProbeOptions& o, std::optional<Error>& error) 
         }
         return Fact<Environment>::known(std::move(env).value(), under_root(o.proc_root, std::to_string(*o.pid) + "/environ"));
     }
+    if (o.environment) return Fact<Environment>::known(*o.environment, "environment given by the front end");
     if (o.env_file) {
         auto env = read_env_file(*o.env_file);
         if (!env) {

@@ -13,6 +13,7 @@ namespace launchguard {
 
 struct ProbeOptions {
     std::string root = "/";                    // the task's filesystem: "/", an enroot rootfs, a fixture
+    std::optional<Environment> environment;    // the task environment itself (SPANK: the job env)
     std::optional<std::string> env_file;       // KEY=VALUE lines or a copy of /proc/PID/environ
     std::optional<int> pid;                    // probe this process (environ, affinity, limits, caps)
     std::string proc_root = "/proc";           // where `pid` is looked up (a recorded procfs in tests)

@@ -30,7 +30,15 @@ private:
 };
 
 RuleInfo info(std::string_view id, Action action, unsigned scopes = kScopeLive | kScopeCli) {
-    return RuleInfo{.id = id, .title = "t", .default_action = action, .severity = Severity::error, .scopes = scopes};
+    return RuleInfo{.id = id,
+                    .title = "t",
+                    .default_action = action,
+                    .severity = Severity::error,
+                    .scopes = scopes,
+                    .checks = "",
+                    .why = "",
+                    .evidence = "",
+                    .fix = ""};
 }
 
 class EngineTest : public ::testing::Test {
