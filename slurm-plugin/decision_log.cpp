@@ -1,0 +1,49 @@
+#include "decision_log.h"
+
+#include "report/text_report.h"
+
+namespace launchguard::slurm {
+namespace {
+
+std::string join_rules(const Report& report, Action action) {
+    std::string out;
+    for (const auto& f : report.findings) {
+        if (f.action == action && out.find(f.rule) == std::string::npos) out += (out.empty() ? "" : ",") + f.rule;
+    }
+    return out.empty() ? "-" : out;
+}
+
+}  // namespace
+
+std::string decision_line(const DecisionSite& site, const Report& report) {
+    std::string patched;
+    for (const auto& op : report.patch) {
+        if (!op.name.empty()) patched += (patched.empty() ? "" : ",") + op.name;
+    }
+    return "decision hook=" + site.hook + " job=" + site.job + " step=" + site.step + " node=" + site.node +
+           " profile=" + report.profile + " mode=" + std::string(to_string(report.mode)) +
+           " decision=" + std::string(to_string(report.decision)) + " blocked=" + join_rules(report, Action::block) +
+           " patched=" + join_rules(report, Action::patch) + " warned=" + join_rules(report, Action::warn) +
+           " env=" + (patched.empty() ? "-" : patched) + " unknown=" + std::to_string(report.unknowns.size());
+}
+
+std::string user_message(const Report& report) {
+    std::string out;
+    for (const auto& f : report.findings) {
+        out += std::string(f.action == Action::block   ? "BLOCK "
+                           : f.action == Action::patch ? "PATCH "
+                                                       : "WARN  ") +
+               f.rule + ": " + f.message;
+        std::string fix;
+        for (const auto& op : f.remediation) fix += (fix.empty() ? "" : "; ") + describe_remediation(op);
+        if (!fix.empty()) out += " -> fix: " + fix;
+        out += "\n";
+    }
+    out += "profile " + report.profile + ", mode " + std::string(to_string(report.mode)) + ": " +
+           (report.decision == Decision::block   ? "launch blocked (see `launchguard explain <rule>`)"
+            : report.decision == Decision::patch ? "environment patched, launch continues"
+                                                 : "launch continues");
+    return out + "\n";
+}
+
+}  // namespace launchguard::slurm

@@ -1,0 +1,98 @@
+#include "plugin_config.h"
+
+#include <algorithm>
+
+namespace launchguard::slurm {
+namespace {
+
+Error arg_error(const std::string& arg, std::string message) {
+    Error e = make_error(std::move(message));
+    e.field = arg;
+    return e;
+}
+
+Result<std::vector<Mode>> parse_mode_list(const std::string& arg, std::string_view list) {
+    std::vector<Mode> modes;
+    std::size_t start = 0;
+    while (start <= list.size()) {
+        std::size_t comma = list.find(',', start);
+        if (comma == std::string_view::npos) comma = list.size();
+        std::string_view item = list.substr(start, comma - start);
+        auto mode = parse_mode(item);
+        if (!mode) return arg_error(arg, "'" + std::string(item) + "' is not a mode (enforce, patch, warn, off)");
+        modes.push_back(*mode);
+        start = comma + 1;
+    }
+    return modes;
+}
+
+}  // namespace
+
+Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args) {
+    PluginConfig config;
+    for (const auto& arg : args) {
+        auto eq = arg.find('=');
+        if (eq == std::string::npos || eq == 0) {
+            return arg_error(arg, "expected key=value (keys: profile, mode, user-modes, topology-cache, on-error)");
+        }
+        std::string key = arg.substr(0, eq);
+        std::string value = arg.substr(eq + 1);
+        if (key == "profile") {
+            if (value.empty()) return arg_error(arg, "profile needs a name or a path");
+            config.profile = value;
+        } else if (key == "mode") {
+            auto mode = parse_mode(value);
+            if (!mode) return arg_error(arg, "mode must be enforce, patch, warn or off");
+            config.mode = *mode;
+        } else if (key == "user-modes") {
+            auto modes = parse_mode_list(arg, value);
+            if (!modes) return modes.error();
+            config.user_modes = modes.value();
+        } else if (key == "topology-cache") {
+            if (value.empty() || value.front() != '/') return arg_error(arg, "topology-cache must be an absolute path");
+            config.topology_cache = value;
+        } else if (key == "on-error") {
+            if (value == "allow") config.on_error = OnError::allow;
+            else if (value == "block") config.on_error = OnError::block;
+            else return arg_error(arg, "on-error must be allow or block");
+        } else if (key == "hwloc-xml") {
+            config.hwloc_xml = value;
+        } else if (key == "sysfs-root") {
+            config.sysfs_root = value;
+        } else {
+            return arg_error(arg, "unknown key '" + key +
+                                      "' (keys: profile, mode, user-modes, topology-cache, on-error, hwloc-xml, "
+                                      "sysfs-root)");
+        }
+    }
+    return config;
+}
+
+int strictness(Mode mode) {
+    switch (mode) {
+        case Mode::off: return 0;
+        case Mode::warn: return 1;
+        case Mode::patch: return 2;
+        case Mode::enforce: return 3;
+    }
+    return 3;
+}
+
+bool user_may_choose(const PluginConfig& config, Mode requested) {
+    if (!config.user_modes.empty()) {
+        return std::find(config.user_modes.begin(), config.user_modes.end(), requested) != config.user_modes.end();
+    }
+    return requested == Mode::warn || strictness(requested) >= strictness(config.mode);
+}
+
+std::string allowed_user_modes(const PluginConfig& config) {
+    std::string out;
+    for (Mode m : {Mode::enforce, Mode::patch, Mode::warn, Mode::off}) {
+        if (user_may_choose(config, m)) out += (out.empty() ? "" : ", ") + std::string(to_string(m));
+    }
+    return out;
+}
+
+std::optional<Mode> parse_user_mode(std::string_view text) { return parse_mode(text); }
+
+}  // namespace launchguard::slurm

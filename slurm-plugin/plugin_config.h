@@ -1,0 +1,48 @@
+// plugstack.conf arguments of spank_launchguard.so, and the policy for the
+// user's --launchguard option. Pure C++ with no Slurm dependency, so it is
+// unit-tested directly (tests/unit/slurm_plugin/).
+//
+//   required /usr/lib/slurm/spank_launchguard.so profile=h100-cx7-ib mode=enforce user-modes=enforce,warn
+//            topology-cache=/run/launchguard/topology.xml on-error=allow    (one line in the file)
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/engine.h"
+#include "util/error.h"
+
+namespace launchguard::slurm {
+
+enum class OnError { allow, block };
+
+struct PluginConfig {
+    std::string profile = "default";       // embedded name or YAML path
+    Mode mode = Mode::enforce;             // the site's mode
+    // Modes a user may pick with --launchguard. Empty = the default policy:
+    // the site mode, anything stricter, and `warn` (report without changing).
+    std::vector<Mode> user_modes;
+    std::string topology_cache = "/run/launchguard/topology.xml";
+    OnError on_error = OnError::allow;      // when launchguard itself cannot run
+    std::optional<std::string> hwloc_xml;   // tests: node topology from this file
+    std::optional<std::string> sysfs_root;  // tests: node facts from this root
+};
+
+// Every argument is key=value; an unknown key, a missing '=' or a bad value is
+// an error naming the argument. Arguments cannot be quoted (Slurm splits on
+// whitespace), so paths with spaces are not supported.
+Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args);
+
+// Modes are ordered by how much they change or stop: off < warn < patch < enforce.
+int strictness(Mode mode);
+
+// Whether a user may choose `requested` under this configuration.
+bool user_may_choose(const PluginConfig& config, Mode requested);
+std::string allowed_user_modes(const PluginConfig& config);
+
+// Parses the value of --launchguard.
+std::optional<Mode> parse_user_mode(std::string_view text);
+
+}  // namespace launchguard::slurm

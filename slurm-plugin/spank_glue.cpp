@@ -1,0 +1,76 @@
+#include "spank_glue.h"
+
+#include <unistd.h>
+
+#include <cstring>
+
+namespace launchguard::slurm {
+namespace {
+
+// Per-process state: a SPANK plugin is loaded once per srun, sbatch,
+// slurmstepd or prolog process; these are only written from their hooks.
+std::optional<Mode> g_requested_mode;
+std::optional<PluginConfig> g_config;
+
+}  // namespace
+
+std::vector<std::string> plugin_args(int ac, char** av) {
+    std::vector<std::string> args;
+    for (int i = 0; i < ac; ++i) {
+        if (av[i] != nullptr) args.emplace_back(av[i]);
+    }
+    return args;
+}
+
+Environment job_environment(spank_t sp) {
+    Environment env;
+    char** envp = nullptr;
+    if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS || envp == nullptr) return env;
+    for (char** p = envp; *p != nullptr; ++p) {
+        const char* eq = std::strchr(*p, '=');
+        if (eq == nullptr || eq == *p) continue;
+        env.emplace(std::string(*p, static_cast<std::size_t>(eq - *p)), std::string(eq + 1));
+    }
+    return env;
+}
+
+std::optional<std::uint32_t> item_u32(spank_t sp, spank_item_t item) {
+    std::uint32_t value = 0;
+    if (spank_get_item(sp, item, &value) != ESPANK_SUCCESS) return std::nullopt;
+    return value;
+}
+
+std::optional<int> local_task_id(spank_t sp) {
+    int id = -1;
+    if (spank_get_item(sp, S_TASK_ID, &id) != ESPANK_SUCCESS) return std::nullopt;
+    return id;
+}
+
+std::string short_hostname() {
+    char name[256] = {};
+    if (::gethostname(name, sizeof(name) - 1) != 0) return "unknown";
+    std::string host(name);
+    return host.substr(0, host.find('.'));
+}
+
+void tell_user(const std::string& text) {
+    std::size_t start = 0;
+    while (start < text.size()) {
+        std::size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        std::string line = text.substr(start, end - start);
+        if (!line.empty()) slurm_spank_log("%s: %s", kPluginName, line.c_str());
+        start = end + 1;
+    }
+}
+
+void log_info(const std::string& line) { slurm_info("%s: %s", kPluginName, line.c_str()); }
+void log_error(const std::string& line) { slurm_error("%s: %s", kPluginName, line.c_str()); }
+
+std::optional<Mode> requested_user_mode() { return g_requested_mode; }
+void set_requested_user_mode(Mode mode) { g_requested_mode = mode; }
+
+void remember_config(const PluginConfig& config) { g_config = config; }
+const PluginConfig* remembered_config() { return g_config ? &*g_config : nullptr; }
+
+}  // namespace launchguard::slurm

@@ -1,0 +1,55 @@
+// Small C++ helpers over the SPANK C API shared by the context files. All of
+// them are noexcept at the boundary: the hooks in dispatch.cpp catch
+// everything, but these never throw on purpose.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include <slurm/spank.h>
+}
+
+#include "context/launch_context.h"
+#include "plugin_config.h"
+
+namespace launchguard::slurm {
+
+inline constexpr const char* kPluginName = "launchguard";
+
+std::vector<std::string> plugin_args(int ac, char** av);
+
+// The task's environment as slurmstepd will exec it (job->env), which after
+// pyxis already holds the container's values.
+Environment job_environment(spank_t sp);
+
+std::optional<std::uint32_t> item_u32(spank_t sp, spank_item_t item);
+std::optional<int> local_task_id(spank_t sp);
+std::string short_hostname();
+
+// Lines to the user's stderr (ERROR level without prefix, SLURM.md §1.8).
+void tell_user(const std::string& text);
+// One line to the slurmd log only.
+void log_info(const std::string& line);
+void log_error(const std::string& line);
+
+// The mode requested with --launchguard in this process (set by the option
+// callback), if any.
+std::optional<Mode> requested_user_mode();
+void set_requested_user_mode(Mode mode);
+
+// Register --launchguard; called from slurm_spank_init in every context
+// that processes options.
+int register_user_option(spank_t sp);
+
+// The parsed plugstack configuration of this process, remembered by init so
+// that option callbacks can validate against it.
+void remember_config(const PluginConfig& config);
+const PluginConfig* remembered_config();
+
+// Context entry points (one file each).
+int run_task_init(spank_t sp, const PluginConfig& config);
+int run_job_prolog(spank_t sp, const PluginConfig& config);
+
+}  // namespace launchguard::slurm

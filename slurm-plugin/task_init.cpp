@@ -1,0 +1,108 @@
+// REMOTE context, slurm_spank_task_init: runs in the task process just before
+// exec, as the job user, after pyxis (when listed after it) has moved the
+// process into the container. What it sees is what NCCL will see.
+#include <filesystem>
+#include <string>
+
+#include "decision_log.h"
+#include "probe/context_builder.h"
+#include "profile/profile.h"
+#include "rules/rule.h"
+#include "spank_glue.h"
+
+namespace launchguard::slurm {
+namespace {
+
+// Special step ids from slurm/slurm.h (22.05), not exposed through spank.h.
+constexpr std::uint32_t kBatchStep = 0xfffffffb;        // SLURM_BATCH_SCRIPT
+constexpr std::uint32_t kExternStep = 0xfffffffc;       // SLURM_EXTERN_CONT
+constexpr std::uint32_t kInteractiveStep = 0xfffffffa;  // SLURM_INTERACTIVE_STEP
+
+std::string step_name(std::optional<std::uint32_t> step) {
+    if (!step) return "?";
+    if (*step == kBatchStep) return "batch";
+    if (*step == kExternStep) return "extern";
+    if (*step == kInteractiveStep) return "interactive";
+    return std::to_string(*step);
+}
+
+Mode effective_mode(const PluginConfig& config, std::string& refusal) {
+    auto requested = requested_user_mode();
+    if (!requested) return config.mode;
+    if (!user_may_choose(config, *requested)) {
+        refusal = "--launchguard=" + std::string(to_string(*requested)) +
+                  " is not allowed on this cluster (allowed: " + allowed_user_modes(config) + ")";
+        return config.mode;
+    }
+    return *requested;
+}
+
+int apply_patch(spank_t sp, const Report& report) {
+    for (const auto& op : report.patch) {
+        if (op.kind != RemediationOp::Kind::set_env && op.kind != RemediationOp::Kind::unset_env) continue;
+        const spank_err_t rc = op.kind == RemediationOp::Kind::set_env
+                                   ? spank_setenv(sp, op.name.c_str(), op.value.c_str(), 1)
+                                   : spank_unsetenv(sp, op.name.c_str());
+        if (rc != ESPANK_SUCCESS) {
+            log_error("cannot apply " + op.name + ": " + spank_strerror(rc));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+}  // namespace
+
+int run_task_init(spank_t sp, const PluginConfig& config) {
+    std::string refusal;
+    const Mode mode = effective_mode(config, refusal);
+    const bool first_task_on_node = local_task_id(sp).value_or(0) == 0;
+    if (!refusal.empty()) {
+        if (first_task_on_node) tell_user(refusal);
+        return -1;
+    }
+    if (mode == Mode::off) return 0;
+
+    auto profile = load_profile(config.profile);
+    if (!profile) {
+        log_error("profile: " + profile.error().to_string());
+        if (first_task_on_node) tell_user("cannot load profile: " + profile.error().to_string());
+        return config.on_error == OnError::block ? -1 : 0;
+    }
+
+    ProbeOptions probe;
+    probe.environment = job_environment(sp);
+    probe.use_current_process_env = false;
+    std::error_code ec;
+    if (config.hwloc_xml) {
+        probe.hwloc_xml = config.hwloc_xml;
+    } else if (std::filesystem::is_regular_file(config.topology_cache, ec)) {
+        probe.hwloc_xml = config.topology_cache;  // written by job_prolog, cheaper than discovery
+    }
+    probe.sysfs_root = config.sysfs_root;
+    if (auto nodes = item_u32(sp, S_JOB_NNODES)) probe.job_nodes = static_cast<int>(*nodes);
+    auto context = build_context(probe);
+    if (!context) {
+        log_error("cannot inspect the task: " + context.error().to_string());
+        if (first_task_on_node) tell_user("cannot inspect the task: " + context.error().to_string());
+        return config.on_error == OnError::block ? -1 : 0;
+    }
+
+    EvaluationOptions options;
+    options.mode = mode;
+    options.scopes = kScopeLive;
+    options.applicable = {RemediationOp::Kind::set_env, RemediationOp::Kind::unset_env};
+    Report report = evaluate(*context, *profile, options);
+
+    if (first_task_on_node) {
+        auto job = item_u32(sp, S_JOB_ID);
+        DecisionSite site{"task_init", job ? std::to_string(*job) : "?", step_name(item_u32(sp, S_JOB_STEPID)),
+                          short_hostname()};
+        log_info(decision_line(site, report));
+        if (!report.findings.empty()) tell_user(user_message(report));
+    }
+    if (report.decision == Decision::block) return -1;
+    return apply_patch(sp, report);
+}
+
+}  // namespace launchguard::slurm

@@ -1,0 +1,89 @@
+#include "plugin_config.h"
+
+#include <gtest/gtest.h>
+
+#include "decision_log.h"
+
+namespace launchguard::slurm {
+namespace {
+
+TEST(SlurmPluginConfig, DefaultsWithNoArguments) {
+    auto config = parse_plugin_args({});
+    ASSERT_TRUE(config.ok());
+    EXPECT_EQ(config->profile, "default");
+    EXPECT_EQ(config->mode, Mode::enforce);
+    EXPECT_EQ(config->on_error, OnError::allow);
+    EXPECT_EQ(config->topology_cache, "/run/launchguard/topology.xml");
+}
+
+TEST(SlurmPluginConfig, ReadsEveryKey) {
+    auto config = parse_plugin_args({"profile=/etc/launchguard/site.yaml", "mode=patch", "user-modes=warn,enforce",
+                                     "topology-cache=/var/cache/lg/topo.xml", "on-error=block"});
+    ASSERT_TRUE(config.ok()) << config.error().to_string();
+    EXPECT_EQ(config->profile, "/etc/launchguard/site.yaml");
+    EXPECT_EQ(config->mode, Mode::patch);
+    ASSERT_EQ(config->user_modes.size(), 2U);
+    EXPECT_EQ(config->user_modes[1], Mode::enforce);
+    EXPECT_EQ(config->topology_cache, "/var/cache/lg/topo.xml");
+    EXPECT_EQ(config->on_error, OnError::block);
+}
+
+TEST(SlurmPluginConfig, StrictErrorsNameTheArgument) {
+    auto unknown = parse_plugin_args({"mode=warn", "profiel=x"});
+    ASSERT_FALSE(unknown.ok());
+    EXPECT_EQ(unknown.error().field, "profiel=x");
+    EXPECT_NE(unknown.error().message.find("unknown key 'profiel'"), std::string::npos);
+
+    auto no_equals = parse_plugin_args({"enforce"});
+    ASSERT_FALSE(no_equals.ok());
+    EXPECT_EQ(no_equals.error().field, "enforce");
+
+    EXPECT_FALSE(parse_plugin_args({"mode=strict"}).ok());
+    EXPECT_FALSE(parse_plugin_args({"on-error=maybe"}).ok());
+    EXPECT_FALSE(parse_plugin_args({"topology-cache=relative/path.xml"}).ok());
+    EXPECT_FALSE(parse_plugin_args({"user-modes=warn,loud"}).ok());
+    EXPECT_FALSE(parse_plugin_args({"profile="}).ok());
+}
+
+TEST(SlurmPluginConfig, DefaultUserPolicyAllowsStricterModesAndWarn) {
+    PluginConfig config;
+    config.mode = Mode::patch;
+    EXPECT_TRUE(user_may_choose(config, Mode::enforce));
+    EXPECT_TRUE(user_may_choose(config, Mode::patch));
+    EXPECT_TRUE(user_may_choose(config, Mode::warn));
+    EXPECT_FALSE(user_may_choose(config, Mode::off));
+    EXPECT_EQ(allowed_user_modes(config), "enforce, patch, warn");
+}
+
+TEST(SlurmPluginConfig, ExplicitUserModesReplaceThePolicy) {
+    auto config = parse_plugin_args({"mode=enforce", "user-modes=enforce"});
+    ASSERT_TRUE(config.ok());
+    EXPECT_FALSE(user_may_choose(*config, Mode::warn));
+    EXPECT_TRUE(user_may_choose(*config, Mode::enforce));
+    EXPECT_EQ(allowed_user_modes(*config), "enforce");
+}
+
+TEST(SlurmDecisionLog, OneKeyValueLinePerDecision) {
+    Report report;
+    report.profile = "gb300-cx8";
+    report.mode = Mode::patch;
+    report.decision = Decision::patch;
+    Finding qps;
+    qps.rule = "net.qps-low";
+    qps.action = Action::patch;
+    qps.message = "one QP per connection";
+    report.findings.push_back(qps);
+    report.patch.push_back(RemediationOp::set_env("NCCL_IB_QPS_PER_CONNECTION", "4"));
+    std::string line = decision_line({"task_init", "42", "0", "node7"}, report);
+    EXPECT_EQ(line,
+              "decision hook=task_init job=42 step=0 node=node7 profile=gb300-cx8 mode=patch decision=patch "
+              "blocked=- patched=net.qps-low warned=- env=NCCL_IB_QPS_PER_CONNECTION unknown=0");
+    EXPECT_EQ(line.find('\n'), std::string::npos);
+
+    std::string message = user_message(report);
+    EXPECT_NE(message.find("PATCH net.qps-low: one QP per connection"), std::string::npos);
+    EXPECT_NE(message.find("environment patched"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace launchguard::slurm
