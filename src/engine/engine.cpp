@@ -51,7 +51,10 @@ bool can_apply(const Finding& finding, const std::vector<RemediationOp::Kind>& a
 
 // The action a finding gets under a mode. Rules propose, the profile
 // configures, the mode and the front end's abilities decide.
-Action resolve_action(Action configured, Mode mode, bool applicable) {
+Action resolve_action(Action configured, Mode mode, bool applicable, bool fix_blocking) {
+    if (fix_blocking && configured == Action::block && applicable && (mode == Mode::enforce || mode == Mode::patch)) {
+        return Action::patch;
+    }
     switch (mode) {
         case Mode::warn:
         case Mode::off:
@@ -141,7 +144,8 @@ Report evaluate(const LaunchContext& ctx, const Profile& profile, const Evaluati
             // already depend on the profile, e.g. block on MNNVL profiles).
             Action configured = profile.action_for(info.id, finding.action);
             if (configured == Action::off) continue;
-            finding.action = resolve_action(configured, options.mode, can_apply(finding, options.applicable));
+            finding.action =
+                resolve_action(configured, options.mode, can_apply(finding, options.applicable), options.fix_blocking);
             if (finding.action == Action::patch) add_patch_ops(finding, report.patch);
             report.findings.push_back(std::move(finding));
         }

@@ -30,6 +30,10 @@ struct EvaluationOptions {
     // Remediation kinds the front end can apply. A patch finding whose
     // operations are not all applicable cannot be patched.
     std::vector<RemediationOp::Kind> applicable;
+    // Also patch blocking findings whose every operation the front end can
+    // apply. The enroot hook does: carrying a host file into the container is
+    // its purpose. Elsewhere a block stays a block unless the profile says patch.
+    bool fix_blocking = false;
     // Only these rules (empty = all); used by tests and `--rule`.
     std::vector<std::string> only_rules;
 };

@@ -153,3 +153,28 @@ TEST(EngineModes, ParseAndPrint) {
 
 }  // namespace
 }  // namespace launchguard
+
+namespace launchguard {
+namespace {
+
+TEST_F(EngineTest, FixBlockingPatchesABlockTheFrontEndCanFullyRemediate) {
+    ScriptedRule mount_block{info("test.mount-block", Action::block),
+                             {RemediationOp::mount_file("/h", "/c"), RemediationOp::set_env("NCCL_TOPO_FILE", "/c")}};
+    EvaluationOptions options;
+    options.mode = Mode::enforce;
+    options.scopes = kScopeLive;
+    options.applicable = {RemediationOp::Kind::set_env, RemediationOp::Kind::mount_file};
+    options.fix_blocking = true;
+    Report fixed = evaluate(ctx, profile, options, {&mount_block, &blocker});
+    EXPECT_EQ(fixed.findings[0].action, Action::patch);
+    EXPECT_EQ(fixed.findings[1].action, Action::block);  // a manual step cannot be applied
+    EXPECT_EQ(fixed.patch.size(), 2U);
+
+    options.fix_blocking = false;
+    Report kept = evaluate(ctx, profile, options, {&mount_block});
+    EXPECT_EQ(kept.findings[0].action, Action::block);
+    EXPECT_TRUE(kept.patch.empty());
+}
+
+}  // namespace
+}  // namespace launchguard
