@@ -133,7 +133,9 @@ int run_hook(const HookArgs& args) {
     if (!environ_text || !mounts_text) {
         return bad_input("enroot-hook: " + (environ_text ? mounts_text.error() : environ_text.error()).to_string());
     }
-    EnrootPatch patch = enroot_patch_for(report, *environ_text, *mounts_text);
+    // A blocked start is aborted by enroot: leave its files as they were.
+    EnrootPatch patch;
+    if (report.decision != Decision::block) patch = enroot_patch_for(report, *environ_text, *mounts_text);
     if (!patch.empty()) {
         auto applied = apply(*inputs, patch);
         if (!applied) return bad_input("enroot-hook: " + applied.error().to_string());

@@ -60,7 +60,8 @@ TEST(Cli, RulesListsTheWholeCatalog) {
     auto r = run_command(cli() + " rules --format json");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     std::set<std::string> ids;
-    for (const auto& rule : boost::json::parse(r.out).as_array()) {
+    const boost::json::value rules = boost::json::parse(r.out);
+    for (const auto& rule : rules.as_array()) {
         const auto& o = rule.as_object();
         ids.insert(std::string(o.at("id").as_string()));
         for (const char* key : {"title", "default_action", "contexts", "checks", "why", "evidence", "fix"}) {
