@@ -22,12 +22,13 @@ using testing::run_command;
 std::string cli() { return quote_arg(LAUNCHGUARD_CLI); }
 
 // A check of a recorded launch: the 32em64t node, a tuned sysfs, GPU 0.
-std::string recorded_check(const std::string& rootfs, const std::string& extra = "") {
+std::string recorded_check(const std::string& rootfs, const std::string& extra = "",
+                           const std::string& sysfs = "sysfs/h100-baremetal") {
     return cli() + " check --root " + quote_arg(fixture_path("cli/" + rootfs)) +
            " --env-file " + quote_arg(fixture_path("cli/job.env")) +
            " --hwloc-xml " + quote_arg(fixture_path("hwloc/32em64t-2n8c2t-pci-normalio.xml")) +
-           " --sysfs-root " + quote_arg(fixture_path("sysfs/h100-baremetal")) +
-           " --runtime pyxis --job-nodes 1 --job-gpus 1 " + extra;
+           " --sysfs-root " + quote_arg(fixture_path(sysfs)) +
+           " --runtime pyxis " + extra;
 }
 
 boost::json::object parse_report(const std::string& out) {
@@ -145,10 +146,14 @@ TEST(Cli, TopologyFileThroughASymlinkIsFound) {
 }
 
 TEST(Cli, QueuePairsArePatchedOnALargeConnectX8Job) {
-    // gb300-cx8 at 1024 GPUs with NCCL's default of one QP per connection.
+    // gb300-cx8 at 1024 GPUs with NCCL's default of one QP per connection. The
+    // recorded node has no port rates (a root without sys/), so the profile's
+    // 800 Gb/s stands for the fabric.
+    const std::string no_sysfs = "cli/rootfs-topo-present";
     auto r = run_command(recorded_check("rootfs-topo-present",
                                         "--profile gb300-cx8 --job-gpus 1024 --job-nodes 256 --mode patch "
-                                        "--rule net.qps-low --format json"));
+                                        "--rule net.qps-low --format json",
+                                        no_sysfs));
     EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
     auto report = parse_report(r.out);
     EXPECT_EQ(report.at("decision").as_string(), "patch");
@@ -158,8 +163,15 @@ TEST(Cli, QueuePairsArePatchedOnALargeConnectX8Job) {
     EXPECT_EQ(op.at("name").as_string(), "NCCL_IB_QPS_PER_CONNECTION");
     EXPECT_EQ(op.at("value").as_string(), "4");
 
-    auto fix = run_command(recorded_check("rootfs-topo-present",
-                                          "--profile gb300-cx8 --job-gpus 1024 --job-nodes 256 --rule net.qps-low --fix"));
+    auto fix = run_command(recorded_check(
+        "rootfs-topo-present", "--profile gb300-cx8 --job-gpus 1024 --job-nodes 256 --rule net.qps-low --fix", no_sysfs));
+    EXPECT_EQ(fix.exit_code, 3);
+
+    // The same job on the recorded node whose ports run at 400 Gb/s: below the
+    // profile's 800 Gb/s threshold, one QP is fine.
+    auto slow = run_command(recorded_check("rootfs-topo-present",
+                                           "--profile gb300-cx8 --job-gpus 1024 --job-nodes 256 --rule net.qps-low"));
+    EXPECT_EQ(slow.exit_code, 0) << slow.out;
     EXPECT_NE(fix.out.find("export NCCL_IB_QPS_PER_CONNECTION=4"), std::string::npos) << fix.out;
 }
 
