@@ -70,6 +70,7 @@ std::string render_text(const Report& report, const TextStyle& style) {
 
     std::size_t rule_width = 0;
     for (const auto& f : report.findings) rule_width = std::max(rule_width, f.rule.size());
+    for (const auto& u : report.unknowns) rule_width = std::max(rule_width, u.rule.size());
     int blocks = 0;
     int patches = 0;
     int warns = 0;
