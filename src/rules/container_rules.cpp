@@ -1,8 +1,174 @@
+// Container resources NCCL depends on: /dev/shm size and the locked-memory
+// limit that RDMA registration needs.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "profile/size_parser.h"
 #include "rules/families.h"
+#include "rules/rule_helpers.h"
 #include "rules/table_rule.h"
 
 namespace launchguard {
+namespace {
 
-void register_container_rules(std::vector<const Rule*>& /*rules*/) {}
+using rules::join;
+
+void check_shm_small(const RuleInput& in, RuleOutput& out) {
+    const std::uint64_t minimum = in.profile.container.shm_min_bytes;
+    if (minimum == 0) return;
+    const auto& shm = in.ctx.container.shm_bytes;
+    if (!shm) {
+        out.unknown("cannot tell whether /dev/shm holds NCCL's shared buffers because its size is unknown: " +
+                    shm.reason());
+        return;
+    }
+    if (*shm >= minimum) return;
+    Finding& finding = out.fire("/dev/shm is " + format_byte_size(*shm) + ", below the " + format_byte_size(minimum) +
+                                " minimum of profile " + in.profile.name +
+                                ": NCCL's proxy and shared-memory buffers (and data loader workers) live there, and "
+                                "NCCL init fails with \"failed to extend /dev/shm/nccl-*\" once it is full");
+    finding.evidence.emplace_back("shm_size",
+                                  format_byte_size(*shm) + (shm.source().empty() ? "" : " (" + shm.source() + ")"));
+    finding.evidence.emplace_back("minimum", format_byte_size(minimum) + " (profile " + in.profile.name + ")");
+    finding.evidence.emplace_back("runtime", std::string(to_string(in.ctx.runtime)));
+    finding.remediation.push_back(RemediationOp::shm(minimum));
+}
+
+bool has_ipc_lock(const std::vector<std::string>& capabilities) {
+    return std::any_of(capabilities.begin(), capabilities.end(),
+                       [](const std::string& cap) { return cap == "CAP_IPC_LOCK" || cap == "IPC_LOCK"; });
+}
+
+// Whether NCCL will register memory with an RDMA device: a description of
+// the evidence when it will, "" when it will not, nullopt when unknown.
+std::optional<std::string> rdma_use(const RuleInput& in) {
+    if (const nccl::Setting* disable = in.nccl.get("NCCL_IB_DISABLE")) {
+        auto value = rules::effective_int(*disable);
+        if (value && *value != 0) return std::string();
+    }
+    const auto& topo = in.ctx.topology;
+    if (topo) {
+        std::vector<std::string> ports;
+        for (const Nic& nic : topo->nics) {
+            for (const IbPort& port : nic.ports) {
+                if (port.state == "ACTIVE") ports.push_back(nic.hca + ":" + std::to_string(port.number));
+            }
+        }
+        if (ports.empty()) return std::string();
+        return std::to_string(ports.size()) + " ACTIVE IB/RoCE port" + (ports.size() == 1 ? "" : "s") + " (" +
+               join(ports) + ")";
+    }
+    const Profile::Node& node = in.profile.node;
+    if (node.rdma_nics.value_or(0) > 0) {
+        return "profile " + in.profile.name + " expects " + std::to_string(*node.rdma_nics) + " RDMA NICs";
+    }
+    if (node.active_ib_ports.value_or(0) > 0) {
+        return "profile " + in.profile.name + " expects " + std::to_string(*node.active_ib_ports) + " ACTIVE IB ports";
+    }
+    return std::nullopt;
+}
+
+void check_memlock(const RuleInput& in, RuleOutput& out) {
+    if (!in.profile.container.memlock_unlimited) return;
+    const ContainerFacts& container = in.ctx.container;
+    if (container.memlock && !container.memlock->has_value()) return;  // unlimited
+
+    // CAP_IPC_LOCK lifts RLIMIT_MEMLOCK for memory registration, but only
+    // for root: a non-root container keeps it in the bounding set only.
+    bool root_known_false = container.runs_as_root && !*container.runs_as_root;
+    bool ipc_lock = container.capabilities && has_ipc_lock(*container.capabilities);
+    if (ipc_lock && !root_known_false) return;
+
+    auto rdma = rdma_use(in);
+    if (!rdma) {
+        out.unknown("cannot tell whether the job registers memory for RDMA because the node topology is unknown (" +
+                    in.ctx.topology.reason() + ") and profile " + in.profile.name + " names no RDMA NICs");
+        return;
+    }
+    if (rdma->empty()) return;
+    if (!container.memlock) {
+        out.unknown("cannot tell whether RDMA can pin NCCL's buffers because RLIMIT_MEMLOCK is unknown: " +
+                    container.memlock.reason());
+        return;
+    }
+
+    std::uint64_t limit = **container.memlock;
+    std::string message =
+        "RLIMIT_MEMLOCK is " + format_byte_size(limit) + ", not unlimited, while the job uses RDMA (" + *rdma + ")";
+    if (ipc_lock) message += " and IPC_LOCK does not apply to a non-root container";
+    message +=
+        ": NCCL cannot pin its network buffers with ibv_reg_mr, which ends in a fallback to TCP sockets or a "
+        "failed init";
+    Finding& finding = out.fire(std::move(message));
+    finding.evidence.emplace_back(
+        "memlock",
+        format_byte_size(limit) + (container.memlock.source().empty() ? "" : " (" + container.memlock.source() + ")"));
+    finding.evidence.emplace_back("rdma", *rdma);
+    if (container.capabilities) {
+        finding.evidence.emplace_back("capabilities",
+                                      container.capabilities->empty() ? "none" : join(*container.capabilities));
+    }
+    if (container.runs_as_root) finding.evidence.emplace_back("runs_as_root", *container.runs_as_root ? "yes" : "no");
+    if (!root_known_false) finding.remediation.push_back(RemediationOp::capability("IPC_LOCK"));
+    finding.remediation.push_back(RemediationOp::manual_step(
+        "raise the limit to unlimited where the job's processes inherit it: docker/podman --ulimit memlock=-1; "
+        "Slurm: LimitMEMLOCK=infinity for slurmd and PropagateResourceLimitsExcept=MEMLOCK in slurm.conf; "
+        "Kubernetes: LimitMEMLOCK=infinity in the container runtime's systemd unit (containerd drop-in)"));
+}
+
+const TableRule kShmSmall{
+    RuleInfo{
+        .id = "shm.small",
+        .title = "/dev/shm smaller than the profile minimum",
+        .default_action = Action::patch,
+        .severity = Severity::warning,
+        .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
+        .checks = "Compares the size of /dev/shm as the task sees it with the profile's container.shm_min "
+                  "(default 1 GiB). In Kubernetes the size comes from the Pod spec: a memory emptyDir, a hostPath "
+                  "or hostIPC at /dev/shm.",
+        .why = "NCCL always keeps its proxy-ops pool in /dev/shm, and its shared-memory transport buffers too when "
+               "cuMem host allocations are unavailable; PyTorch data loader workers pass batches through it. "
+               "Docker and Kubernetes give 64 MiB by default. When it runs out NCCL fails init with \"failed to "
+               "extend /dev/shm/nccl-* to N bytes\", often only at scale after the job has started. enroot "
+               "bind-mounts the host's /dev/shm, so there the host's size applies.",
+        .evidence = "The size of /dev/shm and where it was read, the profile minimum, and the runtime.",
+        .fix = "Patched where the front end can: docker --shm-size=1g, a Kubernetes emptyDir {medium: Memory, "
+               "sizeLimit: 1Gi} mounted at /dev/shm; for enroot, a larger /dev/shm on the host.",
+    },
+    check_shm_small};
+
+const TableRule kMemlock{
+    RuleInfo{
+        .id = "mem.memlock",
+        .title = "Locked-memory limit too low for RDMA",
+        .default_action = Action::warn,
+        .severity = Severity::warning,
+        .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
+        .checks = "Where NCCL will use RDMA (ACTIVE IB/RoCE ports in the topology, else RDMA NICs in the profile; "
+                  "not when NCCL_IB_DISABLE is set), fires when RLIMIT_MEMLOCK is not unlimited and the container "
+                  "has no effective CAP_IPC_LOCK. IPC_LOCK counts only for root containers: Kubernetes puts it in "
+                  "the bounding set of non-root ones, where it has no effect. Quiet when the profile sets "
+                  "container.memlock_unlimited: false.",
+        .why = "RDMA registration (ibv_reg_mr) pins NCCL's buffers and is charged against RLIMIT_MEMLOCK unless the "
+               "process holds CAP_IPC_LOCK. Containers inherit the runtime daemon's limit (8 MiB on kernels 5.16 "
+               "and later, 64 KiB before; containerd's unit does not raise it) and Slurm propagates the submit "
+               "shell's limit; registration then fails and NCCL falls back to TCP sockets or fails init "
+               "(NVIDIA/nvidia-container-toolkit#2037).",
+        .evidence = "The limit and where it was read, why RDMA is expected, the container's capabilities and "
+                    "whether it runs as root.",
+        .fix = "Add IPC_LOCK for root containers; otherwise raise the limit: docker --ulimit memlock=-1, "
+               "LimitMEMLOCK=infinity for slurmd with PropagateResourceLimitsExcept=MEMLOCK in slurm.conf, or "
+               "LimitMEMLOCK=infinity in the container runtime's systemd unit.",
+    },
+    check_memlock};
+
+}  // namespace
+
+void register_container_rules(std::vector<const Rule*>& rules) {
+    rules.push_back(&kShmSmall);
+    rules.push_back(&kMemlock);
+}
 
 }  // namespace launchguard
