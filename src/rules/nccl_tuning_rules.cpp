@@ -1,8 +1,435 @@
+// nccl.*: settings that switch NCCL's fast paths off or pin its tuning. Each
+// is legal, none prints anything with the default NCCL_DEBUG, and each costs
+// bandwidth on hardware that has the path (shared/reference/NCCL.md §4, §9).
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "rules/families.h"
+#include "rules/rule_helpers.h"
 #include "rules/table_rule.h"
 
 namespace launchguard {
+namespace {
 
-void register_nccl_tuning_rules(std::vector<const Rule*>& /*rules*/) {}
+using rules::add_setting_evidence;
+using rules::all_hold;
+using rules::Condition;
+using rules::effective_int;
+using rules::restore_default;
+using rules::setting_or_unknown;
+
+constexpr long long kMaxChannels = 64;              // MAXCHANNELS, src/include/device.h
+constexpr long long kDefaultBuffSize = 4LL << 20;   // DEFAULT_BUFFSIZE, init.cc
+constexpr long long kParamAuto = -2;                // NCCL_PARAM's "not set" default for these knobs
+
+// ---------------------------------------------------------------------------
+// What the node has.
+
+// How many GPUs share this node: its topology, else the profile.
+Condition node_has_several_gpus(const RuleInput& in) {
+    if (in.ctx.topology) return Condition::known(in.ctx.topology->gpus.size() > 1);
+    const auto& node = in.profile.node;
+    if (node.gpus) return Condition::known(*node.gpus > 1);
+    if (node.nvswitch || node.mnnvl) return Condition::known(true);
+    return Condition::unknown("the node topology is unknown (" + in.ctx.topology.reason() + ") and profile '" +
+                              in.profile.name + "' does not give node.gpus");
+}
+
+void add_gpu_evidence(Finding& finding, const RuleInput& in) {
+    if (in.ctx.topology) {
+        finding.evidence.emplace_back("node_gpus", std::to_string(in.ctx.topology->gpus.size()));
+        finding.evidence.emplace_back("topology", in.ctx.topology->source);
+    } else if (in.profile.node.gpus) {
+        finding.evidence.emplace_back("profile_gpus", std::to_string(*in.profile.node.gpus));
+    }
+}
+
+std::string gpus_description(const RuleInput& in) {
+    if (in.ctx.topology) return "the " + std::to_string(in.ctx.topology->gpus.size()) + " GPUs of this node";
+    if (in.profile.node.gpus) return "the " + std::to_string(*in.profile.node.gpus) + " GPUs per node of profile '" +
+                                     in.profile.name + "'";
+    return "the GPUs of this NVLink node";
+}
+
+// ---------------------------------------------------------------------------
+// nccl.p2p-disabled
+
+// ncclGetLevel (graph/paths.cc): NCCL_P2P_DISABLE counts only when strtol
+// reads exactly 1; otherwise NCCL_P2P_LEVEL=LOC (or legacy 0) does the same.
+const nccl::Setting* p2p_switch_off(const RuleInput& in, RuleOutput& out) {
+    const nccl::Setting* disable = setting_or_unknown(in, out, "NCCL_P2P_DISABLE", "whether CUDA P2P is disabled");
+    if (disable != nullptr && nccl::parse_int(disable->value).value == 1) return disable;
+    const nccl::Setting* level = setting_or_unknown(in, out, "NCCL_P2P_LEVEL", "whether CUDA P2P is disabled");
+    if (level != nullptr && rules::parse_path_level(level->value) == rules::kPathLoc) return level;
+    return nullptr;
+}
+
+void check_p2p_disabled(const RuleInput& in, RuleOutput& out) {
+    const nccl::Setting* off = p2p_switch_off(in, out);
+    if (off == nullptr) return;
+    bool mnnvl = in.profile.node.mnnvl;
+    if (!mnnvl && !all_hold(out, "whether " + off->name + "=" + off->value + " costs NVLink/PCIe bandwidth",
+                            {node_has_several_gpus(in)})) {
+        return;
+    }
+    std::string message = off->name + "=" + off->value + " turns CUDA P2P off between " + gpus_description(in) +
+                          ": intra-node traffic goes through host memory instead of NVLink/PCIe peer access";
+    if (mnnvl) message += ", and multi-node NVLink is off too (ncclMnnvlCheck requires P2P)";
+    Finding& finding = out.fire(std::move(message));
+    add_setting_evidence(finding, *off);
+    add_gpu_evidence(finding, in);
+    if (mnnvl) finding.evidence.emplace_back("profile_mnnvl", "true");
+    finding.remediation = restore_default(*off, off->name == "NCCL_P2P_DISABLE" ? "0" : "");
+}
+
+const TableRule kP2pDisabled{
+    RuleInfo{
+        .id = "nccl.p2p-disabled",
+        .title = "CUDA P2P disabled on a multi-GPU node",
+        .default_action = Action::warn,
+        .severity = Severity::warning,
+        .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
+        .checks = "`NCCL_P2P_DISABLE` reads as exactly 1 (NCCL ignores any other number), or `NCCL_P2P_LEVEL` is "
+                  "`LOC` / `0`, on a node with more than one GPU (its topology, else the profile) or on a multi-node "
+                  "NVLink profile.",
+        .why = "Without P2P, GPUs of the same node exchange data through host memory (the SHM transport) instead of "
+               "NVLink or PCIe peer access — a large intra-node bandwidth loss, silently. On GB200/GB300 NVL72 it also "
+               "disables MNNVL: ncclMnnvlCheck requires P2P, so cross-tray traffic goes over the NICs.",
+        .evidence = "The variable and value, where it was set, and the node's GPU count (or the profile's).",
+        .fix = "Unset the variable. From a conf file, the environment overrides it (`NCCL_P2P_DISABLE=0`, or an "
+               "empty `NCCL_P2P_LEVEL`, which NCCL ignores) until the line is removed.",
+    },
+    check_p2p_disabled};
+
+// ---------------------------------------------------------------------------
+// nccl.shm-disabled
+
+void check_shm_disabled(const RuleInput& in, RuleOutput& out) {
+    const nccl::Setting* shm = setting_or_unknown(in, out, "NCCL_SHM_DISABLE", "whether the SHM transport is disabled");
+    if (shm == nullptr) return;
+    if (effective_int(*shm) != 1) return;  // shm.cc: `if (ncclParamShmDisable() == 1)`
+    if (!all_hold(out, "whether NCCL_SHM_DISABLE=" + shm->value + " matters on this node", {node_has_several_gpus(in)})) {
+        return;
+    }
+    Finding& finding = out.fire("NCCL_SHM_DISABLE=" + shm->value + " removes the shared-memory transport between " +
+                                gpus_description(in) + ": GPU pairs that cannot use P2P (e.g. across CPU sockets) "
+                                "send through the network instead");
+    add_setting_evidence(finding, *shm);
+    add_gpu_evidence(finding, in);
+    finding.remediation = restore_default(*shm, "0");
+}
+
+const TableRule kShmDisabled{
+    RuleInfo{
+        .id = "nccl.shm-disabled",
+        .title = "Shared-memory transport disabled",
+        .default_action = Action::warn,
+        .severity = Severity::warning,
+        .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
+        .checks = "`NCCL_SHM_DISABLE` reads as exactly 1 (NCCL ignores other numbers) on a node with more than one "
+                  "GPU (its topology, else the profile).",
+        .why = "SHM is NCCL's intra-node path for GPU pairs without P2P (PCIe across CPU sockets, P2P disabled, some "
+               "VMs). Without it those pairs go through the NIC and the switch and back, silently, at network speed.",
+        .evidence = "The value, where it was set, and the node's GPU count (or the profile's).",
+        .fix = "Unset `NCCL_SHM_DISABLE`. From a conf file, the environment overrides it with `NCCL_SHM_DISABLE=0` "
+               "until the line is removed. If /dev/shm is too small, fix that instead (shm.small).",
+    },
+    check_shm_disabled};
+
+// ---------------------------------------------------------------------------
+// nccl.nvls-disabled
+
+void check_nvls_disabled(const RuleInput& in, RuleOutput& out) {
+    const nccl::Setting* nvls = setting_or_unknown(in, out, "NCCL_NVLS_ENABLE", "whether NVLink SHARP is disabled");
+    if (nvls == nullptr) return;
+    if (effective_int(*nvls) != 0) return;  // nvls.cc: `if (!ncclParamNvlsEnable() || gpuCount < 2)`
+    Condition nvswitch = Condition::unknown("profile '" + in.profile.name +
+                                            "' does not declare node.nvswitch and launchguard does not detect NVSwitches");
+    if (in.profile.node.nvswitch) {
+        nvswitch = Condition::known(true);
+    } else if (in.ctx.topology && in.ctx.topology->gpus.size() < 2) {
+        nvswitch = Condition::known(false);  // NCCL never uses NVLS with one GPU
+    }
+    if (!all_hold(out, "whether NCCL_NVLS_ENABLE=" + nvls->value + " costs NVLink SHARP bandwidth", {nvswitch})) return;
+    Finding& finding = out.fire("NCCL_NVLS_ENABLE=" + nvls->value + " turns NVLink SHARP off on an NVSwitch node of "
+                                "profile '" + in.profile.name + "': NVLS/NVLSTree algorithms are never used and "
+                                "all-reduce loses the switch offload");
+    add_setting_evidence(finding, *nvls);
+    finding.evidence.emplace_back("parsed", std::to_string(*effective_int(*nvls)));
+    finding.evidence.emplace_back("profile_nvswitch", "true");
+    finding.remediation = restore_default(*nvls, "2");
+}
+
+const TableRule kNvlsDisabled{
+    RuleInfo{
+        .id = "nccl.nvls-disabled",
+        .title = "NVLink SHARP disabled on an NVSwitch node",
+        .default_action = Action::warn,
+        .severity = Severity::warning,
+        .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
+        .checks = "`NCCL_NVLS_ENABLE` reads as 0 under strtoll (`0`, `off`, `false`) on a node whose profile declares "
+                  "NVSwitch (`node.nvswitch`). Unknown when the profile does not say and the node has several GPUs.",
+        .why = "NVLS offloads reductions to the NVSwitch (H100/H200 HGX, B200/B300, GB200/GB300); with it off, NCCL "
+               "falls back to ring/tree for all-reduce and all-gather, with lower bandwidth and no message. Some "
+               "stacks set it to 0 on purpose (GKE TCPXO): override this rule in their profile.",
+        .evidence = "The value, where it was set, the value NCCL parses, and that the profile declares NVSwitch.",
+        .fix = "Unset `NCCL_NVLS_ENABLE`. From a conf file, the environment overrides it with `NCCL_NVLS_ENABLE=2` "
+               "(NCCL's default) until the line is removed.",
+    },
+    check_nvls_disabled};
+
+// ---------------------------------------------------------------------------
+// nccl.cumem-disabled
+
+void check_cumem_disabled(const RuleInput& in, RuleOutput& out) {
+    const nccl::Setting* cumem = setting_or_unknown(in, out, "NCCL_CUMEM_ENABLE", "whether cuMem is disabled");
+    if (cumem == nullptr) return;
+    auto value = effective_int(*cumem);
+    // ncclCuMemEnable (misc/cudawrap.cc): a non-negative value is taken as
+    // is; below zero only -2 means "auto", so -1 disables as well.
+    if (!value || *value > 0 || *value == kParamAuto) return;
+    bool mnnvl = in.profile.node.mnnvl;
+    std::string message = "NCCL_CUMEM_ENABLE=" + cumem->value + " turns NCCL's cuMem allocations off";
+    if (mnnvl) {
+        message += ": on this multi-node NVLink system (profile '" + in.profile.name + "') MNNVL is silently off and "
+                   "cross-tray traffic goes over the NICs";
+    } else {
+        message += ": symmetric-memory kernels and NCCL's device API are unavailable";
+    }
+    Finding& finding = out.fire(std::move(message));
+    add_setting_evidence(finding, *cumem);
+    finding.evidence.emplace_back("parsed", std::to_string(*value));
+    finding.evidence.emplace_back("profile_mnnvl", mnnvl ? "true" : "false");
+    if (mnnvl) finding.action = Action::block;
+    finding.remediation = restore_default(*cumem, "-2");
+}
+
+const TableRule kCumemDisabled{
+    RuleInfo{
+        .id = "nccl.cumem-disabled",
+        .title = "cuMem disabled (MNNVL off on NVL72)",
+        .default_action = Action::warn,
+        .severity = Severity::warning,
+        .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
+        .checks = "`NCCL_CUMEM_ENABLE` reads as 0 (or any negative number but -2, NCCL's \"auto\"). Blocks on "
+                  "profiles with `node.mnnvl` (GB200/GB300 NVL72); warns elsewhere.",
+        .why = "Multi-node NVLink needs cuMem: ncclMnnvlCheck returns early when it is off, so MNNVL is disabled "
+               "without a word and traffic between trays of the NVLink domain goes over InfiniBand. Elsewhere cuMem "
+               "off loses NCCL's symmetric-memory kernels and device API (both require it); it is sometimes set as a "
+               "workaround for cuMem IPC problems in containers, which is why it only warns there.",
+        .evidence = "The value, where it was set, the value NCCL parses, and whether the profile is multi-node NVLink.",
+        .fix = "Unset `NCCL_CUMEM_ENABLE` (NCCL enables cuMem automatically when the driver supports it). From a conf "
+               "file, the environment overrides it with `-2` (auto) until the line is removed.",
+    },
+    check_cumem_disabled};
+
+// ---------------------------------------------------------------------------
+// nccl.algo-restricted, nccl.proto-restricted
+
+// "allows only Ring" / "excludes LL128" / "sets per-collective lists" for a
+// value in NCCL's parseList syntax (graph/tuning.cc).
+std::string describe_restriction(std::string_view value) {
+    if (value.find_first_of(";:") != std::string_view::npos) return "sets per-collective lists (" + std::string(value) + ")";
+    if (value.starts_with('^')) return "excludes " + std::string(value.substr(1));
+    return "allows only " + std::string(value);
+}
+
+void fire_restriction(const RuleInput& in, RuleOutput& out, std::string_view name, std::string_view consequence) {
+    const nccl::Setting* setting = setting_or_unknown(in, out, name, "whether " + std::string(name) + " is set");
+    // An empty value gives parseList nothing to change: every choice stays enabled.
+    if (setting == nullptr || setting->value.empty()) return;
+    Finding& finding = out.fire(std::string(name) + "=" + setting->value + " " + describe_restriction(setting->value) +
+                                ": " + std::string(consequence));
+    add_setting_evidence(finding, *setting);
+    finding.remediation = restore_default(*setting, "");
+}
+
+void check_algo_restricted(const RuleInput& in, RuleOutput& out) {
+    fire_restriction(in, out, "NCCL_ALGO",
+                     "NCCL's tuner can no longer pick Ring, Tree, NVLS, CollNet or PAT per collective and message size");
+}
+
+void check_proto_restricted(const RuleInput& in, RuleOutput& out) {
+    fire_restriction(in, out, "NCCL_PROTO",
+                     "NCCL's tuner can no longer pick LL, LL128 or Simple per message size, which costs latency or "
+                     "bandwidth");
+}
+
+const TableRule kAlgoRestricted{
+    RuleInfo{
+        .id = "nccl.algo-restricted",
+        .title = "NCCL_ALGO restricts collective algorithms",
+        .default_action = Action::warn,
+        .severity = Severity::warning,
+        .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
+        .checks = "The effective `NCCL_ALGO` is set to a non-empty value (an empty value changes nothing).",
+        .why = "NCCL chooses the algorithm (Ring, Tree, NVLS, NVLSTree, CollNet, PAT) per collective and size from "
+               "the topology. A fixed list — often left over from a benchmark or a bug workaround — overrides that "
+               "choice everywhere. The NCCL docs list it among the debugging variables that \"should generally not be "
+               "set for production code\"; since 2.24 a collective the list leaves without a usable algorithm fails "
+               "instead of falling back to Ring.",
+        .evidence = "The value and where it was set.",
+        .fix = "Unset `NCCL_ALGO`. From a conf file, the environment overrides it with an empty value (which NCCL "
+               "treats as no restriction) until the line is removed.",
+    },
+    check_algo_restricted};
+
+const TableRule kProtoRestricted{
+    RuleInfo{
+        .id = "nccl.proto-restricted",
+        .title = "NCCL_PROTO restricts protocols",
+        .default_action = Action::warn,
+        .severity = Severity::warning,
+        .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
+        .checks = "The effective `NCCL_PROTO` is set to a non-empty value (an empty value changes nothing).",
+        .why = "NCCL picks LL (small messages), LL128 and Simple (large messages) per size. Pinning them costs "
+               "latency or bandwidth; the NCCL docs discourage setting it except to rule out a suspected protocol "
+               "bug, and forcing LL128 where it is unsupported can corrupt data.",
+        .evidence = "The value and where it was set.",
+        .fix = "Unset `NCCL_PROTO`. From a conf file, the environment overrides it with an empty value until the line "
+               "is removed.",
+    },
+    check_proto_restricted};
+
+// ---------------------------------------------------------------------------
+// nccl.channels-capped
+
+// The channel cap one variable puts on NCCL, if any. ncclMaxNchannels
+// (graph/connect.cc) raises values below 1 to 1; NCCL_MAX_CTAS <= 0 is
+// ignored (init.cc).
+std::optional<long long> channel_cap(std::string_view name, long long value) {
+    if (name == "NCCL_MAX_CTAS") {
+        if (value <= 0) return std::nullopt;
+        return value < kMaxChannels ? std::optional<long long>(value) : std::nullopt;
+    }
+    if (value == kParamAuto) return std::nullopt;
+    long long cap = std::max(1LL, value);
+    return cap < kMaxChannels ? std::optional<long long>(cap) : std::nullopt;
+}
+
+void check_channels_capped(const RuleInput& in, RuleOutput& out) {
+    // NCCL_MAX_NCHANNELS replaces the legacy NCCL_MAX_NRINGS when both are set.
+    const nccl::Setting* nchannels = setting_or_unknown(in, out, "NCCL_MAX_NCHANNELS", "whether NCCL's channels are capped");
+    bool nchannels_in_effect = nchannels != nullptr && effective_int(*nchannels).value_or(kParamAuto) != kParamAuto;
+    std::vector<std::string_view> names{"NCCL_MAX_NCHANNELS", "NCCL_MAX_CTAS"};
+    if (!nchannels_in_effect) names.insert(names.begin() + 1, "NCCL_MAX_NRINGS");
+    for (std::string_view name : names) {
+        const nccl::Setting* setting =
+            name == "NCCL_MAX_NCHANNELS" ? nchannels : setting_or_unknown(in, out, name, "whether NCCL's channels are capped");
+        if (setting == nullptr) continue;
+        auto value = effective_int(*setting);
+        if (!value) continue;
+        auto cap = channel_cap(name, *value);
+        if (!cap) continue;
+        std::string shown = std::to_string(*value) == setting->value ? setting->value
+                                                                      : setting->value + " (read as " + std::to_string(*value) + ")";
+        Finding& finding = out.fire(std::string(name) + "=" + shown + " caps NCCL at " + std::to_string(*cap) +
+                                    " channel" + (*cap == 1 ? "" : "s") + " (it may use up to " +
+                                    std::to_string(kMaxChannels) + "): large collectives cannot drive every NVLink "
+                                    "and NIC at full bandwidth");
+        add_setting_evidence(finding, *setting);
+        finding.evidence.emplace_back("channel_cap", std::to_string(*cap));
+        finding.remediation = restore_default(*setting, name == "NCCL_MAX_CTAS" ? "" : "-2");
+    }
+}
+
+const TableRule kChannelsCapped{
+    RuleInfo{
+        .id = "nccl.channels-capped",
+        .title = "NCCL channels capped",
+        .default_action = Action::warn,
+        .severity = Severity::warning,
+        .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
+        .checks = "`NCCL_MAX_NCHANNELS` (or the legacy `NCCL_MAX_NRINGS` when it is not set) or `NCCL_MAX_CTAS` "
+                  "caps NCCL below its 64 channels. Values below 1 count as 1 for the channel variables (NCCL raises "
+                  "them); `NCCL_MAX_CTAS` <= 0 is ignored by NCCL.",
+        .why = "Each channel is a CTA driving its share of the NVLinks and NICs; NCCL sizes the count from the "
+               "topology. A low cap — often copied from a tuning note for another system — limits bandwidth of "
+               "large collectives without any message. NCCL 2.17 deprecated the NCHANNELS variables in favour of "
+               "NCCL_MIN_CTAS/NCCL_MAX_CTAS.",
+        .evidence = "The variable, its value and where it was set, and the resulting channel cap.",
+        .fix = "Unset the variable. To leave SMs to compute kernels on purpose, use NCCL_MAX_CTAS in the job's own "
+               "config and turn this rule off in its profile. From a conf file, the environment overrides it with "
+               "NCCL's default until the line is removed.",
+    },
+    check_channels_capped};
+
+// ---------------------------------------------------------------------------
+// nccl.buffsize-suspicious
+
+// The byte count the author meant, when the value carries a size suffix
+// NCCL does not understand ("8M" -> 8388608), from the conf linter.
+std::optional<long long> meant_bytes(const nccl::Setting& setting) {
+    for (const auto& issue : nccl::lint_value(setting.origin, 0, setting.name, setting.value)) {
+        auto equals = issue.corrected.find('=');
+        if (equals == std::string::npos) continue;
+        nccl::IntValue meant = nccl::parse_int(std::string_view(issue.corrected).substr(equals + 1));
+        if (meant.complete && !meant.overflow) return meant.value;
+    }
+    return std::nullopt;
+}
+
+void check_buffsize_suspicious(const RuleInput& in, RuleOutput& out) {
+    const nccl::Setting* buffsize = setting_or_unknown(in, out, "NCCL_BUFFSIZE", "how large NCCL's buffers are");
+    if (buffsize == nullptr) return;
+    auto value = effective_int(*buffsize);
+    // Unset, empty, -2 or an overflow: NCCL keeps its 4 MiB default. A value
+    // that reads as intended despite trailing text ("8388608 # x") is
+    // conf.lint's business, not a small buffer.
+    if (!value || *value == kParamAuto || *value >= kDefaultBuffSize) return;
+
+    bool partial = !nccl::parse_int(buffsize->value).complete;
+    std::string message = "NCCL_BUFFSIZE=" + buffsize->value + " is read by NCCL as " + std::to_string(*value) + " bytes";
+    if (partial) message += " (strtoll stops at the first character that is not part of a number)";
+    message += ", below the 4 MiB (4194304-byte) default: fewer bytes in flight per step, lower bandwidth";
+    Finding& finding = out.fire(std::move(message));
+    add_setting_evidence(finding, *buffsize);
+    finding.evidence.emplace_back("parsed_bytes", std::to_string(*value));
+    finding.evidence.emplace_back("default_bytes", std::to_string(kDefaultBuffSize));
+    if (auto meant = meant_bytes(*buffsize)) {
+        // Keep what the author asked for, in a form NCCL reads.
+        finding.evidence.emplace_back("meant_bytes", std::to_string(*meant));
+        finding.remediation.push_back(RemediationOp::set_env("NCCL_BUFFSIZE", std::to_string(*meant)));
+    } else {
+        finding.remediation = restore_default(*buffsize, "-2");
+    }
+}
+
+const TableRule kBuffsizeSuspicious{
+    RuleInfo{
+        .id = "nccl.buffsize-suspicious",
+        .title = "NCCL_BUFFSIZE below default or unparsable",
+        .default_action = Action::warn,
+        .severity = Severity::warning,
+        .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
+        .checks = "The effective `NCCL_BUFFSIZE` as NCCL reads it (strtoll, base auto-detected) is below the 4 MiB "
+                  "default — written small, or with a size suffix or text strtoll stops at (`8M` is 8 bytes, `four` "
+                  "is 0).",
+        .why = "NCCL_BUFFSIZE is a byte count and NCCL does not understand suffixes: `8M` gives 8-byte buffers and "
+               "`four` gives 0, silently (the parse error is never reported). Buffers smaller than the default keep "
+               "fewer bytes in flight per pipeline step and lower bandwidth.",
+        .evidence = "The value and where it was set, the byte count NCCL uses, the default, and the byte count the "
+                    "author meant when the value had a size suffix.",
+        .fix = "Write the size in bytes (`NCCL_BUFFSIZE=8388608`), or unset it to get the 4 MiB default. A value with "
+               "a size suffix is rewritten to the bytes it meant; others are unset (from a conf file, overridden "
+               "with `-2`, NCCL's default, until the line is removed).",
+    },
+    check_buffsize_suspicious};
+
+}  // namespace
+
+void register_nccl_tuning_rules(std::vector<const Rule*>& rules) {
+    rules.push_back(&kP2pDisabled);
+    rules.push_back(&kShmDisabled);
+    rules.push_back(&kNvlsDisabled);
+    rules.push_back(&kCumemDisabled);
+    rules.push_back(&kAlgoRestricted);
+    rules.push_back(&kProtoRestricted);
+    rules.push_back(&kChannelsCapped);
+    rules.push_back(&kBuffsizeSuspicious);
+}
 
 }  // namespace launchguard

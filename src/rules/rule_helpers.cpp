@@ -1,0 +1,92 @@
+#include "rules/rule_helpers.h"
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+
+namespace launchguard::rules {
+
+void add_setting_evidence(Finding& finding, const nccl::Setting& setting) {
+    finding.evidence.emplace_back(setting.name, setting.value);
+    finding.evidence.emplace_back("source", setting.origin);
+}
+
+std::optional<long long> effective_int(const nccl::Setting& setting) {
+    if (setting.value.empty()) return std::nullopt;
+    nccl::IntValue parsed = nccl::parse_int(setting.value);
+    if (parsed.overflow) return std::nullopt;
+    return parsed.value;
+}
+
+std::vector<RemediationOp> restore_default(const nccl::Setting& setting, std::string_view default_value) {
+    if (setting.source == nccl::Source::environment) return {RemediationOp::unset_env(setting.name)};
+    return {RemediationOp::set_env(setting.name, std::string(default_value)),
+            RemediationOp::manual_step("remove the line '" + setting.name + "=" + setting.value + "' (" +
+                                       setting.origin + ") so that no launch inherits it")};
+}
+
+const nccl::Setting* setting_or_unknown(const RuleInput& in, RuleOutput& out, std::string_view name,
+                                        std::string_view what) {
+    if (const nccl::Setting* setting = in.nccl.get(name)) return setting;
+    if (!in.nccl.env_known) {
+        std::string reason = in.ctx.env.reason().empty() ? "the task environment is unknown" : in.ctx.env.reason();
+        out.unknown("cannot tell " + std::string(what) + " because " + std::string(name) +
+                    " may be set in the task environment, which is unknown: " + reason);
+    }
+    return nullptr;
+}
+
+bool all_hold(RuleOutput& out, std::string_view question, std::initializer_list<Condition> conditions) {
+    bool undecided = false;
+    for (const auto& condition : conditions) {
+        if (condition.holds.has_value() && !*condition.holds) return false;
+        if (!condition.holds.has_value()) undecided = true;
+    }
+    if (!undecided) return true;
+    for (const auto& condition : conditions) {
+        if (!condition.holds.has_value()) out.unknown("cannot tell " + std::string(question) + " because " + condition.reason);
+    }
+    return false;
+}
+
+namespace {
+// topoPathTypeStr (graph/topo.cc), indexed by PATH_* value.
+constexpr std::array<std::string_view, 12> kPathNames = {"LOC", "NVL", "NVB", "C2C", "PIX", "PXB",
+                                                         "P2C", "PXN", "PHB", "SYS", "NET", "DIS"};
+// levelsOldToNew: the pre-2.12 integer levels.
+constexpr std::array<int, 6> kLegacyLevels = {kPathLoc, kPathPix, kPathPxb, 8 /* PHB */, kPathSys, kPathSys};
+}  // namespace
+
+std::optional<int> parse_path_level(std::string_view value) {
+    value = value.substr(0, value.find('\0'));
+    for (int level = 0; level <= kPathSys; ++level) {
+        if (value == kPathNames[static_cast<std::size_t>(level)]) return level;
+    }
+    if (value.empty() || value.front() < '0' || value.front() > '9') return std::nullopt;
+    long long legacy = nccl::parse_int(value).value;
+    if (legacy < 0 || legacy >= static_cast<long long>(kLegacyLevels.size())) legacy = kLegacyLevels.size() - 1;
+    return kLegacyLevels[static_cast<std::size_t>(legacy)];
+}
+
+std::string_view path_level_name(int level) {
+    if (level < 0 || level >= static_cast<int>(kPathNames.size())) return "?";
+    return kPathNames[static_cast<std::size_t>(level)];
+}
+
+std::string join(const std::vector<std::string>& items, std::string_view separator) {
+    std::string out;
+    for (const auto& item : items) {
+        if (!out.empty()) out += separator;
+        out += item;
+    }
+    return out;
+}
+
+std::string format_number(double value) {
+    if (std::floor(value) == value && std::fabs(value) < 1e15) return std::to_string(static_cast<long long>(value));
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%g", value);
+    return buffer;
+}
+
+}  // namespace launchguard::rules
