@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 
+#include "context/memo_file_view.h"
 #include "nccl/nccl_config.h"
 #include "rules/rule.h"
 
@@ -117,7 +118,10 @@ Report evaluate(const LaunchContext& ctx, const Profile& profile, const Evaluati
     } catch (const std::exception& e) {
         report.unknowns.push_back({"nccl", std::string("could not resolve NCCL configuration: ") + e.what()});
     }
-    const RuleInput input{ctx, profile, nccl_config};
+    SharedAnalysis shared;
+    std::optional<MemoFileView> files;
+    if (ctx.files) files.emplace(*ctx.files);
+    const RuleInput input{ctx, profile, nccl_config, shared, files ? &*files : nullptr};
 
     for (const Rule* rule : rules) {
         const RuleInfo& info = rule->info();

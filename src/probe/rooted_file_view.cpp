@@ -175,13 +175,15 @@ FileInfo RootedFileView::stat(std::string_view path) const {
 
 Result<std::string> RootedFileView::read(std::string_view path, std::size_t max_bytes) const {
     std::string name(path);
-    FileInfo info = stat(path);
-    if (info.kind != FileKind::regular) {
-        std::string why(to_string(info.kind));
-        if (!info.detail.empty()) why += " (" + info.detail + ")";
+    // The open below is the readability check; stat()'s access/open probe
+    // would only repeat it.
+    Walk w = walk(*this, path);
+    if (w.kind != FileKind::regular) {
+        std::string why(to_string(w.kind));
+        if (!w.detail.empty()) why += " (" + w.detail + ")";
         return make_file_error(name, 0, "cannot read in " + describe() + ": " + why);
     }
-    int fd = ::open(host_path(info.resolved_path).c_str(), O_RDONLY | O_CLOEXEC);
+    int fd = ::open(host_path(w.resolved).c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return make_file_error(name, 0, "cannot open in " + describe() + ": " + errno_text(errno));
     std::string out;
     char buf[65536];

@@ -139,7 +139,7 @@ void check_host_not_visible(const RuleInput& in, RuleOutput& out) {
     }
     finding.evidence.emplace_back("task_conf_files", loaded_files(in.nccl));
     finding.evidence.emplace_back("runtime", std::string(to_string(in.ctx.runtime)));
-    if (in.ctx.files) finding.evidence.emplace_back("container_view", in.ctx.files->describe());
+    if (in.files) finding.evidence.emplace_back("container_view", in.files->describe());
 
     for (const HostValue* value : missed) {
         const std::string& name = value->entry->name;
@@ -148,7 +148,7 @@ void check_host_not_visible(const RuleInput& in, RuleOutput& out) {
         if (name != kTopoVariable || host_value.empty() || host_value.front() != '/') continue;
         // The variable alone would point at nothing: carry the file along.
         FileInfo on_host = host.files->stat(host_value);
-        bool task_has_it = in.ctx.files && in.ctx.files->stat(host_value).kind == FileKind::regular;
+        bool task_has_it = in.files && in.files->stat(host_value).kind == FileKind::regular;
         if (on_host.kind == FileKind::regular && !task_has_it) {
             std::string source = on_host.resolved_path.empty() ? host_value : on_host.resolved_path;
             finding.remediation.push_back(RemediationOp::mount_file(source, host_value));
@@ -209,8 +209,8 @@ void lint_conf_file_variable(RuleOutput& out, const nccl::ConfFile& file) {
 void lint_conf_file_target(const RuleInput& in, RuleOutput& out) {
     const nccl::Setting* setting = in.nccl.get("NCCL_CONF_FILE");
     if (setting == nullptr || setting->source != nccl::Source::environment || setting->value.empty()) return;
-    if (!in.ctx.files || setting->value.front() != '/') return;
-    FileInfo info = in.ctx.files->stat(setting->value);
+    if (!in.files || setting->value.front() != '/') return;
+    FileInfo info = in.files->stat(setting->value);
     if (info.kind == FileKind::regular) return;
     if (info.kind == FileKind::unknown) {
         out.unknown("cannot tell whether NCCL_CONF_FILE=" + setting->value + " is readable in the task because " +
@@ -222,7 +222,7 @@ void lint_conf_file_target(const RuleInput& in, RuleOutput& out) {
     finding.evidence.emplace_back("NCCL_CONF_FILE", setting->value);
     finding.evidence.emplace_back("source", setting->origin);
     finding.evidence.emplace_back("found", std::string(to_string(info.kind)));
-    finding.evidence.emplace_back("container_view", in.ctx.files->describe());
+    finding.evidence.emplace_back("container_view", in.files->describe());
     finding.remediation = {RemediationOp::manual_step("mount the file NCCL_CONF_FILE names into the container at " +
                                                       setting->value + ", or unset NCCL_CONF_FILE")};
 }

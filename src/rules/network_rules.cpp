@@ -141,18 +141,19 @@ void add_ld_conf_dirs(const FileView& files, const std::string& path, std::vecto
     }
 }
 
-std::vector<std::string> loader_dirs(const LaunchContext& ctx) {
+std::vector<std::string> loader_dirs(const RuleInput& in) {
     std::vector<std::string> dirs;
+    const LaunchContext& ctx = in.ctx;
     if (ctx.env) {
         if (auto it = ctx.env->find("LD_LIBRARY_PATH"); it != ctx.env->end()) {
             // Empty entries mean the working directory, which the task may not share with us.
             for (const auto& dir : split(it->second, ':')) dirs.push_back(dir);
         }
     }
-    if (ctx.files) {
-        add_ld_conf_dirs(*ctx.files, "/etc/ld.so.conf", dirs);
-        for (const auto& name : ctx.files->list("/etc/ld.so.conf.d")) {
-            if (name.ends_with(".conf")) add_ld_conf_dirs(*ctx.files, "/etc/ld.so.conf.d/" + name, dirs);
+    if (in.files) {
+        add_ld_conf_dirs(*in.files, "/etc/ld.so.conf", dirs);
+        for (const auto& name : in.files->list("/etc/ld.so.conf.d")) {
+            if (name.ends_with(".conf")) add_ld_conf_dirs(*in.files, "/etc/ld.so.conf.d/" + name, dirs);
         }
     }
     for (auto dir : kSystemLibraryDirs) dirs.emplace_back(dir);
@@ -214,6 +215,9 @@ LibraryLookup find_library(const FileView& files, const std::vector<std::string>
             continue;
         }
         for (const auto& dir : dirs) {
+            // Most loader directories do not exist in a given image; one
+            // (memoized) look at the directory spares a lookup per name.
+            if (files.stat(dir).kind == FileKind::missing) continue;
             if (probe(dir + "/" + file)) {
                 lookup.found = dir + "/" + file;
                 return lookup;
@@ -377,11 +381,11 @@ Condition no_net_plugin(const RuleInput& in) {
         return Condition::known(requested_plugins(plugin->value).empty());
     }
     if (in.profile.nccl.net_plugin) return Condition::known(false);
-    if (!in.ctx.files) return Condition::unknown("the container's file view is unknown");
-    LibraryLookup lookup = find_library(*in.ctx.files, loader_dirs(in.ctx), plugin_file_names({}));
+    if (!in.files) return Condition::unknown("the container's file view is unknown");
+    LibraryLookup lookup = find_library(*in.files, loader_dirs(in), plugin_file_names({}));
     if (!lookup.found.empty()) return Condition::known(false);
     if (!lookup.undecided.empty()) {
-        return Condition::unknown(in.ctx.files->describe() + " cannot say whether " + join(lookup.undecided) +
+        return Condition::unknown(in.files->describe() + " cannot say whether " + join(lookup.undecided) +
                                   " exists (NCCL would load it as its net plugin)");
     }
     return Condition::known(true);
@@ -449,25 +453,25 @@ void check_plugin_missing(const RuleInput& in, RuleOutput& out) {
         return;
     }
     if (std::any_of(plugins.begin(), plugins.end(), is_static_plugin)) return;
-    if (!in.ctx.files) {
+    if (!in.files) {
         out.unknown("cannot tell whether " + requested + " is in the container because its file view is unknown");
         return;
     }
 
-    std::vector<std::string> dirs = loader_dirs(in.ctx);
+    std::vector<std::string> dirs = loader_dirs(in);
     std::vector<std::string> tried;
     std::vector<std::string> undecided;
     std::string off_path;
     for (const auto& plugin : plugins) {
         std::vector<std::string> names = plugin_file_names(plugin);
-        LibraryLookup lookup = find_library(*in.ctx.files, dirs, names);
+        LibraryLookup lookup = find_library(*in.files, dirs, names);
         if (!lookup.found.empty()) return;  // NCCL loads the first plugin it can open
         tried.insert(tried.end(), names.begin(), names.end());
         undecided.insert(undecided.end(), lookup.undecided.begin(), lookup.undecided.end());
         if (off_path.empty()) off_path = lookup.off_path;
     }
     if (!undecided.empty()) {
-        out.unknown("cannot tell whether " + requested + " is in the container because " + in.ctx.files->describe() +
+        out.unknown("cannot tell whether " + requested + " is in the container because " + in.files->describe() +
                     " cannot say whether " + join(undecided) + " exists");
         return;
     }
@@ -488,7 +492,7 @@ void check_plugin_missing(const RuleInput& in, RuleOutput& out) {
     finding.evidence.emplace_back("library_files", join(tried));
     finding.evidence.emplace_back("searched", join(dirs, ":"));
     if (!off_path.empty()) finding.evidence.emplace_back("found_off_path", off_path);
-    finding.evidence.emplace_back("container_view", in.ctx.files->describe());
+    finding.evidence.emplace_back("container_view", in.files->describe());
     if (!off_path.empty()) {
         std::string dir = off_path.substr(0, off_path.rfind('/'));
         std::string current;

@@ -11,6 +11,7 @@
 #include "engine/finding.h"
 #include "nccl/nccl_config.h"
 #include "profile/profile.h"
+#include "rules/shared_analysis.h"
 
 namespace launchguard {
 
@@ -36,12 +37,16 @@ struct RuleInfo {
     std::string_view fix;            // how to fix it (docs: "Fix")
 };
 
-// What a rule sees: the launch, the profile, and NCCL's effective config
-// (computed once per evaluation, shared by every rule).
+// What a rule sees: the launch, the profile, NCCL's effective config and the
+// shared analysis (each computed at most once per evaluation, for every rule).
 struct RuleInput {
     const LaunchContext& ctx;
     const Profile& profile;
     const nccl::EffectiveConfig& nccl;
+    SharedAnalysis& shared;
+    // The task's filesystem view (ctx.files, answering each path once per
+    // evaluation); null when the launch has no view. Rules read files here.
+    const FileView* files;
 };
 
 class RuleOutput {

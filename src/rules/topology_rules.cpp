@@ -51,7 +51,7 @@ TopoLookup find_topo_file(const RuleInput& in) {
         // The environment beats every conf file, so a conf value proves nothing.
         return {std::nullopt, "the task's environment is unknown (" + in.ctx.env.reason() + ")"};
     }
-    if (!in.ctx.files) return {std::nullopt, "there is no view of the task's filesystem"};
+    if (!in.files) return {std::nullopt, "there is no view of the task's filesystem"};
 
     TopoFileInEffect topo;
     topo.setting = in.nccl.get(kTopoVariable);
@@ -70,7 +70,7 @@ TopoLookup find_topo_file(const RuleInput& in) {
         return {std::nullopt,
                 topo.label() + " is relative to the task's working directory, which launchguard does not know"};
     }
-    topo.info = in.ctx.files->stat(topo.path);
+    topo.info = in.files->stat(topo.path);
     return {topo, {}};
 }
 
@@ -275,7 +275,7 @@ void check_with_host_view(const RuleInput& in, RuleOutput& out, const HostView& 
 
     std::string problem;
     if (task.readable()) {
-        auto same = same_topology(*host.files, host_file->path, *in.ctx.files, task.path);
+        auto same = same_topology(*host.files, host_file->path, *in.files, task.path);
         if (!same) {
             out.unknown("cannot tell whether the task's " + task.label() + " is the host's " + host_file->path +
                         " because one of them cannot be read");
@@ -327,7 +327,7 @@ void check_without_host_view(const RuleInput& in, RuleOutput& out) {
     }
 
     std::string container_path = profile_container_path(in.profile);
-    FileInfo mounted = in.ctx.files->stat(container_path);
+    FileInfo mounted = in.files->stat(container_path);
     std::string note = runtime_note(in.ctx.runtime);
     std::string problem = task.setting ? "the task's " + task.label() + " is " + describe_state(task.info)
                                        : "the task has NCCL_TOPO_FILE unset";
@@ -361,8 +361,8 @@ void check_not_propagated(const RuleInput& in, RuleOutput& out) {
 
 struct ParsedTopo {
     TopoFileInEffect file;
-    std::string text;
-    nccl::TopologyFile parsed;
+    const std::string& text;             // owned by the evaluation's SharedAnalysis
+    const nccl::TopologyFile& parsed;
 };
 
 // The file in effect, read and parsed, when there is one to judge. Missing,
@@ -382,14 +382,12 @@ std::optional<ParsedTopo> read_topo_file(const RuleInput& in, RuleOutput& out, s
         return std::nullopt;
     }
     if (!topo.readable()) return std::nullopt;
-    auto text = in.ctx.files->read(topo.path);
-    if (!text) {
-        out.unknown("cannot tell " + std::string(question) + " because " + text.error().to_string());
+    const ReadTopologyFile& read = in.shared.topology_file(*in.files, topo.path);
+    if (!read.text) {
+        out.unknown("cannot tell " + std::string(question) + " because " + read.text.error().to_string());
         return std::nullopt;
     }
-    ParsedTopo result{topo, std::move(*text), {}};
-    result.parsed = nccl::parse_topology(result.text);
-    return result;
+    return ParsedTopo{topo, *read.text, read.parsed};
 }
 
 // Line `number` (1-based) as written, with tabs and CRs made visible.

@@ -44,7 +44,8 @@ RuleResult run_rule(std::string_view id, const LaunchContext& ctx, const Profile
     if (rule == nullptr) throw std::runtime_error("no rule " + std::string(id));
     nccl::EffectiveConfig config = nccl::resolve(ctx);
     RuleOutput out(rule->info());
-    rule->evaluate(RuleInput{ctx, profile, config}, out);
+    SharedAnalysis shared;
+    rule->evaluate(RuleInput{ctx, profile, config, shared, ctx.files.get()}, out);
     return RuleResult{std::move(out.findings()), std::move(out.unknowns())};
 }
 
