@@ -1,0 +1,422 @@
+#!/usr/bin/env bash
+# plugin_test.sh — spank_launchguard.so on a real single-node Slurm cluster.
+# Usage: plugin_test.sh LAUNCHGUARD_SO PRIVATE_MOUNT_SO [LAUNCHGUARD_CLI]
+#        (run as root; ctest: `ctest -L slurm`, test slurm.plugin)
+#
+# Starts one cluster (cluster.sh) whose plugstack lists launchguard as
+# `required`, then runs every scenario through real srun / sbatch --wait,
+# rewriting the plugstack between scenarios (srun and sbatch re-read it at each
+# launch; slurmd loads it, and decides whether to run job_prolog, only at
+# start: restart-slurmd).  The user-facing scenarios run as `nobody`, because
+# task_init runs as the job user.  The cluster is stopped by a trap, also on
+# failure; the state dir is kept on failure for inspection.
+#
+# Node facts come from fixtures, not from this machine (plugstack hwloc-xml= and
+# sysfs-root=): tests/fixtures/hwloc/32em64t-2n8c2t-pci-normalio.xml (2 NUMA
+# nodes: PUs 0-7,16-23 on node 0, 8-15,24-31 on node 1; GPU index 1 = 0000:03:00.0
+# on node 0, GPU index 0 = 0000:84:00.0 on node 1; mlx5_0) and the sysfs tree
+# tests/fixtures/sysfs/kvm-guest-2n (written for that XML; mlx5_0 port 1 ACTIVE,
+# 100 Gb/s).  They, a site profile and the plugins are copied into the state dir
+# with 0644/0755 permissions so `nobody` can read them wherever the checkout is.
+# This machine's CPUs 0 and 1 are used for binding; in the XML both are on NUMA
+# node 0.  Rules that read this machine's live state may add WARN lines (e.g.
+# mem.memlock: RLIMIT_MEMLOCK is 8 MiB in the sandbox and root cannot raise it;
+# cpu.bind-by-id on Slurm's own masks), so checks look for the rule they test and
+# for the absence of BLOCK/PATCH, not for silence.
+#
+# LG_SLURM_KEEP=1 keeps the state dir (work/*.err: what users saw) after a pass.
+# Never skips: no root / no Slurm / no plugin is a FAIL (CI runs as root).
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd -P)
+src=$(cd "$here/../../.." && pwd -P)
+cluster="$here/cluster.sh"
+lg_built=${1:-}
+privmount_built=${2:-}
+cli=${3:-}
+fails=0
+passes=0
+
+pass() { echo "PASS: $*"; passes=$((passes + 1)); }
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+fatal() { echo "FAIL: $*"; echo "=== plugin: $passes passed, $((fails + 1)) failed (aborted) ==="; exit 1; }
+# Clients get a hard bound; srun ignores the first SIGTERM, hence -k.
+run() { timeout -k 5 "${T:-60}" "$@"; }
+# Run a client as the unprivileged job user; the environment (SLURM_CONF) is kept.
+as_user() { run runuser -u nobody -- "$@"; }
+show() { sed 's/^/    | /' "$@" >&2; }
+
+[ "$(id -u)" -eq 0 ] || fatal "must run as root (uid $(id -u)); the Slurm integration tests need root"
+[ -f "$lg_built" ] || fatal "launchguard plugin '$lg_built' not found (build target spank_launchguard; needs libslurm-dev)"
+[ -f "$privmount_built" ] || fatal "test plugin '$privmount_built' not found (build target spank_private_mount)"
+[ "$(nproc)" -ge 2 ] || fatal "need >= 2 CPUs for the binding checks, have $(nproc)"
+id nobody >/dev/null 2>&1 || fatal "user 'nobody' does not exist"
+
+state=$(mktemp -d "${LG_SLURM_TMPDIR:-/tmp}/lgslurm.XXXXXX") || fatal "mktemp failed"
+chmod 0755 "$state"
+plugstack="$state/plugstack.conf"
+
+cleanup() {
+  local rc=$?
+  "$cluster" stop "$state" >/dev/null 2>&1 || true
+  if [ "$fails" -eq 0 ] && [ "$rc" -eq 0 ] && [ -z "${LG_SLURM_KEEP:-}" ]; then
+    rm -rf "$state"
+  else
+    echo "plugin: state dir kept for inspection: $state (logs in $state/log)"
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# --- inputs the job user must be able to read -----------------------------------
+lib="$state/lib"; fx="$state/fx"; work="$state/work"
+mkdir -p "$lib" "$fx/sysfs" "$work" "$state/hostfs/opt/topo"
+install -m 0755 "$lg_built" "$lib/spank_launchguard.so"
+install -m 0755 "$privmount_built" "$lib/spank_private_mount.so"
+install -m 0644 "$src/tests/fixtures/hwloc/32em64t-2n8c2t-pci-normalio.xml" "$fx/node.xml"
+cp -R "$src/tests/fixtures/sysfs/kvm-guest-2n" "$fx/sysfs/"
+# The site profile of the tests: the fixture node's governor and NUMA balancing
+# are accepted (so a clean job has no findings), and net.qps-low asks for 4 QPs
+# per connection at >= 512 GPUs on the fixture's 100 Gb/s link.  The fixture's
+# PCIe links are degraded on purpose (GPU 0000:03:00.0 at x8 of x16, NIC at 5 of
+# 8 GT/s; unit-tested in tests/unit/rules): hw.pcie-degraded would block every
+# job_prolog (draining the node) and task, so it is off here.
+cat >"$fx/lgtest.yaml" <<'YAML'
+name: lgtest
+description: launchguard Slurm integration tests (hwloc 32em64t-2n8c2t + sysfs kvm-guest-2n)
+cpu:
+  governor: schedutil
+  numa_balancing_allowed: true
+nccl:
+  qps_per_connection:
+    min: 4
+    min_total_gpus: 512
+    min_link_gbps: 100
+rules:
+  hw.pcie-degraded: off
+YAML
+# An NCCL topology file that matches the fixture node exactly (every GPU and the
+# NIC of the hwloc XML, on their NUMA nodes), so only its presence matters.
+cat >"$state/hostfs/opt/topo/topo.xml" <<'XML'
+<system version="1">
+  <cpu numaid="0" affinity="00ff00ff" arch="x86_64" vendor="GenuineIntel" familyid="6" modelid="45">
+    <pci busid="0000:03:00.0" class="0x030200" link_speed="8.0 GT/s PCIe" link_width="16"/>
+    <pci busid="0000:04:00.0" class="0x020700" link_speed="8.0 GT/s PCIe" link_width="16">
+      <nic>
+        <net name="mlx5_0" dev="0" speed="100000" port="1" guid="0x1" maxconn="131072" gdr="1"/>
+      </nic>
+    </pci>
+  </cpu>
+  <cpu numaid="1" affinity="ff00ff00" arch="x86_64" vendor="GenuineIntel" familyid="6" modelid="45">
+    <pci busid="0000:83:00.0" class="0x030200" link_speed="8.0 GT/s PCIe" link_width="16"/>
+    <pci busid="0000:84:00.0" class="0x030200" link_speed="8.0 GT/s PCIe" link_width="16"/>
+    <pci busid="0000:84:00.1" class="0x030000" link_speed="8.0 GT/s PCIe" link_width="16"/>
+  </cpu>
+</system>
+XML
+chmod -R u+rwX,go+rX,go-w "$fx" "$lib" "$state/hostfs"
+chown nobody "$work"
+topo_host="$state/hostfs/opt/topo/topo.xml"
+
+if [ -x "$cli" ]; then
+  "$cli" profile validate "$fx/lgtest.yaml" >/dev/null || fatal "launchguard profile validate $fx/lgtest.yaml"
+fi
+
+lg="$lib/spank_launchguard.so"
+fixture_args="hwloc-xml=$fx/node.xml sysfs-root=$fx/sysfs/kvm-guest-2n"
+# stack LINE...: the plugstack, one line per argument
+stack() { printf '%s\n' "$@" >"$plugstack"; }
+lg_line() { echo "required $lg profile=$fx/lgtest.yaml topology-cache=$state/cache/topology.xml $fixture_args $*"; }
+
+stack "$(lg_line mode=enforce)"
+t0=$(date +%s.%N)
+"$cluster" start "$state" "$plugstack" || fatal "cluster start with launchguard in the plugstack (see diagnostics above)"
+t1=$(date +%s.%N)
+pass "cluster start with launchguard listed (slurmd loads it) ($(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}') s)"
+# shellcheck disable=SC1091
+. "$state/env"
+cd "$work" || fatal "cd $work"
+
+# The slurmd log (slurmstepd and the task_init child write to it too).
+logmark=0
+mark() { logmark=$(wc -l <"$LG_SLURMD_LOG"); }
+newlog() { tail -n +"$((logmark + 1))" "$LG_SLURMD_LOG"; }
+# decision_logged REGEX: a task_init decision line written since the last mark
+# A drained node would make every later srun wait for its timeout: stop at once.
+node_ok() {
+  local st
+  st=$(run sinfo -h -n "$LG_SLURM_NODE" -o %t)
+  case "$st" in idle|mix|alloc|comp*) return 0 ;; esac
+  echo "--- slurmd.log tail ---"; tail -n 25 "$LG_SLURMD_LOG"
+  fatal "node is '$st' before scenario '$1' (a failed job_prolog drains it)"
+}
+decision_logged() {
+  newlog | grep -E "launchguard: decision hook=task_init job=[0-9]+ step=[0-9a-z]+ node=$LG_SLURM_NODE profile=[^ ]+ $1" >/dev/null
+}
+
+# ---------------------------------------------------------------- 1. clean job
+node_ok "1. clean job"
+mark
+if as_user srun -N1 -n2 --cpu-bind=map_cpu:0,1 --export=ALL,SLURM_STEP_GPUS=1 bash -c 'echo "ran $SLURM_PROCID"' >out 2>err \
+   && [ "$(sort out | tr '\n' ' ')" = "ran 0 ran 1 " ] && ! grep -qE '^launchguard: (BLOCK|PATCH)' err; then
+  pass "clean job (srun -n2 as nobody, GPU 1 with CPUs 0,1 on its NUMA node): runs, nothing blocked or patched"
+else
+  fail "clean job via srun"; show out err
+fi
+if decision_logged "mode=enforce decision=allow blocked=- patched=- warned=[^ ]+ env=- unknown=[0-9]+"; then
+  pass "decision line for the clean job in the slurmd log"
+else
+  fail "no task_init decision line in $LG_SLURMD_LOG (slurm_info at SlurmdDebug=info)"; newlog | grep -i launchguard | show
+fi
+# shellcheck disable=SC2016
+printf '#!/bin/bash\necho "batch ran job=$SLURM_JOB_ID"\n' >job.sh
+chmod 0755 job.sh
+if T=120 as_user sbatch --wait -o clean.out job.sh >out 2>err && grep -q '^batch ran job=[0-9]' clean.out \
+   && ! grep -qE 'launchguard: (BLOCK|PATCH)' clean.out; then
+  pass "clean job (sbatch --wait as nobody): batch step runs, nothing blocked or patched"
+else
+  fail "clean job via sbatch"; show out err; [ -f clean.out ] && show clean.out
+fi
+
+# --------------------------------------------- 2. NCCL_TOPO_FILE names no file
+node_ok "2. NCCL_TOPO_FILE names no file"
+missing_env="--export=ALL,NCCL_TOPO_FILE=/nonexistent/topo.xml"
+mark
+as_user srun -N1 -n2 "$missing_env" bash -c 'echo task ran' >out 2>err; rc=$?
+if [ "$rc" -eq 1 ] && ! grep -q 'task ran' out \
+   && grep -q '^launchguard: BLOCK topo.file-missing: .*/nonexistent/topo.xml' err \
+   && grep -q 'launchguard: profile lgtest, mode enforce: launch blocked' err \
+   && [ "$(grep -c '^launchguard: BLOCK topo.file-missing' err)" -eq 1 ]; then
+  pass "NCCL_TOPO_FILE=/nonexistent/topo.xml (srun): blocked, exit 1, rule id on stderr once per node"
+else
+  fail "topo.file-missing via srun (rc=$rc, want 1)"; show out err
+fi
+cp err topo-missing.srun.err
+if decision_logged "mode=enforce decision=block blocked=topo.file-missing "; then
+  pass "decision line: decision=block blocked=topo.file-missing"
+else
+  fail "decision line for the blocked job"; newlog | grep -i launchguard | show
+fi
+T=120 as_user sbatch --wait -o missing.out "$missing_env" job.sh >out 2>err; rc=$?
+if [ "$rc" -ne 0 ] && [ -f missing.out ] && grep -q 'launchguard: BLOCK topo.file-missing' missing.out \
+   && ! grep -q '^batch ran' missing.out; then
+  pass "NCCL_TOPO_FILE=/nonexistent/topo.xml (sbatch --wait): batch step blocked (sbatch rc=$rc), rule id in the output file"
+else
+  fail "topo.file-missing via sbatch (rc=$rc)"; show out err; [ -f missing.out ] && show missing.out
+fi
+if [ "$(run sinfo -h -n "$LG_SLURM_NODE" -o %t)" = idle ]; then
+  pass "node still idle (not drained) after blocked jobs"
+else
+  fail "node state after blocked jobs: $(run sinfo -h -n "$LG_SLURM_NODE" -o %t)"
+fi
+
+# ----------------------------------------- 3. NCCL_IB_HCA selects no active port
+node_ok "3. NCCL_IB_HCA selects no active port"
+as_user srun -N1 -n1 --export=ALL,NCCL_IB_HCA=mlx5_9 true >out 2>err; rc=$?
+if [ "$rc" -eq 1 ] && grep -q '^launchguard: BLOCK net.hca-matches-nothing: ' err; then
+  pass "NCCL_IB_HCA=mlx5_9 (node has mlx5_0): blocked by net.hca-matches-nothing"
+else
+  fail "net.hca-matches-nothing (rc=$rc)"; show out err
+fi
+cp err hca.srun.err
+
+# -------------------------------------------------------------- 4. patch mode
+node_ok "4. patch mode"
+big_job="--export=ALL,SLURM_GPUS=512"
+stack "$(lg_line mode=patch)"
+mark
+if as_user srun -N1 -n2 "$big_job" printenv NCCL_IB_QPS_PER_CONNECTION >out 2>err \
+   && [ "$(sort -u out)" = 4 ] && [ "$(wc -l <out)" -eq 2 ] \
+   && grep -q '^launchguard: PATCH net.qps-low: ' err; then
+  pass "patch mode: SLURM_GPUS=512 job gets NCCL_IB_QPS_PER_CONNECTION=4 in every task's environment"
+else
+  fail "patch mode delivers NCCL_IB_QPS_PER_CONNECTION"; show out err
+fi
+cp err qps.srun.err
+if decision_logged "mode=patch decision=patch blocked=- patched=net.qps-low warned=[^ ]+ env=NCCL_IB_QPS_PER_CONNECTION "; then
+  pass "decision line: decision=patch patched=net.qps-low env=NCCL_IB_QPS_PER_CONNECTION"
+else
+  fail "decision line for the patched job"; newlog | grep -i launchguard | show
+fi
+if as_user srun -N1 -n1 --export=ALL,SLURM_GPUS=512,NCCL_IB_QPS_PER_CONNECTION=8 printenv NCCL_IB_QPS_PER_CONNECTION >out 2>err \
+   && [ "$(cat out)" = 8 ] && ! grep -q 'net.qps-low' err && ! grep -q '^launchguard: PATCH' err; then
+  pass "patch mode: a user's NCCL_IB_QPS_PER_CONNECTION=8 (above the minimum) is left alone"
+else
+  fail "patch mode with a sufficient user value"; show out err
+fi
+if as_user srun -N1 -n1 "$missing_env" bash -c 'echo task ran' >out 2>err && grep -q 'task ran' out \
+   && grep -q '^launchguard: WARN  topo.file-missing' err; then
+  pass "patch mode: a blocking rule only warns and the job runs"
+else
+  fail "patch mode with topo.file-missing"; show out err
+fi
+
+# --------------------------------------------------------------- 5. warn mode
+node_ok "5. warn mode"
+stack "$(lg_line mode=warn)"
+if as_user srun -N1 -n1 --export=ALL,NCCL_TOPO_FILE=/nonexistent/topo.xml,SLURM_GPUS=512 \
+     bash -c 'echo "task ran qps=${NCCL_IB_QPS_PER_CONNECTION:-unset}"' >out 2>err \
+   && [ "$(cat out)" = "task ran qps=unset" ] \
+   && grep -q '^launchguard: WARN  topo.file-missing' err && grep -q '^launchguard: WARN  net.qps-low' err \
+   && grep -q 'mode warn: launch continues' err; then
+  pass "warn mode: findings reported, job runs, environment unchanged"
+else
+  fail "warn mode"; show out err
+fi
+cp err warn.srun.err
+
+# ---------------------------------------------------------- 6. --launchguard=
+node_ok "6. --launchguard="
+stack "$(lg_line mode=enforce)"   # default user policy: enforce, warn
+if as_user srun -N1 -n1 --launchguard=warn "$missing_env" bash -c 'echo task ran' >out 2>err \
+   && grep -q 'task ran' out && grep -q '^launchguard: WARN  topo.file-missing' err; then
+  pass "--launchguard=warn (srun) where allowed: reports and runs"
+else
+  fail "srun --launchguard=warn allowed"; show out err
+fi
+if T=120 as_user sbatch --wait --launchguard=warn -o optwarn.out "$missing_env" job.sh >out 2>err \
+   && grep -q '^batch ran' optwarn.out && grep -q 'launchguard: WARN  topo.file-missing' optwarn.out; then
+  pass "--launchguard=warn (sbatch) where allowed: the batch step reports and runs"
+else
+  fail "sbatch --launchguard=warn allowed"; show out err; [ -f optwarn.out ] && show optwarn.out
+fi
+as_user srun -N1 -n1 --launchguard=off true >out 2>err; rc=$?
+if [ "$rc" -ne 0 ] && grep -q 'launchguard: --launchguard=off is not allowed on this cluster (allowed: enforce, warn)' err; then
+  pass "--launchguard=off refused under the default policy (srun rc=$rc)"
+else
+  fail "--launchguard=off not refused (rc=$rc)"; show out err
+fi
+stack "$(lg_line mode=enforce user-modes=enforce)"
+as_user srun -N1 -n1 --launchguard=warn "$missing_env" bash -c 'echo task ran' >out 2>err; rc=$?
+if [ "$rc" -ne 0 ] && ! grep -q 'task ran' out \
+   && grep -q 'launchguard: --launchguard=warn is not allowed on this cluster (allowed: enforce)' err; then
+  pass "--launchguard=warn refused with user-modes=enforce (srun rc=$rc)"
+else
+  fail "srun --launchguard=warn not refused (rc=$rc)"; show out err
+fi
+cp err optrefused.srun.err
+T=120 as_user sbatch --wait --launchguard=warn -o optrefused.out job.sh >out 2>err; rc=$?
+if [ "$rc" -ne 0 ] && grep -q 'launchguard: --launchguard=warn is not allowed on this cluster' err; then
+  pass "--launchguard=warn refused with user-modes=enforce (sbatch rc=$rc)"
+else
+  fail "sbatch --launchguard=warn not refused (rc=$rc)"; show out err
+fi
+if as_user srun -N1 -n1 --launchguard=bogus true >out 2>err; then
+  fail "--launchguard=bogus accepted"; show out err
+elif grep -q 'expected enforce, patch, warn or off' err; then
+  pass "--launchguard=bogus refused with the list of modes"
+else
+  fail "--launchguard=bogus message"; show out err
+fi
+
+# ------------------------------------------ 7. CPU mask off the GPU's NUMA node
+node_ok "7. CPU mask off the GPU's NUMA node"
+stack "$(lg_line mode=enforce)"
+as_user srun -N1 -n1 -c2 --cpu-bind=map_cpu:0 --export=ALL,SLURM_STEP_GPUS=0 bash -c 'echo task ran' >out 2>err; rc=$?
+if [ "$rc" -eq 1 ] && ! grep -q 'task ran' out \
+   && grep -q '^launchguard: BLOCK cpu.affinity-off-gpu: CPU mask 0 shares no CPU with GPU 0 (0000:84:00.0) on NUMA node 1' err; then
+  pass "GPU 0 (NUMA node 1) with --cpu-bind=map_cpu:0 (NUMA node 0): blocked by cpu.affinity-off-gpu"
+else
+  fail "cpu.affinity-off-gpu (rc=$rc)"; show out err
+fi
+cp err cpu.srun.err
+if as_user srun -N1 -n1 -c2 --cpu-bind=map_cpu:1 --export=ALL,SLURM_STEP_GPUS=1 grep Cpus_allowed_list /proc/self/status >out 2>err \
+   && grep -qP '^Cpus_allowed_list:\t1$' out && ! grep -qE 'cpu\.affinity|^launchguard: BLOCK' err; then
+  pass "GPU 1 (NUMA node 0) with --cpu-bind=map_cpu:1 (NUMA node 0): runs"
+else
+  fail "cpu affinity on the GPU's node"; show out err
+fi
+
+# ------------------------------------------------------- 8. container view
+node_ok "8. container view"
+# The file exists on the host; the test plugin listed before launchguard hides
+# its directory in a private mount namespace, as joining a container would.
+topo_env="--export=ALL,NCCL_TOPO_FILE=$topo_host,SLURM_STEP_GPUS=1"
+chk_task='if [ -r "$NCCL_TOPO_FILE" ]; then echo "task sees the file"; else echo "task does not see the file"; fi'
+stack "$(lg_line mode=enforce)"
+if as_user srun -N1 -n1 -c2 --cpu-bind=map_cpu:0 "$topo_env" bash -c "$chk_task" >out 2>err \
+   && [ "$(cat out)" = "task sees the file" ] && ! grep -qE 'topo\.|^launchguard: BLOCK' err; then
+  pass "container view: NCCL_TOPO_FILE present on the host, no private mount: runs"
+else
+  fail "container view baseline"; show out err
+fi
+stack "required $lib/spank_private_mount.so dir=$state/hostfs/opt/topo" "$(lg_line mode=enforce)"
+as_user srun -N1 -n1 -c2 --cpu-bind=map_cpu:0 "$topo_env" bash -c "$chk_task" >out 2>err; rc=$?
+if [ "$rc" -eq 1 ] && ! grep -q 'task ' out && grep -q "lgprivmount: task 0: $state/hostfs/opt/topo hidden" err \
+   && grep -q "^launchguard: BLOCK topo.file-missing: .*$topo_host" err; then
+  pass "container view: with the directory hidden in the task's mount namespace: blocked by topo.file-missing"
+else
+  fail "container view blocked (rc=$rc)"; show out err
+fi
+cp err container.srun.err
+if as_user srun -N1 -n1 -c2 --cpu-bind=map_cpu:0 --launchguard=warn "$topo_env" bash -c "$chk_task" >out 2>err \
+   && [ "$(cat out)" = "task does not see the file" ] && grep -q '^launchguard: WARN  topo.file-missing' err \
+   && [ -r "$topo_host" ]; then
+  pass "container view: the task itself does not see the file (warn mode), the host still does"
+else
+  fail "container view: task's own view"; show out err
+fi
+
+# ------------------------------------------------- 9. malformed plugstack line
+node_ok "9. malformed plugstack line"
+stack "required $lg profiel=x"
+as_user srun -N1 -n1 true >out 2>err; rc=$?
+if [ "$rc" -ne 0 ] && grep -q "launchguard: plugstack.conf: profiel=x: unknown key 'profiel'" err \
+   && ! grep -qiE 'segmentation|core dumped|abort' err; then
+  pass "malformed plugstack argument (srun): fails (rc=$rc) with a clear message"
+else
+  fail "malformed plugstack via srun (rc=$rc)"; show out err
+fi
+cp err malformed.srun.err
+T=60 as_user sbatch -o malformed.out job.sh >out 2>err; rc=$?
+if [ "$rc" -ne 0 ] && grep -q "launchguard: plugstack.conf: profiel=x: unknown key 'profiel'" err; then
+  pass "malformed plugstack argument (sbatch): refused at submission (rc=$rc)"
+else
+  fail "malformed plugstack via sbatch (rc=$rc)"; show out err
+fi
+stack "required $lg mode=sometimes"
+as_user srun -N1 -n1 true >out 2>err; rc=$?
+if [ "$rc" -ne 0 ] && grep -q 'launchguard: plugstack.conf: mode=sometimes: mode must be enforce, patch, warn or off' err; then
+  pass "bad plugstack value (mode=sometimes): clear message"
+else
+  fail "bad plugstack value (rc=$rc)"; show out err
+fi
+# slurmd itself loads the stack at start: it must come up and log the error.
+stack "required $lg profiel=x"
+mark
+if "$cluster" restart-slurmd "$state" >/dev/null 2>restart.err \
+   && newlog | grep -q "launchguard: plugstack.conf: profiel=x: unknown key"; then
+  pass "slurmd restarted with the malformed line: stays up, logs the error"
+else
+  fail "slurmd with a malformed plugstack line"; show restart.err; newlog | tail -n 20 | show
+fi
+stack "$(lg_line mode=enforce)"
+if "$cluster" status "$state" >/dev/null && as_user srun -N1 -n1 true >out 2>err; then
+  pass "cluster healthy and jobs run after the plugstack is fixed"
+else
+  fail "cluster after malformed plugstack"; show out err
+fi
+
+# --------------------------------- 10. job_prolog writes the topology cache
+node_ok "10. job_prolog writes the topology cache"
+# As operators run it: no fixtures, live node, default profile.  job_prolog
+# (root) discovers the node and writes the cache; task_init reads it.
+stack "required $lg mode=enforce topology-cache=$state/cache/topology.xml"
+"$cluster" restart-slurmd "$state" >/dev/null 2>restart.err || { show restart.err; fail "restart-slurmd"; }
+rm -rf "$state/cache"
+mark
+if as_user srun -N1 -n2 true >out 2>err && [ -s "$state/cache/topology.xml" ] \
+   && [ "$(stat -c %a "$state/cache/topology.xml")" = 644 ] \
+   && newlog | grep -qE "launchguard: decision hook=job_prolog job=[0-9]+ step=prolog node=$LG_SLURM_NODE profile=default mode=enforce decision=(allow|patch) " \
+   && decision_logged "mode=enforce decision=(allow|patch) blocked=- "; then
+  pass "job_prolog (after restart-slurmd) writes the topology cache (0644) and logs its decision; task_init runs"
+else
+  fail "job_prolog topology cache"; show out err; newlog | grep -i launchguard | show
+fi
+newlog | grep 'launchguard: decision' >decisions.log || true
+
+if [ "$fails" -gt 0 ]; then
+  echo "--- slurmd.log launchguard lines ---"; grep -i launchguard "$LG_SLURMD_LOG" | tail -n 30 || true
+fi
+echo "=== plugin: $passes passed, $fails failed ==="
+[ "$fails" -eq 0 ]
