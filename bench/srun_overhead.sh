@@ -6,7 +6,11 @@
 #   LAUNCHGUARD_SO  build-dir/slurm-plugin/spank_launchguard.so
 #   RUNS            runs per configuration (default 40, minimum 30)
 #   PLUGIN_ARGS     plugstack arguments (default: profile=default mode=enforce
-#                   topology-cache=STATE/cache/topology.xml, as operators run it)
+#                   topology-cache=STATE/cache/topology.json, as operators run it)
+#
+# LG_BENCH_PROLOG_SO=build-dir/slurm-plugin/spank_launchguard_prolog.so adds the
+# node-check plugin to "on" (same arguments): Slurm then runs a job prolog on
+# every new job.
 #
 # Two clusters run side by side on this machine (own state dirs, ports, munged):
 #   off: empty plugstack;  on: `required spank_launchguard.so ARGS`.
@@ -14,9 +18,9 @@
 # loaded the plugin at start spawns a spank prolog for every job, even if the
 # plugstack is emptied later).  The timed command, `srun -N1 -n2 true` as the
 # unprivileged user nobody, alternates between the two clusters (the order of
-# each pair alternates too), after 3 untimed warm-up runs on each.  Every srun
-# outside an allocation is a new job, so "on" includes launchguard's job_prolog
-# (live hwloc discovery, topology cache written) and two task_init calls.
+# each pair alternates too), after 3 untimed warm-up runs on each.  "on" runs
+# two task_init calls per srun, reading the topology cache slurmd wrote at
+# start; with the prolog plugin, also one job_prolog per new job.
 #
 # LG_BENCH_STEPS=1: time job steps inside one allocation per cluster instead
 # (`salloc --no-shell -N1 -n2`, then `srun --jobid=J -N1 -n2 true`): job_prolog
@@ -52,10 +56,14 @@ trap 'exit 130' INT TERM
 
 install -D -m 0755 "$lg_built" "$on/lib/spank_launchguard.so"
 if [ "$#" -eq 0 ]; then
-  set -- profile=default mode=enforce "topology-cache=$on/cache/topology.xml"
+  set -- profile=default mode=enforce "topology-cache=$on/cache/topology.json"
 fi
 : >"$off/plugstack.conf"
 echo "required $on/lib/spank_launchguard.so $*" >"$on/plugstack.conf"
+if [ -n "${LG_BENCH_PROLOG_SO:-}" ]; then
+  install -D -m 0755 "$LG_BENCH_PROLOG_SO" "$on/lib/spank_launchguard_prolog.so"
+  echo "required $on/lib/spank_launchguard_prolog.so $*" >>"$on/plugstack.conf"
+fi
 
 # Distinct port pairs: both clusters are started from this shell (same pid).
 LG_SLURMCTLD_PORT=$((21000 + ($$ % 2000) * 4)) "$cluster" start "$off" "$off/plugstack.conf" 2>/dev/null \
@@ -102,7 +110,7 @@ stats() { # stats CONFIG -> "n median p90 mean" in ms
 }
 read -r n_off med_off p90_off mean_off < <(stats off)
 read -r n_on med_on p90_on mean_on < <(stats on)
-echo "$what as nobody, interleaved, $runs runs each; plugin: $*"
+echo "$what as nobody, interleaved, $runs runs each; plugin: $*${LG_BENCH_PROLOG_SO:+ (+ prolog plugin)}"
 printf '%-14s %5s %11s %9s %10s\n' config runs "median ms" "p90 ms" "mean ms"
 printf '%-14s %5d %11.1f %9.1f %10.1f\n' off "$n_off" "$med_off" "$p90_off" "$mean_off"
 printf '%-14s %5d %11.1f %9.1f %10.1f\n' launchguard "$n_on" "$med_on" "$p90_on" "$mean_on"

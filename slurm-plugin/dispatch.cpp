@@ -1,6 +1,7 @@
-// The only symbols spank_launchguard.so exports (see spank_launchguard.lds).
-// Each hook parses the plugstack arguments, dispatches to the file for its
-// context, and catches everything: no C++ exception may cross into Slurm.
+// The only symbols spank_launchguard.so exports (see spank_launchguard.lds):
+// the task checks. Node checks live in spank_launchguard_prolog.so
+// (prolog_dispatch.cpp), because Slurm spawns a prolog process for every job
+// on every node as soon as any plugin defines slurm_spank_job_prolog.
 extern "C" {
 #include <slurm/spank.h>
 }
@@ -22,44 +23,28 @@ LAUNCHGUARD_EXPORT extern const unsigned int spank_plugin_version = 1;
 
 LAUNCHGUARD_EXPORT int slurm_spank_init(spank_t sp, int ac, char** av);
 LAUNCHGUARD_EXPORT int slurm_spank_task_init(spank_t sp, int ac, char** av);
-LAUNCHGUARD_EXPORT int slurm_spank_job_prolog(spank_t sp, int ac, char** av);
 }
 
-namespace {
-
-using namespace launchguard::slurm;
-
-// Runs body with the parsed configuration. A malformed plugstack line is an
-// error everywhere except in slurmd itself, where failing init would stop
-// slurmd from starting (SLURM.md §1.1); there it is logged and skipped.
-template <typename Body>
-int guarded(const char* hook, int ac, char** av, Body body) {
-    try {
-        auto config = parse_plugin_args(plugin_args(ac, av));
-        if (!config) {
-            log_error(std::string("plugstack.conf: ") + config.error().to_string());
-            return spank_context() == S_CTX_SLURMD ? 0 : -1;
-        }
-        return body(config.value());
-    } catch (const std::exception& e) {
-        log_error(std::string(hook) + ": internal error: " + e.what());
-    } catch (...) {
-        log_error(std::string(hook) + ": internal error");
-    }
-    // Nothing is known about the configuration here; let the job run.
-    return 0;
-}
-
-}  // namespace
+using launchguard::slurm::guarded_hook;
+using launchguard::slurm::PluginConfig;
 
 extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
-    return guarded("init", ac, av, [sp](const PluginConfig& config) {
+    using namespace launchguard::slurm;
+    return guarded_hook("init", ac, av, [sp](const PluginConfig& config) {
         remember_config(config);
         switch (spank_context()) {
             case S_CTX_LOCAL:
             case S_CTX_ALLOCATOR:
             case S_CTX_REMOTE:
                 return register_user_option(sp);
+            case S_CTX_SLURMD:
+                // Once per slurmd start, as root: discover the node for every
+                // task to come. A failure only costs tasks a live discovery.
+                if (config.mode != launchguard::Mode::off && !config.hwloc_xml) {
+                    auto cached = refresh_topology_cache(config);
+                    if (!cached) log_error("topology cache: " + cached.error().to_string());
+                }
+                return 0;
             default:
                 return 0;
         }
@@ -67,9 +52,7 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
 }
 
 extern "C" int slurm_spank_task_init(spank_t sp, int ac, char** av) {
-    return guarded("task_init", ac, av, [sp](const PluginConfig& config) { return run_task_init(sp, config); });
-}
-
-extern "C" int slurm_spank_job_prolog(spank_t sp, int ac, char** av) {
-    return guarded("job_prolog", ac, av, [sp](const PluginConfig& config) { return run_job_prolog(sp, config); });
+    return guarded_hook("task_init", ac, av, [sp](const PluginConfig& config) {
+        return launchguard::slurm::run_task_init(sp, config);
+    });
 }

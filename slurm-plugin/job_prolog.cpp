@@ -3,7 +3,6 @@
 // inventory) and the topology cache the tasks read.
 #include "decision_log.h"
 #include "probe/context_builder.h"
-#include "probe/hwloc_probe.h"
 #include "profile/profile.h"
 #include "rules/rule.h"
 #include "spank_glue.h"
@@ -18,16 +17,18 @@ int run_job_prolog(spank_t sp, const PluginConfig& config) {
         return config.on_error == OnError::block ? -1 : 0;
     }
 
-    if (!config.hwloc_xml) {
-        auto cached = write_topology_cache(config.topology_cache);
-        if (!cached) log_error("job_prolog: topology cache: " + cached.error().to_string());
-    }
-
     ProbeOptions probe;
     probe.use_current_process_env = false;  // the prolog env is not a task env
     probe.environment = Environment{};
-    probe.hwloc_xml = config.hwloc_xml ? config.hwloc_xml : std::optional<std::string>(config.topology_cache);
+    probe.hwloc_xml = config.hwloc_xml;
     probe.sysfs_root = config.sysfs_root;
+    if (!config.hwloc_xml) {
+        // Reuse the node's cache when fresh (link and port states are read
+        // live from sysfs either way); rediscover and rewrite it otherwise.
+        auto cached = refresh_topology_cache(config);
+        if (cached) probe.topology_cache = config.topology_cache;
+        else log_error("job_prolog: topology cache: " + cached.error().to_string());
+    }
     auto context = build_context(probe);
     if (!context) {
         log_error("job_prolog: cannot inspect the node: " + context.error().to_string());

@@ -1,6 +1,7 @@
 #include "plugin_config.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace launchguard::slurm {
 namespace {
@@ -51,6 +52,13 @@ Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args) {
         } else if (key == "topology-cache") {
             if (value.empty() || value.front() != '/') return arg_error(arg, "topology-cache must be an absolute path");
             config.topology_cache = value;
+        } else if (key == "topology-cache-max-age") {
+            char* end = nullptr;
+            long seconds = std::strtol(value.c_str(), &end, 10);
+            if (value.empty() || *end != '\0' || seconds < 0) {
+                return arg_error(arg, "topology-cache-max-age must be a number of seconds");
+            }
+            config.topology_cache_max_age = seconds;
         } else if (key == "on-error") {
             if (value == "allow") config.on_error = OnError::allow;
             else if (value == "block") config.on_error = OnError::block;
@@ -61,8 +69,8 @@ Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args) {
             config.sysfs_root = value;
         } else {
             return arg_error(arg, "unknown key '" + key +
-                                      "' (keys: profile, mode, user-modes, topology-cache, on-error, hwloc-xml, "
-                                      "sysfs-root)");
+                                      "' (keys: profile, mode, user-modes, topology-cache, topology-cache-max-age, "
+                                      "on-error, hwloc-xml, sysfs-root)");
         }
     }
     return config;

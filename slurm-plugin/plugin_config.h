@@ -24,7 +24,8 @@ struct PluginConfig {
     // Modes a user may pick with --launchguard. Empty = the default policy:
     // the site mode, anything stricter, and `warn` (report without changing).
     std::vector<Mode> user_modes;
-    std::string topology_cache = "/run/launchguard/topology.xml";
+    std::string topology_cache = "/run/launchguard/topology.json";
+    long topology_cache_max_age = 3600;     // seconds; older caches are rediscovered
     OnError on_error = OnError::allow;      // when launchguard itself cannot run
     std::optional<std::string> hwloc_xml;   // tests: node topology from this file
     std::optional<std::string> sysfs_root;  // tests: node facts from this root

@@ -3,6 +3,10 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <exception>
+
+#include "probe/hwloc_probe.h"
+#include "probe/topology_cache.h"
 
 namespace launchguard::slurm {
 namespace {
@@ -69,6 +73,35 @@ void log_error(const std::string& line) { slurm_error("%s: %s", kPluginName, lin
 
 std::optional<Mode> requested_user_mode() { return g_requested_mode; }
 void set_requested_user_mode(Mode mode) { g_requested_mode = mode; }
+
+int guarded_hook(const char* hook, int ac, char** av, const std::function<int(const PluginConfig&)>& body) {
+    try {
+        auto config = parse_plugin_args(plugin_args(ac, av));
+        if (!config) {
+            log_error(std::string("plugstack.conf: ") + config.error().to_string());
+            return spank_context() == S_CTX_SLURMD ? 0 : -1;
+        }
+        return body(config.value());
+    } catch (const std::exception& e) {
+        log_error(std::string(hook) + ": internal error: " + e.what());
+    } catch (...) {
+        log_error(std::string(hook) + ": internal error");
+    }
+    // Nothing is known about the configuration here; let the job run.
+    return 0;
+}
+
+Result<NodeTopology> refresh_topology_cache(const PluginConfig& config) {
+    if (topology_cache_is_fresh(config.topology_cache, config.topology_cache_max_age)) {
+        auto cached = load_topology_cache(config.topology_cache);
+        if (cached) return cached;
+    }
+    auto live = discover_topology();
+    if (!live) return live.error();
+    auto saved = save_topology_cache(*live, config.topology_cache);
+    if (!saved) return saved.error();
+    return live;
+}
 
 void remember_config(const PluginConfig& config) { g_config = config; }
 const PluginConfig* remembered_config() { return g_config ? &*g_config : nullptr; }

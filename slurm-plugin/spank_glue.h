@@ -3,6 +3,7 @@
 // everything, but these never throw on purpose.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,5 +52,15 @@ const PluginConfig* remembered_config();
 // Context entry points (one file each).
 int run_task_init(spank_t sp, const PluginConfig& config);
 int run_job_prolog(spank_t sp, const PluginConfig& config);
+
+// The node topology the tasks read (probe/topology_cache.h): reused when
+// fresh, else discovered live and written. Root only (slurmd, prolog).
+Result<NodeTopology> refresh_topology_cache(const PluginConfig& config);
+
+// Parses the plugstack arguments, runs body, and catches everything: no C++
+// exception may cross into Slurm. A malformed plugstack line is an error
+// everywhere but in slurmd itself, where failing would stop slurmd from
+// starting (SLURM.md §1.1); there it is logged and skipped.
+int guarded_hook(const char* hook, int ac, char** av, const std::function<int(const PluginConfig&)>& body);
 
 }  // namespace launchguard::slurm

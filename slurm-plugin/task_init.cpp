@@ -1,7 +1,6 @@
 // REMOTE context, slurm_spank_task_init: runs in the task process just before
 // exec, as the job user, after pyxis (when listed after it) has moved the
 // process into the container. What it sees is what NCCL will see.
-#include <filesystem>
 #include <string>
 
 #include "decision_log.h"
@@ -73,12 +72,11 @@ int run_task_init(spank_t sp, const PluginConfig& config) {
     ProbeOptions probe;
     probe.environment = job_environment(sp);
     probe.use_current_process_env = false;
-    std::error_code ec;
-    if (config.hwloc_xml) {
-        probe.hwloc_xml = config.hwloc_xml;
-    } else if (std::filesystem::is_regular_file(config.topology_cache, ec)) {
-        probe.hwloc_xml = config.topology_cache;  // written by job_prolog, cheaper than discovery
-    }
+    // The node's cache (written at slurmd start or by the prolog plugin) is
+    // far cheaper than discovery; build_context falls back to discovery
+    // when it is missing.
+    if (config.hwloc_xml) probe.hwloc_xml = config.hwloc_xml;
+    else probe.topology_cache = config.topology_cache;
     probe.sysfs_root = config.sysfs_root;
     if (auto nodes = item_u32(sp, S_JOB_NNODES)) probe.job_nodes = static_cast<int>(*nodes);
     auto context = build_context(probe);

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "probe/environment_probe.h"
+#include "probe/topology_cache.h"
 #include "probe/gpu_assignment.h"
 #include "probe/hwloc_probe.h"
 #include "probe/process_probe.h"
@@ -96,7 +97,14 @@ Fact<NodeTopology> probe_topology(const ProbeOptions& o, std::optional<Error>& e
     // elsewhere would blend two nodes, so it is used only when asked for or
     // when the topology is live too.
     std::optional<std::string> sysfs = o.sysfs_root;
-    if (o.hwloc_xml) {
+    std::optional<NodeTopology> cached;
+    if (o.topology_cache && !o.hwloc_xml) {
+        if (auto loaded = load_topology_cache(*o.topology_cache)) cached = std::move(loaded).value();
+    }
+    if (cached) {
+        topo = Fact<NodeTopology>::known(std::move(*cached), "topology cache " + *o.topology_cache);
+        if (!sysfs) sysfs = "/";
+    } else if (o.hwloc_xml) {
         auto loaded = load_topology_from_xml(*o.hwloc_xml);
         if (!loaded) {
             Error e = loaded.error();

@@ -20,6 +20,10 @@ struct ProbeOptions {
     std::optional<std::string> host_root;      // host filesystem seen by an enroot hook
     std::optional<std::string> host_env_file;  // host environment, for propagation rules
     std::optional<std::string> hwloc_xml;      // topology from this file instead of live discovery
+    // A launchguard topology cache (probe/topology_cache.h) to use when it
+    // loads; a missing or unreadable cache falls back to the other sources.
+    // Its node is this one, so live sysfs is laid over it.
+    std::optional<std::string> topology_cache;
     bool live_topology = true;                 // allow live hwloc discovery when no XML is given
     std::optional<std::string> sysfs_root;     // node facts and link states; "/" when absent
     std::optional<std::string> cpus;           // task CPU mask as a cpulist ("0-15,64-79")

@@ -150,7 +150,11 @@ void check_file_missing(const RuleInput& in, RuleOutput& out) {
     }
 
     std::string where = topo.setting->source == nccl::Source::environment ? "" : " (from " + topo.setting->origin + ")";
-    Finding& finding = out.fire(topo.label() + where + " is " + describe_state(topo.info) + " in the container: " +
+    // Say where the task runs: "in the container" is wrong for a bare-metal task.
+    const std::string in_view = in.ctx.runtime == Runtime::bare      ? " on this node"
+                                : in.ctx.runtime == Runtime::unknown ? " in the task's filesystem"
+                                                                     : " in the container";
+    Finding& finding = out.fire(topo.label() + where + " is " + describe_state(topo.info) + in_view + ": " +
                                 std::string(kSilentFallback));
     add_topo_evidence(finding, topo, in.ctx);
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # plugin_test.sh — spank_launchguard.so on a real single-node Slurm cluster.
-# Usage: plugin_test.sh LAUNCHGUARD_SO PRIVATE_MOUNT_SO [LAUNCHGUARD_CLI]
+# Usage: plugin_test.sh LAUNCHGUARD_SO PRIVATE_MOUNT_SO [LAUNCHGUARD_CLI [LAUNCHGUARD_PROLOG_SO]]
 #        (run as root; ctest: `ctest -L slurm`, test slurm.plugin)
 #
 # Starts one cluster (cluster.sh) whose plugstack lists launchguard as
@@ -34,6 +34,7 @@ cluster="$here/cluster.sh"
 lg_built=${1:-}
 privmount_built=${2:-}
 cli=${3:-}
+prolog_built=${4:-}
 fails=0
 passes=0
 
@@ -49,6 +50,7 @@ show() { sed 's/^/    | /' "$@" >&2; }
 [ "$(id -u)" -eq 0 ] || fatal "must run as root (uid $(id -u)); the Slurm integration tests need root"
 [ -f "$lg_built" ] || fatal "launchguard plugin '$lg_built' not found (build target spank_launchguard; needs libslurm-dev)"
 [ -f "$privmount_built" ] || fatal "test plugin '$privmount_built' not found (build target spank_private_mount)"
+[ -f "$prolog_built" ] || fatal "launchguard prolog plugin '$prolog_built' not found (build target spank_launchguard_prolog)"
 [ "$(nproc)" -ge 2 ] || fatal "need >= 2 CPUs for the binding checks, have $(nproc)"
 id nobody >/dev/null 2>&1 || fatal "user 'nobody' does not exist"
 
@@ -73,6 +75,7 @@ lib="$state/lib"; fx="$state/fx"; work="$state/work"
 mkdir -p "$lib" "$fx/sysfs" "$work" "$state/hostfs/opt/topo"
 install -m 0755 "$lg_built" "$lib/spank_launchguard.so"
 install -m 0755 "$privmount_built" "$lib/spank_private_mount.so"
+install -m 0755 "$prolog_built" "$lib/spank_launchguard_prolog.so"
 install -m 0644 "$src/tests/fixtures/hwloc/32em64t-2n8c2t-pci-normalio.xml" "$fx/node.xml"
 cp -R "$src/tests/fixtures/sysfs/kvm-guest-2n" "$fx/sysfs/"
 # The site profile of the tests: the fixture node's governor and NUMA balancing
@@ -126,7 +129,7 @@ lg="$lib/spank_launchguard.so"
 fixture_args="hwloc-xml=$fx/node.xml sysfs-root=$fx/sysfs/kvm-guest-2n"
 # stack LINE...: the plugstack, one line per argument
 stack() { printf '%s\n' "$@" >"$plugstack"; }
-lg_line() { echo "required $lg profile=$fx/lgtest.yaml topology-cache=$state/cache/topology.xml $fixture_args $*"; }
+lg_line() { echo "required $lg profile=$fx/lgtest.yaml topology-cache=$state/cache/topology.json $fixture_args $*"; }
 
 stack "$(lg_line mode=enforce)"
 t0=$(date +%s.%N)
@@ -397,21 +400,38 @@ else
   fail "cluster after malformed plugstack"; show out err
 fi
 
-# --------------------------------- 10. job_prolog writes the topology cache
-node_ok "10. job_prolog writes the topology cache"
-# As operators run it: no fixtures, live node, default profile.  job_prolog
-# (root) discovers the node and writes the cache; task_init reads it.
-stack "required $lg mode=enforce topology-cache=$state/cache/topology.xml"
-"$cluster" restart-slurmd "$state" >/dev/null 2>restart.err || { show restart.err; fail "restart-slurmd"; }
+# --------------------------------- 10. the topology cache and the prolog plugin
+node_ok "10. slurmd start writes the topology cache"
+# As operators run it: no fixtures, live node, default profile.  slurmd loads
+# the plugin at start (SLURMD context, root) and writes the node's topology
+# cache once; every task_init reads it instead of discovering the node.
+stack "required $lg mode=enforce topology-cache=$state/cache/topology.json"
 rm -rf "$state/cache"
+"$cluster" restart-slurmd "$state" >/dev/null 2>restart.err || { show restart.err; fail "restart-slurmd"; }
 mark
-if as_user srun -N1 -n2 true >out 2>err && [ -s "$state/cache/topology.xml" ] \
-   && [ "$(stat -c %a "$state/cache/topology.xml")" = 644 ] \
+if [ -s "$state/cache/topology.json" ] && [ "$(stat -c %a "$state/cache/topology.json")" = 644 ] \
+   && as_user srun -N1 -n2 true >out 2>err \
+   && decision_logged "mode=enforce decision=(allow|patch) blocked=- "; then
+  pass "slurmd start writes the topology cache (0644); task_init runs from it"
+else
+  fail "topology cache at slurmd start"; show out err restart.err; newlog | grep -i launchguard | show
+fi
+
+node_ok "10b. the prolog plugin checks the node"
+# spank_launchguard_prolog.so adds node checks in job_prolog (root, once per
+# node per job); slurmd decides at start whether to run job prologs.
+stack "required $lg mode=enforce topology-cache=$state/cache/topology.json" \
+      "required $lib/spank_launchguard_prolog.so mode=enforce topology-cache=$state/cache/topology.json"
+rm -rf "$state/cache"
+"$cluster" restart-slurmd "$state" >/dev/null 2>restart.err || { show restart.err; fail "restart-slurmd"; }
+rm -rf "$state/cache"  # the prolog rewrites a missing cache
+mark
+if as_user srun -N1 -n2 true >out 2>err && [ -s "$state/cache/topology.json" ] \
    && newlog | grep -qE "launchguard: decision hook=job_prolog job=[0-9]+ step=prolog node=$LG_SLURM_NODE profile=default mode=enforce decision=(allow|patch) " \
    && decision_logged "mode=enforce decision=(allow|patch) blocked=- "; then
-  pass "job_prolog (after restart-slurmd) writes the topology cache (0644) and logs its decision; task_init runs"
+  pass "job_prolog (prolog plugin) logs its node decision and rewrites a missing cache; task_init runs"
 else
-  fail "job_prolog topology cache"; show out err; newlog | grep -i launchguard | show
+  fail "prolog plugin"; show out err; newlog | grep -i launchguard | show
 fi
 newlog | grep 'launchguard: decision' >decisions.log || true
 

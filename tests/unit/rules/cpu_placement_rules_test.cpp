@@ -239,10 +239,14 @@ TEST(CpuBindById, WarnsForRankBinding) {
     EXPECT_EQ(result.evidence("binding"), "rank");
 }
 
-TEST(CpuBindById, WarnsForPerTaskCpuMasks) {
-    auto result = bind_with("{SLURM_CPU_BIND: 'quiet,mask_cpu:0x3,0xC'}");
-    ASSERT_TRUE(result.fired());
-    EXPECT_EQ(result.evidence("binding"), "mask_cpu:0x3,0xC");
+TEST(CpuBindById, QuietForPerTaskCpuMasksBecauseSlurmWritesThemForItsOwnBindings) {
+    // Observed on Slurm 22.05.8 (tests/integration/slurm): the default binding
+    // and --cpu-bind=cores reach the task as "quiet,mask_cpu:0x1,0x2", and
+    // --cpu-bind=ldoms/sockets as "quiet,mask_cpu:0x3,0x3", with no unit in
+    // front; a user's explicit mask_cpu list looks the same, so masks are
+    // never taken as binding by id.
+    EXPECT_TRUE(bind_with("{SLURM_CPU_BIND: 'quiet,mask_cpu:0x1,0x2'}").quiet());
+    EXPECT_TRUE(bind_with("{SLURM_CPU_BIND: 'quiet,mask_cpu:0x3,0xC'}").quiet());
 }
 
 TEST(CpuBindById, ReadsTypeAndListWhenOnlyThoseAreSet) {

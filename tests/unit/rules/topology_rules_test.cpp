@@ -116,7 +116,7 @@ TEST(TopoFileMissing, FiresWhenTheEnvironmentNamesAMissingFile) {
     EXPECT_EQ(finding.action, Action::block);
     EXPECT_EQ(finding.severity, Severity::error);
     EXPECT_EQ(finding.message,
-              "NCCL_TOPO_FILE=/opt/topo.xml is missing in the container: NCCL silently auto-detects the topology "
+              "NCCL_TOPO_FILE=/opt/topo.xml is missing on this node: NCCL silently auto-detects the topology "
               "(logged only at INFO since 2.27.3)");
     EXPECT_EQ(result.evidence("NCCL_TOPO_FILE"), "/opt/topo.xml");
     EXPECT_EQ(result.evidence("source"), "environment");
@@ -175,7 +175,7 @@ TEST(TopoFileMissing, FiresOnADirectoryAnEmptyFileAndAnUnreadableFile) {
                                                                 "files: {/opt/topo.xml: ''}\n"));
     ASSERT_TRUE(empty.fired());
     EXPECT_EQ(empty.evidence("found"), "empty file");
-    EXPECT_TRUE(mentions(empty.finding().message, "is an empty file in the container"));
+    EXPECT_TRUE(mentions(empty.finding().message, "is an empty file on this node"));
 
     auto unreadable = run_rule("topo.file-missing", launch_from_yaml("env: {NCCL_TOPO_FILE: /root/topo.xml}\n"
                                                                      "unreadable: [/root/topo.xml]\n"));

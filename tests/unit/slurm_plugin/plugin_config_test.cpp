@@ -13,7 +13,7 @@ TEST(SlurmPluginConfig, DefaultsWithNoArguments) {
     EXPECT_EQ(config->profile, "default");
     EXPECT_EQ(config->mode, Mode::enforce);
     EXPECT_EQ(config->on_error, OnError::allow);
-    EXPECT_EQ(config->topology_cache, "/run/launchguard/topology.xml");
+    EXPECT_EQ(config->topology_cache, "/run/launchguard/topology.json");
 }
 
 TEST(SlurmPluginConfig, ReadsEveryKey) {
