@@ -1,9 +1,5 @@
 #include "probe/hwloc_probe.h"
 
-#include <sys/stat.h>
-
-#include <filesystem>
-
 #include <hwloc.h>
 #include <unistd.h>
 
@@ -230,32 +226,6 @@ Result<NodeTopology> discover_topology() {
         return make_error(std::string("hwloc live discovery failed: ") + std::strerror(errno));
     }
     return convert(topo.get(), "hwloc live discovery");
-}
-
-Status write_topology_cache(const std::string& path) {
-    TopologyHandle topo;
-    if (!topo.ok()) return make_error("hwloc_topology_init failed");
-    hwloc_topology_set_io_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_ALL);
-    hwloc_topology_set_flags(topo.get(), HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
-    if (hwloc_topology_load(topo.get()) != 0) {
-        return make_error(std::string("hwloc live discovery failed: ") + std::strerror(errno));
-    }
-    std::error_code ec;
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-    if (ec) return make_file_error(path, 0, "cannot create the cache directory: " + ec.message());
-    // Written aside and renamed, so a task never reads a half-written cache.
-    const std::string temporary = path + ".tmp." + std::to_string(::getpid());
-    if (hwloc_topology_export_xml(topo.get(), temporary.c_str(), 0) != 0) {
-        std::filesystem::remove(temporary, ec);
-        return make_file_error(path, 0, std::string("cannot write hwloc XML: ") + std::strerror(errno));
-    }
-    ::chmod(temporary.c_str(), 0644);
-    if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-        std::string reason = std::strerror(errno);
-        std::filesystem::remove(temporary, ec);
-        return make_file_error(path, 0, "cannot replace the cache: " + reason);
-    }
-    return Done{};
 }
 
 }  // namespace launchguard

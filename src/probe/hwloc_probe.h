@@ -18,8 +18,4 @@ Result<NodeTopology> load_topology_from_xml(const std::string& path);
 // (a cgroup-restricted task) are kept: the topology describes the node.
 Result<NodeTopology> discover_topology();
 
-// Discovers this node and writes it as hwloc XML to `path` (atomically), the
-// cache the Slurm prolog leaves for the tasks of the job.
-Status write_topology_cache(const std::string& path);
-
 }  // namespace launchguard
