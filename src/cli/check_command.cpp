@@ -22,6 +22,7 @@ struct CheckArgs {
     std::string host_root;
     std::string host_env_file;
     std::string hwloc_xml;
+    std::string topology_cache;
     std::string sysfs_root;
     std::string cpus;
     std::string gpus;
@@ -60,6 +61,7 @@ int run_check(const CheckArgs& args) {
     if (!args.host_root.empty()) probe.host_root = args.host_root;
     if (!args.host_env_file.empty()) probe.host_env_file = args.host_env_file;
     if (!args.hwloc_xml.empty()) probe.hwloc_xml = args.hwloc_xml;
+    if (!args.topology_cache.empty()) probe.topology_cache = args.topology_cache;
     if (!args.sysfs_root.empty()) probe.sysfs_root = args.sysfs_root;
     if (!args.cpus.empty()) probe.cpus = args.cpus;
     if (!args.gpus.empty()) probe.gpus = args.gpus;
@@ -109,6 +111,8 @@ void add_check_command(CLI::App& app, CommandRunner& runner) {
         ->check(CLI::ExistingDirectory);
     cmd->add_option("--host-env-file", args->host_env_file, "Environment the host side has (for propagation rules)");
     cmd->add_option("--hwloc-xml", args->hwloc_xml, "Node topology from an hwloc XML file instead of live discovery");
+    cmd->add_option("--topology-cache", args->topology_cache,
+                    "Node topology from launchguard's JSON cache (what the Slurm plugin reads), if it loads");
     cmd->add_option("--sysfs-root", args->sysfs_root, "Read node facts (sys/, proc/) under this directory instead of /")
         ->check(CLI::ExistingDirectory);
     cmd->add_option("--cpus", args->cpus, "Task CPU mask as a list, e.g. 0-15,32-47");
