@@ -5,28 +5,10 @@
 #include <sstream>
 
 #include "probe/rooted_file_view.h"
+#include "util/path.h"
 
 namespace launchguard {
 namespace {
-
-std::string normalize(std::string_view path) {
-    std::vector<std::string> parts;
-    std::size_t start = 0;
-    while (start <= path.size()) {
-        std::size_t slash = path.find('/', start);
-        std::string_view part = path.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
-        if (part == "..") {
-            if (!parts.empty()) parts.pop_back();
-        } else if (!part.empty() && part != ".") {
-            parts.emplace_back(part);
-        }
-        if (slash == std::string_view::npos) break;
-        start = slash + 1;
-    }
-    std::string out;
-    for (const auto& p : parts) out += "/" + p;
-    return out.empty() ? "/" : out;
-}
 
 // Is `path` the mount target itself or below it? Returns the rest ("" or "/x").
 bool under(const std::string& path, const std::string& target, std::string& rest) {
@@ -82,7 +64,7 @@ Result<std::vector<EnrootMount>> parse_enroot_fstab(std::string_view text, const
             Error e = make_file_error(origin, line, "expected 'source target [type [options]]', got '" + std::string(s) + "'");
             return e;
         }
-        m.target = normalize(target);
+        m.target = normalize_absolute(target);
         m.line = line;
         m.origin = origin;
         mounts.push_back(std::move(m));
@@ -118,14 +100,14 @@ EnrootFileView::EnrootFileView(std::string rootfs, std::shared_ptr<const FileVie
       mounts_(std::move(mounts)) {}
 
 EnrootFileView::Resolved EnrootFileView::resolve(std::string_view path) const {
-    const std::string p = normalize(path);
+    const std::string p = normalize_absolute(path);
     // The last mount whose target covers the path wins, as in the kernel.
     for (auto it = mounts_.rbegin(); it != mounts_.rend(); ++it) {
         std::string rest;
         if (!under(p, it->target, rest)) continue;
         if (it->is_tmpfs()) return {nullptr, p, rest.empty()};
         if (it->is_bind() && !it->source.empty() && it->source.front() == '/') {
-            return {host_.get(), normalize(it->source + rest)};
+            return {host_.get(), normalize_absolute(it->source + rest)};
         }
     }
     return {rootfs_view_.get(), p};

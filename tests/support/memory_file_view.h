@@ -24,6 +24,7 @@
 
 #include "context/file_view.h"
 #include "util/error.h"
+#include "util/path.h"
 
 namespace launchguard::testing {
 
@@ -103,25 +104,7 @@ public:
     [[nodiscard]] std::string describe() const override { return description_; }
 
     // Lexical normalisation shared by every lookup.
-    static std::string normalize(std::string_view path) {
-        std::vector<std::string> parts;
-        std::size_t start = 0;
-        while (start <= path.size()) {
-            std::size_t slash = path.find('/', start);
-            std::string_view part =
-                path.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
-            if (part == "..") {
-                if (!parts.empty()) parts.pop_back();
-            } else if (!part.empty() && part != ".") {
-                parts.emplace_back(part);
-            }
-            if (slash == std::string_view::npos) break;
-            start = slash + 1;
-        }
-        std::string out;
-        for (const auto& part : parts) out += "/" + part;
-        return out.empty() ? "/" : out;
-    }
+    static std::string normalize(std::string_view path) { return normalize_absolute(path); }
 
 private:
     struct Entry {
