@@ -29,6 +29,18 @@ std::string device_kind(const std::string& cls) {
     return cls.empty() ? "pci" : "pci " + cls;
 }
 
+// The NUMA node this node puts a GPU or NIC on, when the node is known and has it.
+std::optional<int> node_numa(const std::optional<NodeTopology>& node, const std::string& busid) {
+    if (!node) return std::nullopt;
+    for (const auto& g : node->gpus) {
+        if (g.busid == busid && g.numa_node >= 0) return g.numa_node;
+    }
+    for (const auto& n : node->nics) {
+        if (n.busid == busid && n.numa_node >= 0) return n.numa_node;
+    }
+    return std::nullopt;
+}
+
 int run_topo(const TopoArgs& args) {
     std::ifstream in(args.file, std::ios::binary);
     if (!in) return bad_input(args.file + ": cannot open topology file");
@@ -66,6 +78,8 @@ int run_topo(const TopoArgs& args) {
             pci["busid"] = p.busid;
             pci["class"] = p.cls;
             pci["kind"] = device_kind(p.cls);
+            pci["numaid"] = p.numaid;
+            if (auto numa = node_numa(node, p.busid)) pci["node_numa"] = *numa;
             pci["line"] = p.line;
             pcis.push_back(std::move(pci));
         }
@@ -94,7 +108,12 @@ int run_topo(const TopoArgs& args) {
             std::cout << "  cpu numaid=" << c.numaid << (c.affinity.empty() ? "" : " affinity=" + c.affinity) << "\n";
         }
         for (const auto& p : topo.pcis) {
-            std::cout << "    " << p.busid << "  " << device_kind(p.cls) << "  (line " << p.line << ")\n";
+            std::cout << "    " << p.busid << "  " << device_kind(p.cls) << "  NUMA " << p.numaid;
+            if (auto numa = node_numa(node, p.busid)) {
+                std::cout << (std::to_string(*numa) == p.numaid ? " (node agrees)"
+                                                                : " (node: NUMA " + std::to_string(*numa) + ")");
+            }
+            std::cout << "  (line " << p.line << ")\n";
         }
         for (const auto& b : topo.upper_case_busids) {
             std::cout << "  bus id " << b << " has upper-case hex: NCCL never matches it\n";

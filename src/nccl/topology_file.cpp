@@ -328,6 +328,9 @@ private:
             TopoPci pci;
             if (const auto* v = node.attr("busid")) pci.busid = *v;
             if (const auto* v = node.attr("class")) pci.cls = *v;
+            // <pci> only ever sits below a <cpu> (the handler tables), and
+            // <cpu> does not nest: the last one opened encloses it.
+            if (!result_.cpus.empty()) pci.numaid = result_.cpus.back().numaid;
             pci.line = node.line;
             result_.pcis.push_back(std::move(pci));
         }

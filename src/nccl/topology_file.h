@@ -23,6 +23,7 @@ std::string_view to_string(TopoOutcome outcome);
 struct TopoPci {
     std::string busid;   // exactly as written (case preserved)
     std::string cls;     // "0x030200"
+    std::string numaid;  // numaid of the enclosing <cpu>: the NUMA node NCCL will place it on
     int line = 0;
 };
 

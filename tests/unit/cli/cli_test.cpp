@@ -213,7 +213,11 @@ TEST(Cli, TopoCommandParsesAsNcclWould) {
     EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
     auto report = parse_report(ok.out);
     EXPECT_EQ(report.at("outcome").as_string(), "accepted");
-    EXPECT_FALSE(report.at("pci").as_array().empty());
+    ASSERT_FALSE(report.at("pci").as_array().empty());
+    const auto& gpu0 = report.at("pci").as_array()[1].as_object();
+    EXPECT_EQ(gpu0.at("busid").as_string(), "0001:00:00.0");
+    EXPECT_EQ(gpu0.at("kind").as_string(), "gpu");
+    EXPECT_EQ(gpu0.at("numaid").as_string(), "0");
 
     auto rccl = run_command(cli() + " topo " + quote_arg(fixture_path("nccl-topo/rccl-topo_4p1h.xml")));
     EXPECT_EQ(rccl.exit_code, 1);
@@ -224,6 +228,13 @@ TEST(Cli, TopoCommandParsesAsNcclWould) {
     EXPECT_EQ(drift.exit_code, 1);
     auto drift_report = parse_report(drift.out);
     EXPECT_EQ(drift_report.at("drift").at("gpus_missing").as_array().size(), 16U);
+
+    // A file for this node shows where NCCL will put each device next to
+    // where the node has it: GPU 0000:84:00.0 is on NUMA node 1.
+    auto mapped = run_command(cli() + " topo " + quote_arg(fixture_path("cli/topo-32em64t-swapped-numa.xml")) +
+                              " --hwloc-xml " + quote_arg(fixture_path("hwloc/32em64t-2n8c2t-pci-normalio.xml")));
+    EXPECT_NE(mapped.out.find("0000:84:00.0  gpu  NUMA 1 (node agrees)"), std::string::npos) << mapped.out;
+    EXPECT_NE(mapped.out.find("0000:03:00.0  gpu  NUMA 1 (node: NUMA 0)"), std::string::npos) << mapped.out;
 
     EXPECT_EQ(run_command(cli() + " topo /nonexistent.xml").exit_code, 2);
 }

@@ -273,3 +273,24 @@ TEST(NcclTopoFile, InProcessPaths) {
 
 }  // namespace
 }  // namespace launchguard::nccl
+
+namespace launchguard::nccl {
+namespace {
+
+TEST(NcclTopoNuma, EveryPciCarriesTheNumaNodeOfItsCpu) {
+    std::ifstream in(std::string(LAUNCHGUARD_FIXTURES) + "/nccl-topo/ndv5-topo.xml");
+    std::stringstream text;
+    text << in.rdbuf();
+    TopologyFile topo = parse_topology(text.str());
+    ASSERT_EQ(topo.outcome, TopoOutcome::accepted);
+    ASSERT_EQ(topo.pcis.size(), 24U);
+    EXPECT_EQ(topo.pcis.front().busid, "ffff:ff:01.0");
+    EXPECT_EQ(topo.pcis.front().numaid, "0");
+    EXPECT_EQ(topo.pcis[1].busid, "0001:00:00.0");  // GPU 0 of an ND H100 v5, on NUMA node 0
+    EXPECT_EQ(topo.pcis[1].numaid, "0");
+    EXPECT_EQ(topo.pcis.back().busid, "0108:00:00.0");  // the last NIC, on NUMA node 1
+    EXPECT_EQ(topo.pcis.back().numaid, "1");
+}
+
+}  // namespace
+}  // namespace launchguard::nccl
