@@ -230,10 +230,12 @@ TEST(Cli, TopoCommandParsesAsNcclWould) {
     EXPECT_EQ(drift_report.at("drift").at("gpus_missing").as_array().size(), 16U);
 
     // A file for this node shows where NCCL will put each device next to
-    // where the node has it: GPU 0000:84:00.0 is on NUMA node 1.
+    // where the node has it: the NIC 0000:04:00.0 is placed right, the file
+    // lists it under NUMA node 1 as the node does; GPU 0000:03:00.0 is not.
     auto mapped = run_command(cli() + " topo " + quote_arg(fixture_path("cli/topo-32em64t-swapped-numa.xml")) +
                               " --hwloc-xml " + quote_arg(fixture_path("hwloc/32em64t-2n8c2t-pci-normalio.xml")));
     EXPECT_NE(mapped.out.find("0000:84:00.0  gpu  NUMA 1 (node agrees)"), std::string::npos) << mapped.out;
+    EXPECT_NE(mapped.out.find("0000:04:00.0  ib-nic  NUMA 1 (node agrees)"), std::string::npos) << mapped.out;
     EXPECT_NE(mapped.out.find("0000:03:00.0  gpu  NUMA 1 (node: NUMA 0)"), std::string::npos) << mapped.out;
 
     EXPECT_EQ(run_command(cli() + " topo /nonexistent.xml").exit_code, 2);
