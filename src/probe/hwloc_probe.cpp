@@ -156,7 +156,9 @@ NodeTopology convert(hwloc_topology_t topo, std::string source) {
                 netdevs.emplace_back(child->name);
             }
         }
-        if (nvidia_display || compute_osdev) {
+        // NCCL drives NVIDIA GPUs only: an AMD or Intel device with an OpenCL
+        // (COPROC) OS device is no GPU of the job's.
+        if (attr.vendor_id == kNvidiaVendor && (nvidia_display || compute_osdev)) {
             cand.gpu.busid = busid_of(pci);
             if (cand.gpu.name.empty()) cand.gpu.name = info(pci, "PCIDevice");
             locality(topo, pci, cand.gpu.numa_node, cand.gpu.local_cpus);

@@ -1,5 +1,6 @@
-// hw.* rules. hwloc/32em64t-2n8c2t lists 4 GPUs (0000:84:00.0, 0000:03:00.0,
-// 0000:83:00.0, 0000:84:00.1) and mlx5_0 (0000:04:00.0, port 1 ACTIVE);
+// hw.* rules. hwloc/32em64t-2n8c2t lists 3 NVIDIA GPUs (0000:84:00.0,
+// 0000:03:00.0, 0000:83:00.0; its AMD GPU is not counted) and mlx5_0
+// (0000:04:00.0, port 1 ACTIVE);
 // sysfs/kvm-guest-2n adds the PCIe links of those bus ids.
 #include <gtest/gtest.h>
 
@@ -95,11 +96,11 @@ TEST(HwInventory, BlocksWhenGpusAreMissing) {
     const Finding& finding = result.finding();
     EXPECT_EQ(finding.rule, "hw.inventory");
     EXPECT_EQ(finding.action, Action::block);
-    EXPECT_EQ(result.evidence("found"), "4 GPUs");
+    EXPECT_EQ(result.evidence("found"), "3 GPUs");
     EXPECT_EQ(result.evidence("expected"), "8 (profile eight-gpus)");
-    EXPECT_EQ(result.evidence("present"), "0000:84:00.0, 0000:03:00.0, 0000:83:00.0, 0000:84:00.1");
+    EXPECT_EQ(result.evidence("present"), "0000:84:00.0, 0000:03:00.0, 0000:83:00.0");
     EXPECT_TRUE(mentions(result.evidence("source"), "32em64t-2n8c2t-pci-normalio.xml"));
-    EXPECT_TRUE(mentions(finding.message, "node has 4 GPUs, profile eight-gpus expects 8"));
+    EXPECT_TRUE(mentions(finding.message, "node has 3 GPUs, profile eight-gpus expects 8"));
     ASSERT_EQ(finding.remediation.size(), 1U);
     EXPECT_TRUE(mentions(finding.remediation[0].text, "state=drain"));
 }
@@ -107,7 +108,7 @@ TEST(HwInventory, BlocksWhenGpusAreMissing) {
 TEST(HwInventory, CountsRdmaNicsAndActivePorts) {
     // h100-baremetal's sysfs adds mlx5_1, whose port is DOWN.
     auto ctx = launch_from_yaml(std::string(kTwoNode) + "sysfs: sysfs/h100-baremetal\n");
-    auto profile = profile_from_yaml("name: two-rails\nnode: {gpus: 4, rdma_nics: 2, active_ib_ports: 2}\n");
+    auto profile = profile_from_yaml("name: two-rails\nnode: {gpus: 3, rdma_nics: 2, active_ib_ports: 2}\n");
     auto result = run_rule("hw.inventory", ctx, profile);
     ASSERT_TRUE(result.fired());
     EXPECT_EQ(result.evidence("found"), "1 ACTIVE IB/RoCE port");
@@ -124,7 +125,7 @@ TEST(HwInventory, BlocksForAMissingRdmaNic) {
 }
 
 TEST(HwInventory, QuietWhenCountsMatch) {
-    auto profile = profile_from_yaml("name: exact\nnode: {gpus: 4, rdma_nics: 1, active_ib_ports: 1}\n");
+    auto profile = profile_from_yaml("name: exact\nnode: {gpus: 3, rdma_nics: 1, active_ib_ports: 1}\n");
     EXPECT_TRUE(run_rule("hw.inventory", launch_from_yaml(kTwoNode), profile).quiet());
 }
 

@@ -150,9 +150,9 @@ TEST(NcclShmDisabled, FiresOnAMultiGpuNode) {
     auto result = run_with("nccl.shm-disabled", "NCCL_SHM_DISABLE", "1", "hwloc_xml: hwloc/32em64t-2n8c2t-pci-normalio.xml\n");
     ASSERT_TRUE(result.fired());
     EXPECT_EQ(result.finding().message,
-              "NCCL_SHM_DISABLE=1 removes the shared-memory transport between the 4 GPUs of this node: GPU pairs that "
+              "NCCL_SHM_DISABLE=1 removes the shared-memory transport between the 3 GPUs of this node: GPU pairs that "
               "cannot use P2P (e.g. across CPU sockets) send through the network instead");
-    EXPECT_EQ(result.evidence("node_gpus"), "4");
+    EXPECT_EQ(result.evidence("node_gpus"), "3");
     expect_unset(result, "NCCL_SHM_DISABLE");
     expect_conf_override(run_rule("nccl.shm-disabled", launch_from_yaml(kDgx2 + conf("NCCL_SHM_DISABLE=1"))),
                          "NCCL_SHM_DISABLE", "0");
