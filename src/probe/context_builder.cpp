@@ -134,9 +134,8 @@ Fact<std::vector<NetInterface>> probe_interfaces(const ProbeOptions& o, const Fa
         std::string dir = under_root(root, "sys/class/net");
         RootedFileView view(root);
         if (view.stat("/sys/class/net").kind != FileKind::directory) continue;
-        NodeTopology scratch;
-        augment_topology_from_sysfs(scratch, root);
-        if (!scratch.interfaces.empty()) return Fact<std::vector<NetInterface>>::known(scratch.interfaces, dir);
+        auto interfaces = read_net_interfaces(root);
+        if (!interfaces.empty()) return Fact<std::vector<NetInterface>>::known(std::move(interfaces), dir);
     }
     if (topo.is_known() && !topo->interfaces.empty()) return Fact<std::vector<NetInterface>>::known(topo->interfaces, topo->source);
     return Fact<std::vector<NetInterface>>::unknown("no sys/class/net under " + o.root + " and no interfaces in the node topology");

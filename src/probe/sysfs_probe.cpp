@@ -301,6 +301,18 @@ NodeFacts probe_node_facts(const std::string& root) {
     return facts;
 }
 
+std::vector<NetInterface> read_net_interfaces(const std::string& root) {
+    std::vector<NetInterface> out;
+    std::string net_dir = under_root(root, "sys/class/net");
+    for (const auto& name : entries(net_dir)) {
+        // "unknown" is what lo and some virtual devices report while passing traffic.
+        std::string oper = read_trimmed(net_dir + "/" + name + "/operstate").value_or("unknown");
+        bool up = oper != "down" && oper != "lowerlayerdown" && oper != "notpresent" && oper != "dormant";
+        out.push_back(NetInterface{name, up});
+    }
+    return out;
+}
+
 void augment_topology_from_sysfs(NodeTopology& topo, const std::string& root) {
     bool used = false;
 
@@ -347,14 +359,11 @@ void augment_topology_from_sysfs(NodeTopology& topo, const std::string& root) {
         used = true;
     }
 
-    std::string net_dir = under_root(root, "sys/class/net");
-    for (const auto& name : entries(net_dir)) {
-        // "unknown" is what lo and some virtual devices report while passing traffic.
-        std::string oper = read_trimmed(net_dir + "/" + name + "/operstate").value_or("unknown");
-        bool up = oper != "down" && oper != "lowerlayerdown" && oper != "notpresent" && oper != "dormant";
-        auto it = std::find_if(topo.interfaces.begin(), topo.interfaces.end(), [&](const NetInterface& i) { return i.name == name; });
-        if (it == topo.interfaces.end()) topo.interfaces.push_back(NetInterface{name, up});
-        else it->up = up;
+    for (const auto& netdev : read_net_interfaces(root)) {
+        auto it = std::find_if(topo.interfaces.begin(), topo.interfaces.end(),
+                               [&](const NetInterface& i) { return i.name == netdev.name; });
+        if (it == topo.interfaces.end()) topo.interfaces.push_back(netdev);
+        else it->up = netdev.up;
         used = true;
     }
 

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "context/node_facts.h"
 #include "context/topology.h"
@@ -24,6 +25,9 @@ NodeFacts probe_node_facts(const std::string& root);
 // and NIC (sys/bus/pci/devices), and interface operstate (sys/class/net).
 // HCAs and interfaces sysfs knows but the topology lacks are added.
 void augment_topology_from_sysfs(NodeTopology& topo, const std::string& root);
+
+// Network interfaces under root/sys/class/net with their operstate.
+std::vector<NetInterface> read_net_interfaces(const std::string& root);
 
 // "16.0 GT/s PCIe" -> 16.0; "Unknown" -> nullopt.
 std::optional<double> parse_link_speed(std::string_view text);
