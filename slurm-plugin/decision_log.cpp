@@ -30,10 +30,9 @@ std::string decision_line(const DecisionSite& site, const Report& report) {
 std::string user_message(const Report& report) {
     std::string out;
     for (const auto& f : report.findings) {
-        out += std::string(f.action == Action::block   ? "BLOCK "
-                           : f.action == Action::patch ? "PATCH "
-                                                       : "WARN  ") +
-               f.rule + ": " + f.message;
+        std::string label = action_label(f.action);
+        label.resize(6, ' ');  // "WARN  " lines up with "BLOCK "
+        out += label + f.rule + ": " + f.message;
         std::string fix;
         for (const auto& op : f.remediation) fix += (fix.empty() ? "" : "; ") + describe_remediation(op);
         if (!fix.empty()) out += " -> fix: " + fix;

@@ -30,14 +30,6 @@ struct HookArgs {
     std::string sysfs_root;
 };
 
-std::string upper_action(Action action) {
-    switch (action) {
-        case Action::block: return "BLOCK";
-        case Action::patch: return "PATCH";
-        default: return "WARN";
-    }
-}
-
 std::string env_or(const Environment& env, const char* name, const std::string& fallback) {
     auto it = env.find(name);
     return it == env.end() || it->second.empty() ? fallback : it->second;
@@ -91,7 +83,7 @@ Status apply(const EnrootHookInputs& inputs, const EnrootPatch& patch) {
 std::string hook_message(const Report& report, const EnrootPatch& patch) {
     std::string out;
     for (const auto& f : report.findings) {
-        out += "launchguard: " + upper_action(f.action) + " " + f.rule + ": " + f.message + "\n";
+        out += "launchguard: " + action_label(f.action) + " " + f.rule + ": " + f.message + "\n";
     }
     for (const auto& line : patch.environ_lines) out += "launchguard: added to the container environment: " + line + "\n";
     for (const auto& line : patch.mount_lines) out += "launchguard: added mount: " + line + "\n";

@@ -49,6 +49,8 @@ std::string pad_right(std::string s, std::size_t width) {
 
 }  // namespace
 
+std::string action_label(Action action) { return upper(to_string(action)); }
+
 std::string describe_remediation(const RemediationOp& op) {
     switch (op.kind) {
         case RemediationOp::Kind::set_env: return "set " + op.name + "=" + op.value;
@@ -78,7 +80,7 @@ std::string render_text(const Report& report, const TextStyle& style) {
         if (f.action == Action::block) ++blocks;
         else if (f.action == Action::patch) ++patches;
         else ++warns;
-        std::string line = "  " + paint(style, color_of(f.action), pad_right(upper(to_string(f.action)), 5)) + "  " +
+        std::string line = "  " + paint(style, color_of(f.action), pad_right(action_label(f.action), 5)) + "  " +
                            pad_right(f.rule, rule_width) + "  " + f.message;
         std::string fix;
         for (const auto& op : f.remediation) fix += (fix.empty() ? "" : "; ") + describe_remediation(op);

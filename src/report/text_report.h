@@ -13,6 +13,9 @@ struct TextStyle {
 };
 
 std::string render_text(const Report& report, const TextStyle& style);
+// "BLOCK", "PATCH", "WARN", "OFF": how every front end labels a finding.
+std::string action_label(Action action);
+
 // A short human description of one remediation step.
 std::string describe_remediation(const RemediationOp& op);
 
