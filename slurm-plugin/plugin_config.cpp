@@ -101,6 +101,4 @@ std::string allowed_user_modes(const PluginConfig& config) {
     return out;
 }
 
-std::optional<Mode> parse_user_mode(std::string_view text) { return parse_mode(text); }
-
 }  // namespace launchguard::slurm

@@ -43,7 +43,4 @@ int strictness(Mode mode);
 bool user_may_choose(const PluginConfig& config, Mode requested);
 std::string allowed_user_modes(const PluginConfig& config);
 
-// Parses the value of --launchguard.
-std::optional<Mode> parse_user_mode(std::string_view text);
-
 }  // namespace launchguard::slurm

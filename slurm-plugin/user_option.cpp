@@ -9,7 +9,7 @@ namespace launchguard::slurm {
 namespace {
 
 int on_launchguard_option(int /*val*/, const char* optarg, int remote) {
-    auto mode = parse_user_mode(optarg == nullptr ? "" : optarg);
+    auto mode = parse_mode(optarg == nullptr ? "" : optarg);
     if (!mode) {
         log_error(std::string("--launchguard=") + (optarg ? optarg : "") +
                   ": expected enforce, patch, warn or off");

@@ -248,7 +248,6 @@ void check_affinity_partial(const RuleInput& in, RuleOutput& out) {
 // --cpu-bind=cores as "quiet,mask_cpu:0x1,0x2" (observed in
 // tests/integration/slurm), indistinguishable from a user's own mask list.
 struct SlurmBinding {
-    std::string unit;               // "cores", "ldoms", ... when Slurm chose the CPUs by topology
     std::string type;               // "map_cpu", "mask_cpu", "rank", "map_ldom", "none", ...
     std::vector<std::string> list;  // CPU ids or masks after "map_cpu:" / "mask_cpu:"
 };
@@ -272,7 +271,7 @@ SlurmBinding parse_slurm_binding(std::string_view text) {
             binding.list.push_back(token);
         } else if (token == "threads" || token == "cores" || token == "sockets" || token == "ldoms" ||
                    token == "boards") {
-            binding.unit = token;
+            continue;  // the topology unit Slurm bound by; not the binding type
         } else if (std::size_t colon = token.find(':'); colon != std::string::npos) {
             binding.type = token.substr(0, colon);
             if (colon + 1 < token.size()) binding.list.push_back(token.substr(colon + 1));
