@@ -41,6 +41,12 @@ struct ContainerFacts {
     Fact<std::optional<std::uint64_t>> memlock;  // RLIMIT_MEMLOCK soft limit; nullopt = unlimited
     Fact<std::vector<std::string>> capabilities; // effective capabilities, "CAP_IPC_LOCK"
     Fact<bool> runs_as_root;
+    // What the launcher says it starts, as written: pyxis --container-image,
+    // a pod's image. Evidence only; the image's content stays unknown.
+    Fact<std::string> image;
+    // Mounts the launcher adds, as written (pyxis --container-mounts entries
+    // "SRC:DST[:FLAGS]"). Evidence only: the file view says what is visible.
+    std::vector<std::string> requested_mounts;
 };
 
 // What the host side of a container launch sees, for propagation rules

@@ -52,7 +52,7 @@ bool can_apply(const Finding& finding, const std::vector<RemediationOp::Kind>& a
 
 // The action a finding gets under a mode. Rules propose, the profile
 // configures, the mode and the front end's abilities decide.
-Action resolve_action(Action configured, Mode mode, bool applicable, bool fix_blocking) {
+Action resolve_action(Action configured, Mode mode, bool applicable, bool fix_blocking, bool fix_or_block) {
     if (fix_blocking && configured == Action::block && applicable && (mode == Mode::enforce || mode == Mode::patch)) {
         return Action::patch;
     }
@@ -62,6 +62,7 @@ Action resolve_action(Action configured, Mode mode, bool applicable, bool fix_bl
             return Action::warn;
         case Mode::patch:
             if (configured == Action::patch && applicable) return Action::patch;
+            if (fix_or_block && configured == Action::block) return applicable ? Action::patch : Action::block;
             return Action::warn;
         case Mode::enforce:
             if (configured == Action::patch) return applicable ? Action::patch : Action::block;
@@ -149,7 +150,8 @@ Report evaluate(const LaunchContext& ctx, const Profile& profile, const Evaluati
             Action configured = profile.action_for(info.id, finding.action);
             if (configured == Action::off) continue;
             finding.action =
-                resolve_action(configured, options.mode, can_apply(finding, options.applicable), options.fix_blocking);
+                resolve_action(configured, options.mode, can_apply(finding, options.applicable), options.fix_blocking,
+                               finding.fix_or_block);
             if (finding.action == Action::patch) add_patch_ops(finding, report.patch);
             report.findings.push_back(std::move(finding));
         }

@@ -58,6 +58,12 @@ struct Finding {
     std::string message;     // one line a user understands
     Evidence evidence;
     std::vector<RemediationOp> remediation;
+    // The launch would run silently degraded unless this remediation is
+    // applied (a host topology file that never reaches the container). In
+    // patch mode such a finding is patched when the front end can apply the
+    // whole remediation and blocked when it cannot, instead of becoming a
+    // warning: patch mode must not let the headline case through quietly.
+    bool fix_or_block = false;
 };
 
 // A rule that could not decide, and why ("cannot tell from the manifest ...").

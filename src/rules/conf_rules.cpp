@@ -116,13 +116,15 @@ void check_host_not_visible(const RuleInput& in, RuleOutput& out) {
     std::string why_hidden = in.ctx.runtime == Runtime::enroot || in.ctx.runtime == Runtime::pyxis
                                  ? " (enroot does not mount /etc/nccl.conf)"
                                  : "";
-    Finding& finding = out.fire("the host's " + conf_path + " sets " + rules::join(assignments) + " but the task does not get " +
+    Finding& finding = out.fire("the host's " + conf_path + " sets " + rules::join(assignments) + " but the task" +
+                                std::string(rules::where_task_runs(in.ctx.runtime)) + " does not get " +
                                 (missed.size() == 1 ? "it" : "them") + why_hidden +
                                 ": NCCL in the task runs without the host's settings");
     if (!critical) {
         finding.action = Action::warn;
         finding.severity = Severity::warning;
     }
+    finding.fix_or_block = critical;
 
     finding.evidence.emplace_back("host_conf", conf_path);
     finding.evidence.emplace_back("host_view", host.files->describe());
@@ -140,6 +142,7 @@ void check_host_not_visible(const RuleInput& in, RuleOutput& out) {
     finding.evidence.emplace_back("task_conf_files", loaded_files(in.nccl));
     finding.evidence.emplace_back("runtime", std::string(to_string(in.ctx.runtime)));
     if (in.files) finding.evidence.emplace_back("container_view", in.files->describe());
+    rules::add_container_evidence(finding, in.ctx);
 
     for (const HostValue* value : missed) {
         const std::string& name = value->entry->name;

@@ -89,4 +89,15 @@ std::string format_number(double value) {
     return buffer;
 }
 
+void add_container_evidence(Finding& finding, const LaunchContext& ctx) {
+    if (ctx.container.image) finding.evidence.emplace_back("container_image", ctx.container.image.value());
+    if (!ctx.container.requested_mounts.empty()) {
+        finding.evidence.emplace_back("container_mounts", join(ctx.container.requested_mounts));
+    }
+}
+
+std::string_view where_task_runs(Runtime runtime) {
+    return runtime == Runtime::bare ? "" : " in the container";
+}
+
 }  // namespace launchguard::rules

@@ -62,6 +62,14 @@ std::string_view path_level_name(int level);
 
 std::string join(const std::vector<std::string>& items, std::string_view separator = ", ");
 
+// {"container_image", ...} and {"container_mounts", ...} when the launcher
+// named them (pyxis options, a pod spec): what the user asked to start.
+void add_container_evidence(Finding& finding, const LaunchContext& ctx);
+
+// " in the container" for a task that runs in one (or may), "" on the host:
+// where a message says the task looks.
+std::string_view where_task_runs(Runtime runtime);
+
 // "400" for 400.0, "12.5" for 12.5: rates and sizes in messages.
 std::string format_number(double value);
 

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "nccl/host_topology.h"
 #include "nccl/topology_drift.h"
 #include "nccl/topology_file.h"
 #include "rules/families.h"
@@ -183,21 +184,10 @@ struct HostTopology {
 std::optional<HostTopology> find_host_topology(const HostView& host, const Profile& profile) {
     Environment host_env = host.env ? host.env.value() : Environment{};
     nccl::EffectiveConfig host_config = nccl::resolve(host_env, *host.files);
-    std::vector<HostTopology> candidates;
-    if (const nccl::Setting* setting = host_config.get(kTopoVariable)) {
-        std::string origin = setting->source == nccl::Source::environment ? "host environment"
-                                                                          : "host " + setting->origin;
-        if (!nccl::is_in_process_path(setting->value)) candidates.push_back({setting->value, origin, {}});
-    } else {
-        candidates.push_back({std::string(nccl::kDefaultTopoPath), "host default path (nvidia-topologyd)", {}});
-    }
-    if (!profile.topology.host_path.empty()) {
-        candidates.push_back({profile.topology.host_path, "profile " + profile.name + " topology.host_path", {}});
-    }
-    for (auto& candidate : candidates) {
+    for (auto& candidate : nccl::host_topology_candidates(host_config, profile.topology.host_path, profile.name)) {
         if (candidate.path.empty() || candidate.path.front() != '/') continue;
-        candidate.info = host.files->stat(candidate.path);
-        if (readable_file(candidate.info)) return candidate;
+        FileInfo info = host.files->stat(candidate.path);
+        if (readable_file(info)) return HostTopology{std::move(candidate.path), std::move(candidate.origin), info};
     }
     return std::nullopt;
 }
@@ -294,13 +284,28 @@ void check_with_host_view(const RuleInput& in, RuleOutput& out, const HostView& 
     }
     std::string note = runtime_note(in.ctx.runtime);
     Finding& finding = out.fire("host topology file " + host_file->path + " (" + host_file->origin +
-                                ") does not reach the task: " + problem + (note.empty() ? "" : " (" + note + ")") +
-                                "; " + std::string(kSilentFallback));
+                                ") does not reach the task" + std::string(rules::where_task_runs(in.ctx.runtime)) + ": " +
+                                problem + (note.empty() ? "" : " (" + note + ")") + "; " +
+                                std::string(kSilentFallback));
     add_host_evidence(finding, *host_file, host);
     add_topo_evidence(finding, task, in.ctx);
     finding.evidence.emplace_back("runtime", std::string(to_string(in.ctx.runtime)));
     if (!note.empty()) finding.evidence.emplace_back("runtime_note", note);
-    finding.remediation = mount_and_point(host_file->real_path(), mount_target(*host_file, in.profile));
+    rules::add_container_evidence(finding, in.ctx);
+
+    // The host's file already at the mount target in the task (mounted by
+    // the user, shipped in the image): pointing NCCL at it is the whole fix.
+    const std::string target = mount_target(*host_file, in.profile);
+    const bool target_is_host_file =
+        readable_file(in.files->stat(target)) &&
+        same_topology(*host.files, host_file->path, *in.files, target).value_or(false);
+    if (target_is_host_file) {
+        finding.evidence.emplace_back("container_has_host_file", target);
+        finding.remediation = {RemediationOp::set_env(std::string(kTopoVariable), target)};
+    } else {
+        finding.remediation = mount_and_point(host_file->real_path(), target);
+    }
+    finding.fix_or_block = true;
 }
 
 bool is_container(Runtime runtime) {
@@ -351,6 +356,8 @@ void check_without_host_view(const RuleInput& in, RuleOutput& out) {
     } else {
         finding.remediation = mount_and_point(host_path, container_path);
     }
+    rules::add_container_evidence(finding, in.ctx);
+    finding.fix_or_block = true;
 }
 
 void check_not_propagated(const RuleInput& in, RuleOutput& out) {

@@ -14,19 +14,21 @@ namespace {
 // A rule whose behaviour the test dictates.
 class ScriptedRule final : public Rule {
 public:
-    ScriptedRule(RuleInfo info, std::vector<RemediationOp> ops, bool throws = false)
-        : info_(info), ops_(std::move(ops)), throws_(throws) {}
+    ScriptedRule(RuleInfo info, std::vector<RemediationOp> ops, bool throws = false, bool fix_or_block = false)
+        : info_(info), ops_(std::move(ops)), throws_(throws), fix_or_block_(fix_or_block) {}
     [[nodiscard]] const RuleInfo& info() const override { return info_; }
     void evaluate(const RuleInput& /*in*/, RuleOutput& out) const override {
         if (throws_) throw std::runtime_error("boom");
         Finding& f = out.fire(std::string(info_.id) + " fired");
         f.remediation = ops_;
+        f.fix_or_block = fix_or_block_;
     }
 
 private:
     RuleInfo info_;
     std::vector<RemediationOp> ops_;
     bool throws_;
+    bool fix_or_block_;
 };
 
 RuleInfo info(std::string_view id, Action action, unsigned scopes = kScopeLive | kScopeCli) {
@@ -88,12 +90,40 @@ TEST_F(EngineTest, EnforceBlocksAPatchTheFrontEndCannotApply) {
     EXPECT_EQ(r.findings[1].action, Action::block);
 }
 
-TEST_F(EngineTest, PatchModeNeverBlocks) {
+TEST_F(EngineTest, PatchModeDoesNotBlockOrdinaryFindings) {
     Report r = run(Mode::patch, {&blocker, &patcher, &mounter}, {RemediationOp::Kind::set_env});
     EXPECT_EQ(r.decision, Decision::patch);
     EXPECT_EQ(r.findings[0].action, Action::warn);
     EXPECT_EQ(r.findings[1].action, Action::patch);
     EXPECT_EQ(r.findings[2].action, Action::warn);
+}
+
+TEST_F(EngineTest, PatchModeBlocksAFixOrBlockFindingItCannotFix) {
+    // A host topology file that cannot reach the container: the plugin can
+    // set the variable but not mount the file, and a warning would let the
+    // launch run silently degraded.
+    ScriptedRule unreachable{info("test.unreachable", Action::block),
+                             {RemediationOp::mount_file("/h", "/c"), RemediationOp::set_env("NCCL_TOPO_FILE", "/c")},
+                             false, true};
+    ScriptedRule pointable{info("test.pointable", Action::block), {RemediationOp::set_env("NCCL_TOPO_FILE", "/c")},
+                           false, true};
+    const std::vector<RemediationOp::Kind> env_only = {RemediationOp::Kind::set_env, RemediationOp::Kind::unset_env};
+
+    Report blocked = run(Mode::patch, {&unreachable, &blocker}, env_only);
+    EXPECT_EQ(blocked.decision, Decision::block);
+    EXPECT_EQ(blocked.findings[0].action, Action::block);
+    EXPECT_EQ(blocked.findings[1].action, Action::warn);  // an ordinary blocking finding still only warns
+    EXPECT_TRUE(blocked.patch.empty());
+
+    Report patched = run(Mode::patch, {&pointable}, env_only);
+    EXPECT_EQ(patched.decision, Decision::patch);
+    EXPECT_EQ(patched.findings[0].action, Action::patch);
+    ASSERT_EQ(patched.patch.size(), 1U);
+    EXPECT_EQ(patched.patch[0].value, "/c");
+
+    // Enforce and warn keep their meaning.
+    EXPECT_EQ(run(Mode::enforce, {&pointable}, env_only).findings[0].action, Action::block);
+    EXPECT_EQ(run(Mode::warn, {&unreachable}, env_only).decision, Decision::allow);
 }
 
 TEST_F(EngineTest, WarnModeChangesNothing) {

@@ -55,8 +55,10 @@ TEST(ConfHostNotVisible, BlocksWhenAzuresHostConfDoesNotReachTheContainer) {
     EXPECT_EQ(finding.severity, Severity::error);
     EXPECT_EQ(finding.message,
               "the host's /etc/nccl.conf sets NCCL_IB_PCI_RELAXED_ORDERING=1, "
-              "NCCL_TOPO_FILE=/opt/microsoft/ndv5/topo.xml, NCCL_IGNORE_CPU_AFFINITY=1 but the task does not get them "
+              "NCCL_TOPO_FILE=/opt/microsoft/ndv5/topo.xml, NCCL_IGNORE_CPU_AFFINITY=1 but the task in the container does not get "
+              "them "
               "(enroot does not mount /etc/nccl.conf): NCCL in the task runs without the host's settings");
+    EXPECT_TRUE(finding.fix_or_block);  // it carries NCCL_TOPO_FILE
     EXPECT_EQ(result.evidence("host_conf"), "/etc/nccl.conf");
     EXPECT_EQ(result.evidence("host_view"), "host /");
     EXPECT_EQ(result.evidence("NCCL_TOPO_FILE"), "/opt/microsoft/ndv5/topo.xml (host /etc/nccl.conf:2; task: unset)");

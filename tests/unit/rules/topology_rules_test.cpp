@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "context/captured_file_view.h"
+#include "nccl/host_topology.h"
 #include "rules/families.h"
 #include "support/azure_fixtures.h"
 #include "support/launch_fixture.h"
@@ -270,8 +272,8 @@ TEST(TopoNotPropagated, FiresWhenTheHostNcclConfDoesNotReachAPyxisContainer) {
     EXPECT_EQ(finding.rule, "topo.not-propagated");
     EXPECT_EQ(finding.action, Action::block);
     EXPECT_EQ(finding.message,
-              "host topology file /opt/microsoft/ndv5/topo.xml (host /etc/nccl.conf:2) does not reach the task: the "
-              "task has NCCL_TOPO_FILE unset and no /var/run/nvidia-topologyd/virtualTopology.xml (enroot mounts a "
+              "host topology file /opt/microsoft/ndv5/topo.xml (host /etc/nccl.conf:2) does not reach the task in the "
+              "container: the task has NCCL_TOPO_FILE unset and no /var/run/nvidia-topologyd/virtualTopology.xml (enroot mounts a "
               "tmpfs over /var/run, hiding /var/run/nvidia-topologyd, and does not mount /etc/nccl.conf); NCCL "
               "silently auto-detects the topology (logged only at INFO since 2.27.3)");
     EXPECT_EQ(result.evidence("host_file"), kNdv5Link);
@@ -334,6 +336,109 @@ TEST(TopoNotPropagated, FiresWhenTheTaskUsesAFileForOtherDevices) {
     EXPECT_TRUE(mentions(result.finding().message, "the task's NCCL_TOPO_FILE=/opt/image/topo.xml lists different "
                                                    "devices"));
     EXPECT_EQ(result.evidence("found"), "regular file");
+}
+
+TEST(TopoNotPropagated, PointingAtTheMountedFileIsTheWholeFixWhenTheContainerHasIt) {
+    // The user mounted the host's file (--container-mounts) but the variable
+    // lives only in the host's /etc/nccl.conf: setting it is enough, and a
+    // front end that can only set variables (the Slurm plugin) can patch it.
+    auto ctx = launch_from_yaml("runtime: pyxis\n");
+    MemoryFileView task;
+    task.add_file(kNdv5Link, fixture_text("nccl-topo/ndv5-topo.xml"));
+    use_view(ctx, task);
+    use_host(ctx, azure_ndv5_root());
+    auto result = run_rule("topo.not-propagated", ctx);
+    ASSERT_TRUE(result.fired());
+    EXPECT_TRUE(mentions(result.finding().message, "the task has NCCL_TOPO_FILE unset"));
+    ASSERT_EQ(result.finding().remediation.size(), 1U);
+    EXPECT_EQ(result.set_env("NCCL_TOPO_FILE"), kNdv5Link);
+    EXPECT_EQ(result.evidence("container_has_host_file"), kNdv5Link);
+    EXPECT_TRUE(result.finding().fix_or_block);
+}
+
+TEST(TopoNotPropagated, AFileOfOtherDevicesAtTheTargetIsNoFix) {
+    // Something at the mount target that is not the host's file: mount over it.
+    auto ctx = launch_from_yaml("runtime: pyxis\n");
+    MemoryFileView task;
+    task.add_file(kNdv5Link, fixture_text("nccl-topo/ndv4-topo.xml"));
+    use_view(ctx, task);
+    use_host(ctx, azure_ndv5_root());
+    auto result = run_rule("topo.not-propagated", ctx);
+    ASSERT_TRUE(result.fired());
+    expect_mount_and_point(result.finding(), kNdv5File, kNdv5Link);
+    EXPECT_EQ(result.evidence("container_has_host_file"), "");
+}
+
+TEST(TopoNotPropagated, NamesTheImageAndMountsTheLauncherWasGiven) {
+    auto ctx = launch_from_yaml("runtime: pyxis\n");
+    ctx.container.image = Fact<std::string>::known("nvcr.io#nvidia/pytorch:24.05-py3", "--container-image");
+    ctx.container.requested_mounts = {"/scratch:/scratch", "/data:/data:ro"};
+    use_host(ctx, azure_ndv5_root());
+    auto result = run_rule("topo.not-propagated", ctx);
+    ASSERT_TRUE(result.fired());
+    EXPECT_EQ(result.evidence("container_image"), "nvcr.io#nvidia/pytorch:24.05-py3");
+    EXPECT_EQ(result.evidence("container_mounts"), "/scratch:/scratch, /data:/data:ro");
+    EXPECT_TRUE(result.finding().fix_or_block);
+}
+
+TEST(TopoNotPropagated, AHostViewCapturedBeforeTheContainerGivesTheLiveVerdicts) {
+    // The Slurm plugin asks the host's questions in user_init and answers the
+    // rules from the record in task_init, when the host is out of reach.
+    struct Case {
+        const char* name;
+        MemoryFileView host;
+        Environment host_env;
+        const char* task_yaml;
+        MemoryFileView task;
+    };
+    MemoryFileView default_path_host;
+    default_path_host.add_file(kDefaultTopo, fixture_text("nccl-topo/ndv4-topo.xml"));
+    MemoryFileView env_host;
+    env_host.add_file("/shared/topo/p4d.xml", fixture_text("nccl-topo/p4d-24xl-topo.xml"));
+    MemoryFileView task_with_copy;
+    task_with_copy.add_file(kNdv5File, fixture_text("nccl-topo/ndv5-topo.xml"));
+    MemoryFileView task_with_other;
+    task_with_other.add_file(kNdv5Link, fixture_text("nccl-topo/ndv4-topo.xml"));
+    MemoryFileView conf_only_host;
+    conf_only_host.add_file("/etc/nccl.conf", "NCCL_SOCKET_IFNAME=eth0\n");
+    std::vector<Case> cases = {
+        {"azure conf, empty container", azure_ndv5_root(), {}, "runtime: pyxis\n", MemoryFileView()},
+        {"default path", default_path_host, {}, "runtime: pyxis\n", MemoryFileView()},
+        {"host env", env_host, {{"NCCL_TOPO_FILE", "/shared/topo/p4d.xml"}},
+         "runtime: pyxis\nenv: {NCCL_TOPO_FILE: /shared/topo/p4d.xml}\n", MemoryFileView()},
+        {"same copy", azure_ndv5_root(), {}, "runtime: pyxis\nenv: {NCCL_TOPO_FILE: /opt/microsoft/ndv5-topo.xml}\n",
+         task_with_copy},
+        {"other devices", azure_ndv5_root(), {}, "runtime: pyxis\n", task_with_other},
+        {"no host file", conf_only_host, {}, "runtime: pyxis\n", MemoryFileView()},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.name);
+        for (const Profile& profile : {*load_profile("default"), azure_profile()}) {
+            auto live = launch_from_yaml(c.task_yaml);
+            use_view(live, c.task);
+            use_host(live, c.host, c.host_env);
+
+            auto captured_files =
+                std::make_shared<CapturedFileView>(std::make_shared<MemoryFileView>(c.host), "captured host");
+            nccl::ask_host_questions(c.host_env, *captured_files, profile.topology.host_path);
+            captured_files->release();
+            auto captured = launch_from_yaml(c.task_yaml);
+            use_view(captured, c.task);
+            captured.host = HostView{Fact<Environment>::known(c.host_env, "captured"), captured_files};
+
+            for (const char* rule : {"topo.not-propagated", "conf.host-not-visible"}) {
+                SCOPED_TRACE(rule);
+                auto want = run_rule(rule, live, profile);
+                auto got = run_rule(rule, captured, profile);
+                EXPECT_EQ(got.fired(), want.fired());
+                EXPECT_EQ(got.undecided(), want.undecided());
+                if (want.fired() && got.fired()) {
+                    EXPECT_EQ(got.finding().message, want.finding().message);
+                    EXPECT_EQ(got.finding().remediation.size(), want.finding().remediation.size());
+                }
+            }
+        }
+    }
 }
 
 TEST(TopoNotPropagated, QuietWhenTheTaskHasACopyOfTheSameFile) {
