@@ -1,5 +1,6 @@
 #include "decision_log.h"
 
+#include "pyxis.h"
 #include "report/text_report.h"
 
 namespace launchguard::slurm {
@@ -27,14 +28,18 @@ std::string decision_line(const DecisionSite& site, const Report& report) {
            " env=" + (patched.empty() ? "-" : patched) + " unknown=" + std::to_string(report.unknowns.size());
 }
 
-std::string user_message(const Report& report) {
+std::string user_message(const Report& report, Runtime runtime) {
     std::string out;
     for (const auto& f : report.findings) {
         std::string label = action_label(f.action);
         label.resize(6, ' ');  // "WARN  " lines up with "BLOCK "
         out += label + f.rule + ": " + f.message;
         std::string fix;
-        for (const auto& op : f.remediation) fix += (fix.empty() ? "" : "; ") + describe_remediation(op);
+        if (runtime == Runtime::pyxis) {
+            fix = pyxis_fix(f.remediation);
+        } else {
+            for (const auto& op : f.remediation) fix += (fix.empty() ? "" : "; ") + describe_remediation(op);
+        }
         if (!fix.empty()) out += " -> fix: " + fix;
         out += "\n";
     }

@@ -16,7 +16,8 @@ struct DecisionSite {
 };
 
 std::string decision_line(const DecisionSite& site, const Report& report);
-// What the user sees: the findings, one per line, and a summary line.
-std::string user_message(const Report& report);
+// What the user sees: the findings, one per line, and a summary line. In a
+// pyxis container each fix is written as pyxis options (pyxis.h).
+std::string user_message(const Report& report, Runtime runtime = Runtime::bare);
 
 }  // namespace launchguard::slurm

@@ -22,6 +22,8 @@ LAUNCHGUARD_EXPORT extern const unsigned int plugin_version = SLURM_VERSION_NUMB
 LAUNCHGUARD_EXPORT extern const unsigned int spank_plugin_version = 1;
 
 LAUNCHGUARD_EXPORT int slurm_spank_init(spank_t sp, int ac, char** av);
+LAUNCHGUARD_EXPORT int slurm_spank_user_init(spank_t sp, int ac, char** av);
+LAUNCHGUARD_EXPORT int slurm_spank_task_init_privileged(spank_t sp, int ac, char** av);
 LAUNCHGUARD_EXPORT int slurm_spank_task_init(spank_t sp, int ac, char** av);
 }
 
@@ -48,6 +50,21 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
             default:
                 return 0;
         }
+    });
+}
+
+// The two recording hooks never fail: a failing user_init drains the node
+// in a batch step. A broken plugstack line fails the task in task_init.
+extern "C" int slurm_spank_user_init(spank_t sp, int ac, char** av) {
+    return launchguard::slurm::recording_hook("user_init", ac, av, [sp](const PluginConfig& config) {
+        launchguard::slurm::capture_host_side(sp, config);
+    });
+}
+
+extern "C" int slurm_spank_task_init_privileged(spank_t sp, int ac, char** av) {
+    (void)sp;
+    return launchguard::slurm::recording_hook("task_init_privileged", ac, av, [](const PluginConfig&) {
+        launchguard::slurm::remember_forked_namespace();
     });
 }
 

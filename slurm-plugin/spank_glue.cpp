@@ -91,6 +91,18 @@ int guarded_hook(const char* hook, int ac, char** av, const std::function<int(co
     return 0;
 }
 
+int recording_hook(const char* hook, int ac, char** av, const std::function<void(const PluginConfig&)>& body) {
+    try {
+        auto config = parse_plugin_args(plugin_args(ac, av));
+        if (config) body(config.value());
+    } catch (const std::exception& e) {
+        log_error(std::string(hook) + ": internal error: " + e.what());
+    } catch (...) {
+        log_error(std::string(hook) + ": internal error");
+    }
+    return 0;
+}
+
 Result<NodeTopology> refresh_topology_cache(const PluginConfig& config) {
     if (topology_cache_is_fresh(config.topology_cache, config.topology_cache_max_age)) {
         auto cached = load_topology_cache(config.topology_cache);

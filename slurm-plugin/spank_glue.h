@@ -12,6 +12,7 @@ extern "C" {
 #include <slurm/spank.h>
 }
 
+#include "container_placement.h"
 #include "context/launch_context.h"
 #include "plugin_config.h"
 
@@ -49,6 +50,14 @@ int register_user_option(spank_t sp);
 void remember_config(const PluginConfig& config);
 const PluginConfig* remembered_config();
 
+// The host side of the step (host_side.cpp). user_init: capture what the
+// host would give NCCL; task_init_privileged: remember the task's mount
+// namespace before any plugin's task_init moves it.
+void capture_host_side(spank_t sp, const PluginConfig& config);
+void remember_forked_namespace();
+const HostSide* captured_host_side();  // null when user_init captured nothing
+std::optional<MountNamespace> forked_namespace();
+
 // Context entry points (one file each).
 int run_task_init(spank_t sp, const PluginConfig& config);
 int run_job_prolog(spank_t sp, const PluginConfig& config);
@@ -62,5 +71,10 @@ Result<NodeTopology> refresh_topology_cache(const PluginConfig& config);
 // everywhere but in slurmd itself, where failing would stop slurmd from
 // starting (SLURM.md §1.1); there it is logged and skipped.
 int guarded_hook(const char* hook, int ac, char** av, const std::function<int(const PluginConfig&)>& body);
+
+// For hooks that only record (user_init, task_init_privileged): runs body
+// with the parsed configuration, catches everything, and always returns 0.
+// A malformed plugstack line is left to task_init to report, once.
+int recording_hook(const char* hook, int ac, char** av, const std::function<void(const PluginConfig&)>& body);
 
 }  // namespace launchguard::slurm

@@ -1,10 +1,12 @@
 // REMOTE context, slurm_spank_task_init: runs in the task process just before
 // exec, as the job user, after pyxis (when listed after it) has moved the
-// process into the container. What it sees is what NCCL will see.
+// process into the container. What it sees is what NCCL will see; what the
+// host would have given NCCL comes from user_init (host_side.cpp).
 #include <string>
 
 #include "decision_log.h"
 #include "probe/context_builder.h"
+#include "pyxis.h"
 #include "profile/profile.h"
 #include "rules/rule.h"
 #include "spank_glue.h"
@@ -69,8 +71,16 @@ int run_task_init(spank_t sp, const PluginConfig& config) {
         return config.on_error == OnError::block ? -1 : 0;
     }
 
+    const Environment env = job_environment(sp);
+    // Inside a pyxis container the host is out of reach; user_init captured
+    // its side, and the namespace change says whether the task left it.
+    const std::optional<std::string> root_directory = current_root_mount_directory();
+    Placement placement =
+        place_task(forked_namespace(), current_mount_namespace(), root_directory, captured_host_side(), env);
+    if (!placement.warning.empty() && first_task_on_node) log_error(placement.warning);
+
     ProbeOptions probe;
-    probe.environment = job_environment(sp);
+    probe.environment = env;
     probe.use_current_process_env = false;
     // The node's cache (written at slurmd start or by the prolog plugin) is
     // far cheaper than discovery; build_context falls back to discovery
@@ -86,6 +96,19 @@ int run_task_init(spank_t sp, const PluginConfig& config) {
         return config.on_error == OnError::block ? -1 : 0;
     }
 
+    if (placement.runtime) context->runtime = *placement.runtime;
+    context->host = std::move(placement.host);
+    if (context->runtime == Runtime::pyxis) {
+        PyxisOptions pyxis = pyxis_options(env);
+        if (pyxis.image) {
+            context->container.image = Fact<std::string>::known(*pyxis.image, "--container-image");
+        } else if (root_directory) {
+            context->container.image =
+                Fact<std::string>::known("enroot container " + *root_directory, "/proc/self/mountinfo");
+        }
+        context->container.requested_mounts = std::move(pyxis.mounts);
+    }
+
     EvaluationOptions options;
     options.mode = mode;
     options.scopes = kScopeLive;
@@ -97,7 +120,7 @@ int run_task_init(spank_t sp, const PluginConfig& config) {
         DecisionSite site{"task_init", job ? std::to_string(*job) : "?", step_name(item_u32(sp, S_JOB_STEPID)),
                           short_hostname()};
         log_info(decision_line(site, report));
-        if (!report.findings.empty()) tell_user(user_message(report));
+        if (!report.findings.empty()) tell_user(user_message(report, context->runtime));
     }
     if (report.decision == Decision::block) return -1;
     return apply_patch(sp, report);

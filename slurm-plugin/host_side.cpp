@@ -1,0 +1,49 @@
+// REMOTE context, the host side of a step: user_init runs once per node per
+// step in slurmstepd, on the host, with the job user's effective ids, before
+// any task is forked; task_init_privileged runs in each task child before any
+// plugin's task_init. What they record here is inherited by every task
+// (fork), where task_init, possibly inside a pyxis container by then, reads it.
+// Neither hook may fail the step: a user_init failure drains the node in a
+// batch step (SLURM.md §1.1), so both only record and log.
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include "context/captured_file_view.h"
+#include "nccl/host_topology.h"
+#include "probe/rooted_file_view.h"
+#include "profile/profile.h"
+#include "spank_glue.h"
+
+namespace launchguard::slurm {
+namespace {
+
+std::optional<HostSide> g_host_side;
+std::optional<MountNamespace> g_forked_in;
+
+}  // namespace
+
+void capture_host_side(spank_t sp, const PluginConfig& config) {
+    // A refused --launchguard value is reported by task_init; here any mode
+    // but off is worth a few stats.
+    if (requested_user_mode().value_or(config.mode) == Mode::off && config.mode == Mode::off) return;
+    auto profile = load_profile(config.profile);  // task_init reports a profile that does not load
+    const std::string host_path = profile ? profile->topology.host_path : std::string();
+
+    HostSide side;
+    side.env = job_environment(sp);
+    auto files = std::make_shared<CapturedFileView>(
+        std::make_shared<RootedFileView>("/"), "host filesystem of " + short_hostname() + " (seen by slurmstepd)");
+    // As the job user, before pyxis: exactly what NCCL on the host would open.
+    nccl::ask_host_questions(side.env, *files, host_path);
+    files->release();
+    side.files = std::move(files);
+    g_host_side = std::move(side);
+}
+
+void remember_forked_namespace() { g_forked_in = current_mount_namespace(); }
+
+const HostSide* captured_host_side() { return g_host_side ? &*g_host_side : nullptr; }
+std::optional<MountNamespace> forked_namespace() { return g_forked_in; }
+
+}  // namespace launchguard::slurm
