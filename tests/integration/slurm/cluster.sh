@@ -9,7 +9,14 @@
 #   cluster.sh restart-slurmd STATE_DIR           # needed after changing SLURMD-context hooks
 #                                                 # or adding job_prolog/job_epilog hooks
 #   cluster.sh reconfigure STATE_DIR              # scontrol reconfigure (slurm.conf edits)
+#   cluster.sh node-exec STATE_DIR CMD [ARG]...   # run CMD in slurmd's mount namespace
 #   Tests then:  . STATE_DIR/env ; srun ...      (env exports SLURM_CONF etc.)
+#
+#   LG_SLURMD_OVERLAY="/etc /opt" (at start): slurmd, and so every slurmstepd
+#   and task, runs in a private mount namespace where each listed directory is
+#   an overlay over the machine's own, writable through node-exec.  Tests give
+#   the "node" files the machine lacks (/etc/nccl.conf, /opt/...) without
+#   touching the machine; its own /etc and /opt never change.
 #
 # Everything lives under STATE_DIR: slurm.conf, cgroup.conf, env, munge key+socket,
 # state/, spool/, log/, *.pid.  Nothing in /etc is touched; the system munged (if
@@ -69,7 +76,7 @@ die()  { echo "$PROG: ERROR: $*" >&2; exit 1; }
 info() { echo "$PROG: $*" >&2; }
 
 usage() {
-  sed -n '2,14p' "$0" >&2
+  sed -n '2,20p' "$0" >&2
   exit 2
 }
 
@@ -310,6 +317,36 @@ ENV
 
 node_state() { SLURM_CONF="$1/slurm.conf" timeout 10 sinfo -h -n "$2" -o %t 2>/dev/null | head -n1 || true; }
 
+# slurmd daemonizes; with STATE_DIR/slurmd.overlay it first enters a private
+# mount namespace with the listed directories overlaid (upper layers under
+# STATE_DIR/node-overlay survive a restart-slurmd).
+launch_slurmd() {
+  local dir=$1 host=$2
+  if [ ! -s "$dir/slurmd.overlay" ]; then
+    "$SLURMD" -f "$dir/slurm.conf" -N "$host" </dev/null
+    return
+  fi
+  local d name mounts=""
+  for d in $(cat "$dir/slurmd.overlay"); do
+    case "$d" in /*) ;; *) die "LG_SLURMD_OVERLAY: '$d' is not an absolute path" ;; esac
+    [ -d "$d" ] || die "LG_SLURMD_OVERLAY: $d is not a directory on this machine"
+    name=$(echo "$d" | tr / _)
+    mkdir -p "$dir/node-overlay/$name/upper" "$dir/node-overlay/$name/work"
+    chmod 0755 "$dir/node-overlay" "$dir/node-overlay/$name" "$dir/node-overlay/$name/upper"
+    mounts="$mounts mount -t overlay overlay -o lowerdir=$d,upperdir=$dir/node-overlay/$name/upper,workdir=$dir/node-overlay/$name/work $d &&"
+  done
+  unshare --mount --propagation private -- sh -c "$mounts exec \"\$0\" \"\$@\"" \
+    "$SLURMD" -f "$dir/slurm.conf" -N "$host" </dev/null
+}
+
+do_node_exec() {
+  local dir p
+  dir=$(cd "$1" && pwd -P); shift
+  p=$(pidfile_pid "$dir/slurmd.pid")
+  pid_alive "$p" || die "slurmd is not running"
+  nsenter --target "$p" --mount -- "$@"
+}
+
 do_start() {
   local dir=$1 plugstack=$2
   need_root
@@ -328,7 +365,8 @@ do_start() {
   [ "${#dir}" -le 64 ] || die "state dir path '$dir' is too long (${#dir} > 64 chars; unix socket limit); use a short dir such as \$(mktemp -d /tmp/lgslurm.XXXXXX)"
   # Leftovers of a crashed run in the same dir: kill them, wipe state.
   do_stop "$dir"
-  rm -rf "$dir/state" "$dir/spool" "$dir/log" "$dir/munge-run"
+  rm -rf "$dir/state" "$dir/spool" "$dir/log" "$dir/munge-run" "$dir/node-overlay" "$dir/slurmd.overlay"
+  [ -n "${LG_SLURMD_OVERLAY:-}" ] && echo "$LG_SLURMD_OVERLAY" >"$dir/slurmd.overlay"
   mkdir -p "$dir/state" "$dir/spool" "$dir/log" "$dir/munge" "$dir/munge-run"
   chmod 0755 "$dir" "$dir/spool" "$dir/log" "$dir/munge-run"
   chmod 0700 "$dir/munge" "$dir/state"
@@ -365,7 +403,7 @@ do_start() {
   export SLURM_CONF="$dir/slurm.conf"
   "$SLURMCTLD" -f "$dir/slurm.conf" -c -i </dev/null >"$dir/log/slurmctld.stdout" 2>&1 \
     || { dump_logs "$dir"; do_stop "$dir"; die "slurmctld failed to start"; }
-  "$SLURMD" -f "$dir/slurm.conf" -N "$host" </dev/null >"$dir/log/slurmd.stdout" 2>&1 \
+  launch_slurmd "$dir" "$host" >"$dir/log/slurmd.stdout" 2>&1 \
     || { dump_logs "$dir"; do_stop "$dir"; die "slurmd failed to start"; }
 
   # Wait (bounded) for the node to be idle.
@@ -420,7 +458,7 @@ do_restart_slurmd() {
   SLURMD=$(find_bin slurmd) || die "slurmd not found"
   local p; p=$(pidfile_pid "$dir/slurmd.pid")
   pid_alive "$p" && kill_and_wait "$STOP_WAIT_S" "$p"
-  "$SLURMD" -f "$dir/slurm.conf" -N "$host" </dev/null >>"$dir/log/slurmd.stdout" 2>&1 \
+  launch_slurmd "$dir" "$host" >>"$dir/log/slurmd.stdout" 2>&1 \
     || { dump_logs "$dir"; die "slurmd failed to restart"; }
   local st="" deadline=$((SECONDS + WAIT_IDLE_S))
   sleep 0.5
@@ -438,6 +476,7 @@ case "$cmd" in
   stop)           [ "$#" -eq 2 ] || usage; do_stop "$2" ;;
   status)         [ "$#" -eq 2 ] || usage; do_status "$2" ;;
   restart-slurmd) [ "$#" -eq 2 ] || usage; do_restart_slurmd "$2" ;;
+  node-exec)      [ "$#" -ge 3 ] || usage; shift; do_node_exec "$@" ;;
   reconfigure)    [ "$#" -eq 2 ] || usage; SLURM_CONF="$(cd "$2" && pwd -P)/slurm.conf" timeout 20 scontrol reconfigure ;;
   *) usage ;;
 esac

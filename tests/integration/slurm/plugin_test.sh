@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # plugin_test.sh — spank_launchguard.so on a real single-node Slurm cluster.
-# Usage: plugin_test.sh LAUNCHGUARD_SO PRIVATE_MOUNT_SO [LAUNCHGUARD_CLI [LAUNCHGUARD_PROLOG_SO]]
+# Usage: plugin_test.sh LAUNCHGUARD_SO PYXIS_STANDIN_SO [LAUNCHGUARD_CLI [LAUNCHGUARD_PROLOG_SO]]
 #        (run as root; ctest: `ctest -L slurm`, test slurm.plugin)
 #
 # Starts one cluster (cluster.sh) whose plugstack lists launchguard as
@@ -32,7 +32,7 @@ here=$(cd "$(dirname "$0")" && pwd -P)
 src=$(cd "$here/../../.." && pwd -P)
 cluster="$here/cluster.sh"
 lg_built=${1:-}
-privmount_built=${2:-}
+standin_built=${2:-}
 cli=${3:-}
 prolog_built=${4:-}
 fails=0
@@ -49,7 +49,7 @@ show() { sed 's/^/    | /' "$@" >&2; }
 
 [ "$(id -u)" -eq 0 ] || fatal "must run as root (uid $(id -u)); the Slurm integration tests need root"
 [ -f "$lg_built" ] || fatal "launchguard plugin '$lg_built' not found (build target spank_launchguard; needs libslurm-dev)"
-[ -f "$privmount_built" ] || fatal "test plugin '$privmount_built' not found (build target spank_private_mount)"
+[ -f "$standin_built" ] || fatal "test plugin '$standin_built' not found (build target spank_pyxis_standin)"
 [ -f "$prolog_built" ] || fatal "launchguard prolog plugin '$prolog_built' not found (build target spank_launchguard_prolog)"
 [ "$(nproc)" -ge 2 ] || fatal "need >= 2 CPUs for the binding checks, have $(nproc)"
 id nobody >/dev/null 2>&1 || fatal "user 'nobody' does not exist"
@@ -74,7 +74,8 @@ trap 'exit 130' INT TERM
 lib="$state/lib"; fx="$state/fx"; work="$state/work"
 mkdir -p "$lib" "$fx/sysfs" "$work" "$state/hostfs/opt/topo"
 install -m 0755 "$lg_built" "$lib/spank_launchguard.so"
-install -m 0755 "$privmount_built" "$lib/spank_private_mount.so"
+install -m 0755 "$standin_built" "$lib/spank_pyxis_standin.so"
+mkdir -p "$state/enroot-data"
 install -m 0755 "$prolog_built" "$lib/spank_launchguard_prolog.so"
 install -m 0644 "$src/tests/fixtures/hwloc/32em64t-2n8c2t-pci-normalio.xml" "$fx/node.xml"
 cp -R "$src/tests/fixtures/sysfs/kvm-guest-2n" "$fx/sysfs/"
@@ -118,7 +119,7 @@ cat >"$state/hostfs/opt/topo/topo.xml" <<'XML'
 </system>
 XML
 chmod -R u+rwX,go+rX,go-w "$fx" "$lib" "$state/hostfs"
-chown nobody "$work"
+chown nobody "$work" "$state/enroot-data"
 topo_host="$state/hostfs/opt/topo/topo.xml"
 
 if [ -x "$cli" ]; then
@@ -132,12 +133,24 @@ stack() { printf '%s\n' "$@" >"$plugstack"; }
 lg_line() { echo "required $lg profile=$fx/lgtest.yaml topology-cache=$state/cache/topology.json $fixture_args $*"; }
 
 stack "$(lg_line mode=enforce)"
+# The node's own /etc and /opt are overlays in slurmd's mount namespace
+# (cluster.sh): node_file writes a file there that every step and task sees as
+# the host's, and the machine never does.
+export LG_SLURMD_OVERLAY="/etc /opt"
 t0=$(date +%s.%N)
 "$cluster" start "$state" "$plugstack" || fatal "cluster start with launchguard in the plugstack (see diagnostics above)"
 t1=$(date +%s.%N)
 pass "cluster start with launchguard listed (slurmd loads it) ($(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}') s)"
 # shellcheck disable=SC1091
 . "$state/env"
+# node_file PATH: stdin becomes PATH on the node (0644); node_rm PATH
+node_file() { "$cluster" node-exec "$state" sh -c 'mkdir -p "$(dirname "$1")" && cat >"$1" && chmod 0644 "$1"' sh "$1"; }
+node_rm() { "$cluster" node-exec "$state" rm -f "$1"; }
+node_has() { "$cluster" node-exec "$state" test -r "$1"; }
+node_topo=/opt/lgtest/topo.xml
+node_file "$node_topo" <"$topo_host" || fatal "writing $node_topo on the node"
+node_has "$node_topo" && [ ! -e "$node_topo" ] || fatal "$node_topo must exist for the node and not for this machine"
+standin_line="required $lib/spank_pyxis_standin.so data=$state/enroot-data share=$state"
 cd "$work" || fatal "cd $work"
 
 # The slurmd log (slurmstepd and the task_init child write to it too).
@@ -332,32 +345,100 @@ fi
 
 # ------------------------------------------------------- 8. container view
 node_ok "8. container view"
-# The file exists on the host; the test plugin listed before launchguard hides
-# its directory in a private mount namespace, as joining a container would.
-topo_env="--export=ALL,NCCL_TOPO_FILE=$topo_host,SLURM_STEP_GPUS=1"
+# The file exists on the node; the pyxis stand-in listed before launchguard
+# moves the task into a container root without /opt, as pyxis does with an
+# image that lacks the file.
+topo_env="--export=ALL,NCCL_TOPO_FILE=$node_topo,SLURM_STEP_GPUS=1"
 chk_task='if [ -r "$NCCL_TOPO_FILE" ]; then echo "task sees the file"; else echo "task does not see the file"; fi'
-stack "$(lg_line mode=enforce)"
+stack "$standin_line" "$(lg_line mode=enforce)"
 if as_user srun -N1 -n1 -c2 --cpu-bind=map_cpu:0 "$topo_env" bash -c "$chk_task" >out 2>err \
-   && [ "$(cat out)" = "task sees the file" ] && ! grep -qE 'topo\.|^launchguard: BLOCK' err; then
-  pass "container view: NCCL_TOPO_FILE present on the host, no private mount: runs"
+   && [ "$(cat out)" = "task sees the file" ] && ! grep -qE 'topo\.|conf\.|^launchguard: BLOCK' err; then
+  pass "container view: NCCL_TOPO_FILE present on the node, no container: runs"
 else
   fail "container view baseline"; show out err
 fi
-stack "required $lib/spank_private_mount.so dir=$state/hostfs/opt/topo" "$(lg_line mode=enforce)"
-as_user srun -N1 -n1 -c2 --cpu-bind=map_cpu:0 "$topo_env" bash -c "$chk_task" >out 2>err; rc=$?
-if [ "$rc" -eq 1 ] && ! grep -q 'task ' out && grep -q "lgprivmount: task 0: $state/hostfs/opt/topo hidden" err \
-   && grep -q "^launchguard: BLOCK topo.file-missing: .*$topo_host" err; then
-  pass "container view: with the directory hidden in the task's mount namespace: blocked by topo.file-missing"
+as_user srun -N1 -n1 -c2 --cpu-bind=map_cpu:0 --container-image=img.sqsh "$topo_env" bash -c "$chk_task" >out 2>err; rc=$?
+if [ "$rc" -eq 1 ] && ! grep -q 'task ' out && grep -q "pyxis-standin: task 0: in container img.sqsh" err \
+   && grep -q "^launchguard: BLOCK topo.file-missing: NCCL_TOPO_FILE=$node_topo .* in the container" err; then
+  pass "container view: in a container without the file: blocked by topo.file-missing, said 'in the container'"
 else
   fail "container view blocked (rc=$rc)"; show out err
 fi
 cp err container.srun.err
-if as_user srun -N1 -n1 -c2 --cpu-bind=map_cpu:0 --launchguard=warn "$topo_env" bash -c "$chk_task" >out 2>err \
+if as_user srun -N1 -n1 -c2 --cpu-bind=map_cpu:0 --launchguard=warn --container-image=img.sqsh "$topo_env" bash -c "$chk_task" >out 2>err \
    && [ "$(cat out)" = "task does not see the file" ] && grep -q '^launchguard: WARN  topo.file-missing' err \
-   && [ -r "$topo_host" ]; then
-  pass "container view: the task itself does not see the file (warn mode), the host still does"
+   && node_has "$node_topo"; then
+  pass "container view: the task itself does not see the file (warn mode), the node still does"
 else
   fail "container view: task's own view"; show out err
+fi
+
+# ------------------------------- 8b. the host side under pyxis (seeds' case 4)
+node_ok "8b. pyxis host side"
+# The documented quick start: default profile, enforce, the live node; the
+# node's /etc/nccl.conf names its topology file and no job variable does.
+lg_live() { echo "required $lg topology-cache=$state/cache/topology.json $*"; }
+printf 'NCCL_TOPO_FILE=%s\n' "$node_topo" | node_file /etc/nccl.conf || fatal "writing /etc/nccl.conf on the node"
+stack "$standin_line" "$(lg_live mode=enforce)"
+mark
+as_user srun -N1 -n1 --container-image=img.sqsh bash -c 'echo task ran' >out 2>err; rc=$?
+if [ "$rc" -eq 1 ] && ! grep -q 'task ran' out \
+   && grep -q "^launchguard: BLOCK topo.not-propagated: host topology file $node_topo (host /etc/nccl.conf:1) does not reach the task in the container: " err \
+   && grep -q -- "--container-mounts=$node_topo:$node_topo:ro with export NCCL_TOPO_FILE=$node_topo and pass --container-env=NCCL_TOPO_FILE, or ask the site to install the launchguard enroot hook" err \
+   && grep -q '^launchguard: BLOCK conf.host-not-visible: ' err \
+   && grep -q 'launchguard: profile default, mode enforce: launch blocked' err; then
+  pass "pyxis, host nccl.conf names a topology file the container lacks: blocked by topo.not-propagated under default, fix in pyxis options"
+else
+  fail "pyxis host side: topo.not-propagated (rc=$rc)"; show out err
+fi
+cp err pyxis-hidden.srun.err
+if decision_logged "mode=enforce decision=block blocked=[^ ]*topo.not-propagated"; then
+  pass "decision line: blocked=...topo.not-propagated"
+else
+  fail "decision line for the pyxis block"; newlog | grep -i launchguard | show
+fi
+mounts="--container-mounts=$node_topo:$node_topo:ro"
+if as_user srun -N1 -n1 --container-image=img.sqsh "$mounts" --export=ALL,NCCL_TOPO_FILE=$node_topo \
+     bash -c 'test -r "$NCCL_TOPO_FILE" && echo task ran' >out 2>err \
+   && [ "$(cat out)" = "task ran" ] && ! grep -qE 'topo\.not-propagated|conf\.host-not-visible|^launchguard: BLOCK' err; then
+  pass "pyxis, the file mounted and NCCL_TOPO_FILE exported (the fix): runs"
+else
+  fail "pyxis with the file visible in the container"; show out err
+fi
+as_user srun -N1 -n1 --container-image=img.sqsh "$mounts" bash -c 'echo task ran' >out 2>err; rc=$?
+if [ "$rc" -eq 1 ] && grep -q "^launchguard: BLOCK topo.not-propagated: .*the task has NCCL_TOPO_FILE unset.* -> fix: export NCCL_TOPO_FILE=$node_topo and pass --container-env=NCCL_TOPO_FILE$" err; then
+  pass "pyxis, the file mounted but the variable only in the host's nccl.conf: blocked in enforce, fix is the export alone"
+else
+  fail "pyxis, mounted without the variable, enforce (rc=$rc)"; show out err
+fi
+stack "$standin_line" "$(lg_live mode=patch)"
+as_user srun -N1 -n1 --container-image=img.sqsh "$mounts" printenv NCCL_TOPO_FILE >out 2>err; rc=$?
+if [ "$rc" -eq 0 ] && [ "$(cat out)" = "$node_topo" ] && grep -q '^launchguard: PATCH topo.not-propagated' err; then
+  pass "pyxis, patch mode, the file visible in the container: NCCL_TOPO_FILE set for the task"
+else
+  fail "pyxis patch mode with the file visible (rc=$rc)"; show out err
+fi
+as_user srun -N1 -n1 --container-image=img.sqsh bash -c 'echo task ran' >out 2>err; rc=$?
+if [ "$rc" -eq 1 ] && ! grep -q 'task ran' out && grep -q '^launchguard: BLOCK topo.not-propagated' err \
+   && grep -q -- "--container-mounts=$node_topo:$node_topo:ro" err; then
+  pass "pyxis, patch mode, the file not in the container: blocked even in patch mode (a mount cannot be patched)"
+else
+  fail "pyxis patch mode without the file (rc=$rc)"; show out err
+fi
+cp err pyxis-patch.srun.err
+stack "$standin_line" "$(lg_live mode=enforce)"
+if as_user srun -N1 -n1 bash -c 'test -r "/etc/nccl.conf" && echo task ran' >out 2>err && [ "$(cat out)" = "task ran" ] \
+   && ! grep -qE 'topo\.|conf\.host-not-visible|^launchguard: BLOCK' err; then
+  pass "no container: the host's view is the task's view, nothing fires (and nothing twice)"
+else
+  fail "no container with a host nccl.conf"; show out err
+fi
+node_rm /etc/nccl.conf
+if as_user srun -N1 -n1 --container-image=img.sqsh bash -c 'echo task ran' >out 2>err && [ "$(cat out)" = "task ran" ] \
+   && ! grep -qE 'topo\.|conf\.host-not-visible|^launchguard: BLOCK' err; then
+  pass "pyxis, no host topology file: runs"
+else
+  fail "pyxis without a host topology file"; show out err
 fi
 
 # ------------------------------------------------- 9. malformed plugstack line
