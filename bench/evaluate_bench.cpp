@@ -11,7 +11,9 @@
 #include <fstream>
 #include <unistd.h>
 
+#include "context/captured_file_view.h"
 #include "engine/engine.h"
+#include "nccl/host_topology.h"
 #include "nccl/nccl_config.h"
 #include "probe/hwloc_probe.h"
 #include "probe/rooted_file_view.h"
@@ -114,6 +116,45 @@ void BM_EvaluateLaunchFilesInMemory(benchmark::State& state) {
     for (auto _ : state) benchmark::DoNotOptimize(evaluate(ctx, l.profile, options));
 }
 BENCHMARK(BM_EvaluateLaunchFilesInMemory)->Unit(benchmark::kMicrosecond);
+
+// The Slurm plugin's host side of a pyxis launch: user_init asks the host's
+// questions once per step (here: the bench root as the host, with its
+// nccl.conf and the ndv5 topology file), and task_init evaluates with the
+// captured view. Compare with BM_EvaluateLaunch, the same launch without it.
+void BM_CaptureHostSide(benchmark::State& state) {
+    auto& l = launch();
+    auto host = std::make_shared<RootedFileView>(l.root.string());
+    for (auto _ : state) {
+        CapturedFileView captured(host, "bench host");
+        nccl::ask_host_questions({}, captured, l.profile.topology.host_path);
+        captured.release();
+        benchmark::DoNotOptimize(captured);
+    }
+}
+BENCHMARK(BM_CaptureHostSide)->Unit(benchmark::kMicrosecond);
+
+void BM_EvaluateLaunchWithHostView(benchmark::State& state) {
+    auto& l = launch();
+    LaunchContext ctx = l.ctx;
+    auto captured = std::make_shared<CapturedFileView>(std::make_shared<RootedFileView>(l.root.string()), "bench host");
+    nccl::ask_host_questions({}, *captured, l.profile.topology.host_path);
+    captured->release();
+    ctx.host = HostView{Fact<Environment>::known({}, "bench"), captured};
+    // The container has the host's files: the propagation rules compare the
+    // two topology files and stay quiet, their most expensive path.
+    EvaluationOptions options;
+    options.mode = Mode::enforce;
+    options.scopes = kScopeLive;
+    options.applicable = {RemediationOp::Kind::set_env, RemediationOp::Kind::unset_env};
+    std::size_t findings = 0;
+    for (auto _ : state) {
+        Report r = evaluate(ctx, l.profile, options);
+        findings = r.findings.size();
+        benchmark::DoNotOptimize(r);
+    }
+    state.counters["findings"] = static_cast<double>(findings);
+}
+BENCHMARK(BM_EvaluateLaunchWithHostView)->Unit(benchmark::kMicrosecond);
 
 void BM_LoadTopologyXml(benchmark::State& state) {
     for (auto _ : state) {

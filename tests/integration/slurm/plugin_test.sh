@@ -397,6 +397,14 @@ if decision_logged "mode=enforce decision=block blocked=[^ ]*topo.not-propagated
 else
   fail "decision line for the pyxis block"; newlog | grep -i launchguard | show
 fi
+T=120 as_user sbatch --wait --container-image=img.sqsh -o pyxis.out job.sh >out 2>err; rc=$?
+if [ "$rc" -ne 0 ] && [ -f pyxis.out ] && ! grep -q '^batch ran' pyxis.out \
+   && grep -q 'launchguard: BLOCK topo.not-propagated: .* does not reach the task in the container' pyxis.out \
+   && grep -q -- "--container-mounts=$node_topo:$node_topo:ro" pyxis.out; then
+  pass "pyxis batch step (sbatch --wait --container-image): blocked by topo.not-propagated, fix in the output file"
+else
+  fail "pyxis batch step (rc=$rc)"; show out err; [ -f pyxis.out ] && show pyxis.out
+fi
 mounts="--container-mounts=$node_topo:$node_topo:ro"
 if as_user srun -N1 -n1 --container-image=img.sqsh "$mounts" --export=ALL,NCCL_TOPO_FILE=$node_topo \
      bash -c 'test -r "$NCCL_TOPO_FILE" && echo task ran' >out 2>err \
