@@ -1,0 +1,64 @@
+// Judging a Kubernetes workload at admission, from its spec alone: the
+// spec becomes a LaunchContext (Runtime::kubernetes) whose unknowns stay
+// unknown (an image's content is never "missing"), the engine runs the
+// kScopeKubernetes rules on it, and the remediation becomes an RFC 6902
+// JSON Patch against the object. The webhook (webhook/) and
+// `launchguard review` are thin front ends over this; nothing here knows HTTP.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <boost/json/array.hpp>
+#include <boost/json/value.hpp>
+
+#include "engine/engine.h"
+#include "profile/profile.h"
+#include "util/error.h"
+
+namespace launchguard::kubernetes {
+
+struct ReviewOptions {
+    Mode mode = Mode::enforce;
+    // Patch blocking findings the patch can fully fix (the mutating webhook,
+    // `review --patch`), as the enroot hook does; the validating webhook
+    // leaves it off and denies what remains.
+    bool fix_blocking = false;
+};
+
+struct WorkloadReview {
+    std::string api_version;
+    std::string kind;
+    std::string name;
+    std::string namespace_name;
+    // False for kinds launchguard does not judge (Service, ConfigMap, ...):
+    // `note` says so, the report is empty and nothing is patched.
+    bool supported = false;
+    // False when no container requests a GPU: such a pod is allowed untouched.
+    bool requests_gpus = false;
+    std::string note;
+    // The engine's report over every pod template; findings name the template
+    // (evidence "template": "spec.mpiReplicaSpecs.Worker.template.spec.containers[0]").
+    Report report;
+    // RFC 6902 operations relative to the object's root, for the findings the
+    // engine decided to patch; empty when there is nothing to patch. Applying
+    // it and reviewing the result again yields an empty patch.
+    boost::json::array patch;
+};
+
+// Pod, and the pod templates of Job (batch/v1), JobSet (jobset.x-k8s.io/v1alpha2),
+// MPIJob (kubeflow.org/v2beta1) and PyTorchJob (kubeflow.org/v1). An object that
+// is not a JSON object, or a supported kind whose spec is malformed, is an
+// error naming the field ("spec.template.spec.containers[1].env[0]: expected
+// an object"); an unsupported kind is not an error.
+Result<WorkloadReview> review_workload(const boost::json::value& object, const Profile& profile,
+                                       const ReviewOptions& options);
+
+// Node labels the workload's pods require (nodeSelector, and single-value
+// `In` terms of required node affinity), merged over every template: what a
+// site's profile selection keys on (node.kubernetes.io/instance-type,
+// nvidia.com/gpu.product). Empty for unsupported kinds.
+std::map<std::string, std::string> requested_node_labels(const boost::json::value& object);
+
+}  // namespace launchguard::kubernetes
