@@ -1,5 +1,7 @@
 #include "plugin_config.h"
 
+#include "engine/mode_policy.h"
+
 #include <algorithm>
 #include <cstdlib>
 
@@ -76,29 +78,12 @@ Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args) {
     return config;
 }
 
-int strictness(Mode mode) {
-    switch (mode) {
-        case Mode::off: return 0;
-        case Mode::warn: return 1;
-        case Mode::patch: return 2;
-        case Mode::enforce: return 3;
-    }
-    return 3;
-}
-
 bool user_may_choose(const PluginConfig& config, Mode requested) {
-    if (!config.user_modes.empty()) {
-        return std::find(config.user_modes.begin(), config.user_modes.end(), requested) != config.user_modes.end();
-    }
-    return requested == Mode::warn || strictness(requested) >= strictness(config.mode);
+    return UserModePolicy{config.mode, config.user_modes}.may_choose(requested);
 }
 
 std::string allowed_user_modes(const PluginConfig& config) {
-    std::string out;
-    for (Mode m : {Mode::enforce, Mode::patch, Mode::warn, Mode::off}) {
-        if (user_may_choose(config, m)) out += (out.empty() ? "" : ", ") + std::string(to_string(m));
-    }
-    return out;
+    return UserModePolicy{config.mode, config.user_modes}.describe_allowed();
 }
 
 }  // namespace launchguard::slurm

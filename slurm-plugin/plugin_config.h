@@ -36,9 +36,6 @@ struct PluginConfig {
 // whitespace), so paths with spaces are not supported.
 Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args);
 
-// Modes are ordered by how much they change or stop: off < warn < patch < enforce.
-int strictness(Mode mode);
-
 // Whether a user may choose `requested` under this configuration.
 bool user_may_choose(const PluginConfig& config, Mode requested);
 std::string allowed_user_modes(const PluginConfig& config);
