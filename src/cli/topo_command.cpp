@@ -1,15 +1,14 @@
 // `launchguard topo FILE [--hwloc-xml F]`: read a topology file the way NCCL
 // does and show what it maps, and (with a node topology) what drifted.
 #include <boost/json.hpp>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "cli/command.h"
 #include "nccl/topology_drift.h"
 #include "nccl/topology_file.h"
 #include "probe/hwloc_probe.h"
 #include "report/json_report.h"
+#include "util/input_file.h"
 
 namespace launchguard::cli {
 namespace {
@@ -42,11 +41,9 @@ std::optional<int> node_numa(const std::optional<NodeTopology>& node, const std:
 }
 
 int run_topo(const TopoArgs& args) {
-    std::ifstream in(args.file, std::ios::binary);
-    if (!in) return bad_input(args.file + ": cannot open topology file");
-    std::ostringstream text;
-    text << in.rdbuf();
-    nccl::TopologyFile topo = nccl::parse_topology(text.str());
+    auto text = read_text_file(args.file);
+    if (!text) return bad_input(text.error().to_string());
+    nccl::TopologyFile topo = nccl::parse_topology(*text);
 
     std::optional<NodeTopology> node;
     if (!args.hwloc_xml.empty() || args.live) {

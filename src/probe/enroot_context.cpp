@@ -22,7 +22,7 @@ bool started_by_pyxis(const Environment& host_env) {
 }
 
 Result<std::vector<EnrootMount>> read_fstab(const std::string& path) {
-    auto text = read_text_file(path, 1U << 20);
+    auto text = read_text_file(path);
     if (!text) return text.error();
     return parse_enroot_fstab(*text, path);
 }
@@ -55,7 +55,7 @@ Result<EnrootHookInputs> enroot_inputs_from_environment(const Environment& env) 
 }
 
 Result<LaunchContext> build_enroot_context(const EnrootHookInputs& inputs) {
-    auto environ_text = read_text_file(inputs.environ_file, 4U << 20);
+    auto environ_text = read_text_file(inputs.environ_file);
     if (!environ_text) return environ_text.error();
     Environment container_env = parse_enroot_environ(*environ_text);
 

@@ -112,6 +112,15 @@ TEST(ProfileParser, RequiredTopologyNeedsAHostPath) {
     EXPECT_EQ(p.error().field, "topology.host_path");
 }
 
+TEST(ProfileLoader, ADirectoryIsNamedForWhatItIsAndOpenErrorsSayWhy) {
+    auto dir = load_profile("/tmp/");
+    ASSERT_FALSE(dir.ok());
+    EXPECT_NE(dir.error().message.find("is a directory"), std::string::npos) << dir.error().message;
+    auto missing = load_profile("/nonexistent/site.yaml");
+    ASSERT_FALSE(missing.ok());
+    EXPECT_NE(missing.error().message.find("No such file or directory"), std::string::npos) << missing.error().message;
+}
+
 TEST(ProfileLoader, EveryEmbeddedProfileParsesAgainstTheRealRuleList) {
     auto names = embedded_profile_names();
     EXPECT_GE(names.size(), 6U);
