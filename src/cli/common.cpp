@@ -3,11 +3,14 @@
 #include <iostream>
 
 #include "cli/command.h"
+#include "util/text_escape.h"
 
 namespace launchguard::cli {
 
 int bad_input(const std::string& message) {
-    std::cerr << "launchguard: " << message << "\n";
+    // Messages quote paths and values from the input: keep them one line and
+    // free of terminal escapes.
+    std::cerr << "launchguard: " << printable_text(message) << "\n";
     return kExitBadInput;
 }
 
