@@ -202,6 +202,11 @@ Result<LaunchContext> build_context(const ProbeOptions& o) {
     static const Environment kNoEnv;
     const Environment& env = ctx.env ? ctx.env.value() : kNoEnv;
     ctx.gpus = assigned_gpus(env, o.gpus, ctx.topology);
+    // A --gpus the node cannot resolve is a usage error, as a bad --cpus is;
+    // from the environment the same defect is the task's, and only unknown.
+    if (o.gpus && ctx.topology.is_known()) {
+        if (auto resolved = resolve_gpu_list(*o.gpus, *ctx.topology, "--gpus"); !resolved) return resolved.error();
+    }
     ctx.interfaces = probe_interfaces(o, ctx.topology);
     ctx.node = probe_node_facts(o.sysfs_root.value_or("/"));
     ctx.job = job_shape_from(env, o.job_nodes, o.job_gpus);

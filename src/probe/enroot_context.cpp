@@ -46,6 +46,17 @@ Result<EnrootHookInputs> enroot_inputs_from_environment(const Environment& env) 
         }
         *r.target = *value;
     }
+    // enroot always passes the absolute path of an existing rootfs directory;
+    // anything else means the hook is not running where it thinks it is, and
+    // patching (or judging) some other tree would be wrong.
+    std::error_code ec;
+    if (inputs.rootfs.front() != '/' || !std::filesystem::is_directory(inputs.rootfs, ec)) {
+        Error e = make_error("'" + inputs.rootfs + "' is not " +
+                             (inputs.rootfs.front() != '/' ? std::string("an absolute path") : std::string("a directory")) +
+                             ": enroot gives the hook the absolute path of the container's root filesystem");
+        e.field = "ENROOT_ROOTFS";
+        return e;
+    }
     inputs.mounts_dirs.push_back(lookup(env, "ENROOT_SYSCONF_PATH").value_or("/etc/enroot") + "/mounts.d");
     if (auto user = lookup(env, "ENROOT_CONFIG_PATH")) inputs.mounts_dirs.push_back(*user + "/mounts.d");
     for (const auto& [name, value] : env) {
