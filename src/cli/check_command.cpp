@@ -105,8 +105,13 @@ void add_check_command(CLI::App& app, CommandRunner& runner) {
     CLI::App* cmd = app.add_subcommand("check", "Check a launch (default: this process on this machine) against a profile");
     cmd->add_option("--root", args->root, "Filesystem root the task sees (an enroot rootfs, a fixture tree)")
         ->check(CLI::ExistingDirectory);
-    cmd->add_option("--env-file", args->env_file, "Task environment: KEY=VALUE lines or NUL-separated (/proc/PID/environ)");
-    cmd->add_option("--pid", args->pid, "Read environment and CPU mask from this running process")->check(CLI::PositiveNumber);
+    auto* env_file = cmd->add_option("--env-file", args->env_file,
+                                     "Task environment: KEY=VALUE lines or NUL-separated (/proc/PID/environ)");
+    auto* pid = cmd->add_option("--pid", args->pid, "Read environment and CPU mask from this running process")
+                    ->check(count_in_range(1));
+    // Both name the task's environment; silently preferring one would judge
+    // a launch other than the one the user meant.
+    env_file->excludes(pid);
     cmd->add_option("--host-root", args->host_root, "Filesystem root of the host side (for propagation rules)")
         ->check(CLI::ExistingDirectory);
     cmd->add_option("--host-env-file", args->host_env_file, "Environment the host side has (for propagation rules)");
@@ -117,11 +122,13 @@ void add_check_command(CLI::App& app, CommandRunner& runner) {
         ->check(CLI::ExistingDirectory);
     cmd->add_option("--cpus", args->cpus, "Task CPU mask as a list, e.g. 0-15,32-47");
     cmd->add_option("--gpus", args->gpus, "GPUs assigned to the task: indices, UUIDs or PCI bus ids, comma-separated");
-    cmd->add_option("--job-gpus", args->job_gpus, "Total GPUs in the job")->check(CLI::NonNegativeNumber);
-    cmd->add_option("--job-nodes", args->job_nodes, "Nodes in the job")->check(CLI::NonNegativeNumber);
+    cmd->add_option("--job-gpus", args->job_gpus, "Total GPUs in the job")->check(count_in_range(0));
+    cmd->add_option("--job-nodes", args->job_nodes, "Nodes in the job")->check(count_in_range(0));
     cmd->add_option("--runtime", args->runtime, "How the task runs: bare, enroot, pyxis, kubernetes (default: detect)");
     cmd->add_option("--profile", args->profile, "Embedded profile name or a profile YAML file")->capture_default_str();
-    cmd->add_option("--mode", args->mode, "enforce, patch or warn")->capture_default_str();
+    cmd->add_option("--mode", args->mode, "enforce, patch or warn")
+        ->check(CLI::IsMember({"enforce", "patch", "warn"}))
+        ->capture_default_str();
     cmd->add_option("--format", args->format, "text or json")
         ->check(CLI::IsMember({"text", "json"}))
         ->capture_default_str();

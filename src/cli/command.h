@@ -25,5 +25,11 @@ void add_enroot_hook_command(CLI::App& app, CommandRunner& runner);
 // Prints "launchguard: <message>" to stderr and returns kExitBadInput.
 int bad_input(const std::string& message);
 bool stdout_is_terminal();
+// A whole number in [min, INT_MAX] whose error names the bound in digits a
+// person can read (CLI11's own number checks print DBL_MAX in full).
+CLI::Validator count_in_range(int min);
+// Writes what a command printed to stdout; a failed write (a full disk, a
+// closed pipe) is bad output, not success: returns kExitBadInput then.
+int finish_output(int exit_code);
 
 }  // namespace launchguard::cli

@@ -18,6 +18,7 @@
 #include "report/enroot_patch.h"
 #include "rules/rule.h"
 #include "report/text_report.h"
+#include "util/text_escape.h"
 
 namespace launchguard::cli {
 namespace {
@@ -83,12 +84,14 @@ Status apply(const EnrootHookInputs& inputs, const EnrootPatch& patch) {
 std::string hook_message(const Report& report, const EnrootPatch& patch) {
     std::string out;
     for (const auto& f : report.findings) {
-        out += "launchguard: " + action_label(f.action) + " " + f.rule + ": " + f.message + "\n";
+        out += "launchguard: " + action_label(f.action) + " " + f.rule + ": " + printable_text(f.message) + "\n";
     }
-    for (const auto& line : patch.environ_lines) out += "launchguard: added to the container environment: " + line + "\n";
-    for (const auto& line : patch.mount_lines) out += "launchguard: added mount: " + line + "\n";
+    for (const auto& line : patch.environ_lines) {
+        out += "launchguard: added to the container environment: " + printable_text(line) + "\n";
+    }
+    for (const auto& line : patch.mount_lines) out += "launchguard: added mount: " + printable_text(line) + "\n";
     if (report.decision == Decision::block) {
-        out += "launchguard: container start blocked (profile " + report.profile + ", mode " +
+        out += "launchguard: container start blocked (profile " + printable_text(report.profile) + ", mode " +
                std::string(to_string(report.mode)) + "); see `launchguard explain <rule>`\n";
     }
     return out;
@@ -128,6 +131,12 @@ int run_hook(const HookArgs& args) {
     // A blocked start is aborted by enroot: leave its files as they were.
     EnrootPatch patch;
     if (report.decision != Decision::block) patch = enroot_patch_for(report, *environ_text, *mounts_text);
+    if (!patch.refused.empty()) {
+        std::cerr << hook_message(report, EnrootPatch{});
+        std::string reasons;
+        for (const auto& why : patch.refused) reasons += (reasons.empty() ? "" : "; ") + why;
+        return bad_input("enroot-hook: nothing applied: " + reasons);
+    }
     if (!patch.empty()) {
         auto applied = apply(*inputs, patch);
         if (!applied) return bad_input("enroot-hook: " + applied.error().to_string());

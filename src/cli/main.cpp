@@ -2,6 +2,7 @@
 // core, prints, and maps decisions to exit codes.
 #include <exception>
 #include <iostream>
+#include <string_view>
 
 #include "cli/command.h"
 
@@ -19,6 +20,16 @@ int main(int argc, char** argv) {
     add_profile_command(app, runner);
     add_enroot_hook_command(app, runner);
 
+    // CLI11 reads "--gpus=" as the flag without its value and then takes the
+    // next argument as the value ("--gpus= --format json" would judge GPU
+    // "--format"). An explicitly empty value is a usage error instead.
+    for (int i = 1; i < argc; ++i) {
+        std::string_view arg(argv[i]);
+        if (arg == "--") break;
+        if (arg.starts_with("--") && arg.ends_with("=")) {
+            return bad_input(std::string(arg) + ": empty value (leave the option out, or give it a value)");
+        }
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -32,7 +43,7 @@ int main(int argc, char** argv) {
         return kExitBadInput;
     }
     try {
-        return runner ? runner() : kExitBadInput;
+        return runner ? finish_output(runner()) : kExitBadInput;
     } catch (const std::exception& e) {
         // Every command returns errors as values; this is the last guard.
         return bad_input(std::string("internal error: ") + e.what());

@@ -1,15 +1,15 @@
 // `launchguard topo FILE [--hwloc-xml F]`: read a topology file the way NCCL
 // does and show what it maps, and (with a node topology) what drifted.
 #include <boost/json.hpp>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "cli/command.h"
 #include "nccl/topology_drift.h"
 #include "nccl/topology_file.h"
 #include "probe/hwloc_probe.h"
 #include "report/json_report.h"
+#include "util/input_file.h"
+#include "util/text_escape.h"
 
 namespace launchguard::cli {
 namespace {
@@ -42,11 +42,9 @@ std::optional<int> node_numa(const std::optional<NodeTopology>& node, const std:
 }
 
 int run_topo(const TopoArgs& args) {
-    std::ifstream in(args.file, std::ios::binary);
-    if (!in) return bad_input(args.file + ": cannot open topology file");
-    std::ostringstream text;
-    text << in.rdbuf();
-    nccl::TopologyFile topo = nccl::parse_topology(text.str());
+    auto text = read_text_file(args.file);
+    if (!text) return bad_input(text.error().to_string());
+    nccl::TopologyFile topo = nccl::parse_topology(*text);
 
     std::optional<NodeTopology> node;
     if (!args.hwloc_xml.empty() || args.live) {
@@ -96,19 +94,21 @@ int run_topo(const TopoArgs& args) {
         }
         std::cout << pretty_json(o);
     } else {
-        std::cout << args.file << ": NCCL would " <<
+        // Attribute values come from the file: escape them for the terminal.
+        std::cout << printable_text(args.file) << ": NCCL would " <<
             (topo.outcome == nccl::TopoOutcome::accepted   ? "accept this file"
              : topo.outcome == nccl::TopoOutcome::rejected ? "FAIL communicator init"
                                                             : "SILENTLY IGNORE this file and auto-detect")
                   << "\n";
         if (!topo.reason.empty()) {
-            std::cout << "  " << (topo.line > 0 ? "line " + std::to_string(topo.line) + ": " : "") << topo.reason << "\n";
+            std::cout << "  " << (topo.line > 0 ? "line " + std::to_string(topo.line) + ": " : "") << printable_text(topo.reason) << "\n";
         }
         for (const auto& c : topo.cpus) {
-            std::cout << "  cpu numaid=" << c.numaid << (c.affinity.empty() ? "" : " affinity=" + c.affinity) << "\n";
+            std::cout << "  cpu numaid=" << printable_text(c.numaid) << (c.affinity.empty() ? "" : " affinity=" + printable_text(c.affinity)) << "\n";
         }
         for (const auto& p : topo.pcis) {
-            std::cout << "    " << p.busid << "  " << device_kind(p.cls) << "  NUMA " << p.numaid;
+            std::cout << "    " << printable_text(p.busid) << "  " << printable_text(device_kind(p.cls)) << "  NUMA "
+                      << printable_text(p.numaid);
             if (auto numa = node_numa(node, p.busid)) {
                 std::cout << (std::to_string(*numa) == p.numaid ? " (node agrees)"
                                                                 : " (node: NUMA " + std::to_string(*numa) + ")");
@@ -116,13 +116,13 @@ int run_topo(const TopoArgs& args) {
             std::cout << "  (line " << p.line << ")\n";
         }
         for (const auto& b : topo.upper_case_busids) {
-            std::cout << "  bus id " << b << " has upper-case hex: NCCL never matches it\n";
+            std::cout << "  bus id " << printable_text(b) << " has upper-case hex: NCCL never matches it\n";
         }
         if (drift) {
             std::cout << "drift against " << node->source << ":\n";
-            for (const auto& b : drift->gpus_missing) std::cout << "  GPU " << b << " is not in the file\n";
-            for (const auto& b : drift->nics_missing) std::cout << "  NIC " << b << " is not in the file\n";
-            for (const auto& b : drift->not_on_node) std::cout << "  file lists " << b << ", which this node lacks\n";
+            for (const auto& b : drift->gpus_missing) std::cout << "  GPU " << printable_text(b) << " is not in the file\n";
+            for (const auto& b : drift->nics_missing) std::cout << "  NIC " << printable_text(b) << " is not in the file\n";
+            for (const auto& b : drift->not_on_node) std::cout << "  file lists " << printable_text(b) << ", which this node lacks\n";
             if (!drift->drifted() && drift->not_on_node.empty()) std::cout << "  none: every GPU and NIC is listed\n";
         }
     }

@@ -26,11 +26,14 @@ FileInfo CapturedFileView::stat(std::string_view path) const {
 Result<std::string> CapturedFileView::read(std::string_view path, std::size_t max_bytes) const {
     if (auto found = reads_.find(path); found != reads_.end()) {
         const RecordedRead& recorded = found->second;
-        // A recorded read answers any read it covers: a smaller bound, or a
-        // file that was shorter than the recorded bound.
-        if (!recorded.content) return recorded.content;
-        if (max_bytes <= recorded.max_bytes) return recorded.content->substr(0, max_bytes);
-        if (recorded.content->size() < recorded.max_bytes) return recorded.content;
+        // Reads never return a prefix: the whole file was recorded, so it
+        // answers any bound it fits in; an error answers the bounds it covered.
+        if (recorded.content && recorded.content->size() <= max_bytes) return recorded.content;
+        if (recorded.content && !live_) {
+            return make_file_error(std::string(path), 0,
+                                   "larger than the " + std::to_string(max_bytes) + "-byte bound for this read");
+        }
+        if (!recorded.content && max_bytes <= recorded.max_bytes) return recorded.content;
     }
     if (!live_) return make_file_error(std::string(path), 0, std::string(kNotCaptured));
     Result<std::string> content = live_->read(path, max_bytes);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "util/error.h"
+#include "util/input_file.h"
 
 namespace launchguard {
 
@@ -37,8 +38,10 @@ public:
     virtual ~FileView() = default;
     // Follows symlinks the way the task would (absolute links resolve inside the view).
     [[nodiscard]] virtual FileInfo stat(std::string_view path) const = 0;
-    // Reads at most max_bytes of a regular file; errors name the path.
-    [[nodiscard]] virtual Result<std::string> read(std::string_view path, std::size_t max_bytes = 4U << 20) const = 0;
+    // Reads a regular file of at most max_bytes; a larger file is an error
+    // that says so (never a prefix: a cut file changes the verdict). Errors
+    // name the path.
+    [[nodiscard]] virtual Result<std::string> read(std::string_view path, std::size_t max_bytes = kMaxInputFileBytes) const = 0;
     // Entry names of a directory; empty when missing or unknown.
     [[nodiscard]] virtual std::vector<std::string> list(std::string_view dir) const = 0;
     // "container rootfs /var/lib/enroot/data/pyxis_42" — shown in evidence.

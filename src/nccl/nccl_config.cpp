@@ -134,21 +134,31 @@ LintIssue make_issue(std::string_view origin, int line, std::string_view name, s
 
 // What NCCL makes of an integer variable's literal value, if that differs
 // from what the author meant.
-std::optional<std::string> integer_problem(std::string_view value, std::string_view meant, std::string& corrected_value) {
+// Sets corrected_value to the integer the author meant, or to nullopt when
+// there is none to offer (repeating the broken value would be no fix).
+std::optional<std::string> integer_problem(std::string_view value, std::string_view meant,
+                                           std::optional<std::string>& corrected_value) {
     IntValue read = parse_int(value);
-    if (value.empty()) return "empty value: NCCL ignores it and uses the built-in default";
-    if (read.overflow) return "value " + quoted(value) + " is out of range: NCCL ignores it and uses the default";
+    if (value.empty()) {
+        corrected_value.reset();
+        return "empty value: NCCL ignores it and uses the built-in default";
+    }
+    if (read.overflow) {
+        corrected_value.reset();
+        return "value " + quoted(value) + " is out of range: NCCL ignores it and uses the default";
+    }
     if (auto bytes = size_with_suffix(meant)) {
         corrected_value = std::to_string(*bytes);
         return "size suffixes are not understood: strtoll reads " + quoted(value) + " as " +
-               std::to_string(read.value) + ", not " + corrected_value;
+               std::to_string(read.value) + ", not " + *corrected_value;
     }
     IntValue intended = parse_int(meant);
     if (read.complete || (intended.complete && intended.value == read.value)) return std::nullopt;
     if (intended.complete) {
         corrected_value = std::to_string(intended.value);
-        return "NCCL reads " + quoted(value) + " as " + std::to_string(read.value) + ", not " + corrected_value;
+        return "NCCL reads " + quoted(value) + " as " + std::to_string(read.value) + ", not " + *corrected_value;
     }
+    corrected_value.reset();
     return "not an integer: strtoll reads " + quoted(value) + " as " + std::to_string(read.value) +
            " and NCCL uses that silently";
 }
@@ -319,7 +329,7 @@ std::vector<LintIssue> lint_value(std::string_view origin, int line, std::string
     std::vector<LintIssue> issues;
     try {
         std::string_view meant = intended_value(value);
-        std::string corrected_value(meant);
+        std::optional<std::string> corrected_value{std::string(meant)};
         std::vector<std::string> problems;
 
         if (!value.empty() && (value.front() == '"' || value.front() == '\'' || value.back() == '"' ||
@@ -334,7 +344,7 @@ std::vector<LintIssue> lint_value(std::string_view origin, int line, std::string
         if (is_integer_variable(name)) {
             if (auto problem = integer_problem(value, meant, corrected_value)) problems.push_back(*problem);
         }
-        std::string corrected = std::string(name) + "=" + corrected_value;
+        std::string corrected = corrected_value ? std::string(name) + "=" + *corrected_value : std::string();
         for (auto& problem : problems) issues.push_back(make_issue(origin, line, name, std::move(problem), corrected));
     } catch (...) {
         // Only allocation failure: return what we have.

@@ -53,7 +53,7 @@ struct LintIssue {
     int line = 0;           // 0 for environment values
     std::string name;       // the variable as the author meant it
     std::string problem;    // "spaces around '=': NCCL reads a variable named 'NCCL_IB_HCA '"
-    std::string corrected;  // the line as it should be written
+    std::string corrected;  // the line as it should be written; empty when no value can be offered
 };
 std::vector<LintIssue> lint_conf(const ConfFile& file);
 // Integer-valued NCCL_* variables whose value strtoll would read partially

@@ -25,10 +25,10 @@ constexpr std::size_t kMaxStrLen = 255;       // MAX_STR_LEN
 constexpr std::size_t kMaxAttrCount = 16;     // MAX_ATTR_COUNT
 constexpr std::size_t kMaxSubs = 640;         // MAX_SUBS
 constexpr std::size_t kMaxTopoNodes = 256;    // NCCL_TOPO_XML_MAX_NODES
-constexpr long kTopoXmlVersion = 1;           // NCCL_TOPO_XML_VERSION
+constexpr int kTopoXmlVersion = 1;           // NCCL_TOPO_XML_VERSION
 constexpr int kMaxDepth = 2048;               // ours, not NCCL's: see load_children
 
-enum class NodeType { none, open, close, single };
+enum class NodeType { none, open, close, single, comment };
 
 struct XmlAttr {
     std::string key;
@@ -55,6 +55,8 @@ struct ParseFailure {
     std::string message;
     int line = 0;
 };
+
+std::string as_c_string(const std::string& text) { return text.substr(0, text.find('\0')); }
 
 // NCCL prints the offending character raw ('%c'); a raw newline in a report
 // is unreadable, so control characters are shown the way NCCL.md writes them.
@@ -205,8 +207,17 @@ private:
         }
     }
 
-    // xmlGetNode: skip ' ', '\n', '\r' (not TAB), then one tag.
+    // xmlGetNode: skip ' ', '\n', '\r' (not TAB), then one tag. NCCL
+    // recurses once per comment; a loop gives the same result without a
+    // stack frame per comment (30,000 comments overflowed the stack).
     XmlNode read_node() {
+        for (;;) {
+            XmlNode node = read_tag();
+            if (node.type != NodeType::comment) return node;
+        }
+    }
+
+    XmlNode read_tag() {
         XmlNode node;
         char c = ' ';
         while (c == ' ' || c == '\n' || c == '\r') {
@@ -222,7 +233,8 @@ private:
 
         if (node.name.rfind("!--", 0) == 0) {
             skip_comment(node.name.substr(3), c, node.line);
-            return read_node();
+            node.type = NodeType::comment;
+            return node;
         }
 
         if (node.name.empty() && c == '/') {
@@ -240,6 +252,11 @@ private:
         while (c == ' ') {
             XmlAttr attr;
             attr.key = read_token(true, &attr.value, c);
+            // NCCL keeps names and values in C strings: whatever follows a
+            // NUL byte is read (and counts towards the length limit) but
+            // every later use stops at the NUL.
+            attr.key = as_c_string(attr.key);
+            attr.value = as_c_string(attr.value);
             // Past MAX_ATTR_COUNT NCCL keeps parsing into one spare slot that
             // is overwritten each time: the extra attributes are dropped.
             if (node.attrs.size() < kMaxAttrCount) node.attrs.push_back(std::move(attr));
@@ -344,10 +361,11 @@ private:
         if (!version_text) {
             throw ParseFailure{"Attribute version of node " + node.name + " not found", node.line};
         }
-        long version = std::strtol(version_text->c_str(), nullptr, 0);
+        // xmlGetAttrInt stores strtol's long in an int, so NCCL compares the
+        // low 32 bits: "4294967297" is version 1 (conversion is modular in C++20).
+        const int version = static_cast<int>(std::strtol(version_text->c_str(), nullptr, 0));
         if (version != kTopoXmlVersion) {
-            // NCCL stores the result in an int before printing it.
-            throw ParseFailure{"XML Topology has wrong version " + std::to_string(static_cast<int>(version)) + ", " +
+            throw ParseFailure{"XML Topology has wrong version " + std::to_string(version) + ", " +
                                    std::to_string(kTopoXmlVersion) + " needed",
                                node.line};
         }

@@ -1,6 +1,8 @@
 #include "probe/context_builder.h"
 
+#include <algorithm>
 #include <charconv>
+#include <limits>
 #include <memory>
 
 #include "probe/environment_probe.h"
@@ -173,7 +175,11 @@ JobShape job_shape_from(const Environment& env, std::optional<int> job_nodes, st
     //   which assumes every node has as many GPUs as this one.
     auto per_node_times_nodes = [&](int per_node, const std::string& what) {
         if (!shape.nodes) return Fact<int>::unknown(what + " is per node and the node count is unknown");
-        return Fact<int>::known(per_node * shape.nodes.value(), what + " x " + shape.nodes.source() + " (assumes identical nodes)");
+        // In 64 bits, saturated: 65536 x 65536 wrapped to 0 in an int and
+        // silenced every rule that scales with the job.
+        const long long product = static_cast<long long>(per_node) * shape.nodes.value();
+        const int total = static_cast<int>(std::min<long long>(product, std::numeric_limits<int>::max()));
+        return Fact<int>::known(total, what + " x " + shape.nodes.source() + " (assumes identical nodes)");
     };
     auto find = [&](const char* name) -> std::optional<std::string> {
         auto it = env.find(name);
@@ -202,6 +208,11 @@ Result<LaunchContext> build_context(const ProbeOptions& o) {
     static const Environment kNoEnv;
     const Environment& env = ctx.env ? ctx.env.value() : kNoEnv;
     ctx.gpus = assigned_gpus(env, o.gpus, ctx.topology);
+    // A --gpus the node cannot resolve is a usage error, as a bad --cpus is;
+    // from the environment the same defect is the task's, and only unknown.
+    if (o.gpus && ctx.topology.is_known()) {
+        if (auto resolved = resolve_gpu_list(*o.gpus, *ctx.topology, "--gpus"); !resolved) return resolved.error();
+    }
     ctx.interfaces = probe_interfaces(o, ctx.topology);
     ctx.node = probe_node_facts(o.sysfs_root.value_or("/"));
     ctx.job = job_shape_from(env, o.job_nodes, o.job_gpus);

@@ -22,7 +22,7 @@ bool started_by_pyxis(const Environment& host_env) {
 }
 
 Result<std::vector<EnrootMount>> read_fstab(const std::string& path) {
-    auto text = read_text_file(path, 1U << 20);
+    auto text = read_text_file(path);
     if (!text) return text.error();
     return parse_enroot_fstab(*text, path);
 }
@@ -46,6 +46,17 @@ Result<EnrootHookInputs> enroot_inputs_from_environment(const Environment& env) 
         }
         *r.target = *value;
     }
+    // enroot always passes the absolute path of an existing rootfs directory;
+    // anything else means the hook is not running where it thinks it is, and
+    // patching (or judging) some other tree would be wrong.
+    std::error_code ec;
+    if (inputs.rootfs.front() != '/' || !std::filesystem::is_directory(inputs.rootfs, ec)) {
+        Error e = make_error("'" + inputs.rootfs + "' is not " +
+                             (inputs.rootfs.front() != '/' ? std::string("an absolute path") : std::string("a directory")) +
+                             ": enroot gives the hook the absolute path of the container's root filesystem");
+        e.field = "ENROOT_ROOTFS";
+        return e;
+    }
     inputs.mounts_dirs.push_back(lookup(env, "ENROOT_SYSCONF_PATH").value_or("/etc/enroot") + "/mounts.d");
     if (auto user = lookup(env, "ENROOT_CONFIG_PATH")) inputs.mounts_dirs.push_back(*user + "/mounts.d");
     for (const auto& [name, value] : env) {
@@ -55,7 +66,7 @@ Result<EnrootHookInputs> enroot_inputs_from_environment(const Environment& env) 
 }
 
 Result<LaunchContext> build_enroot_context(const EnrootHookInputs& inputs) {
-    auto environ_text = read_text_file(inputs.environ_file, 4U << 20);
+    auto environ_text = read_text_file(inputs.environ_file);
     if (!environ_text) return environ_text.error();
     Environment container_env = parse_enroot_environ(*environ_text);
 

@@ -6,6 +6,7 @@
 
 #include "probe/rooted_file_view.h"
 #include "util/path.h"
+#include "util/text_escape.h"
 
 namespace launchguard {
 namespace {
@@ -33,12 +34,6 @@ std::string_view trim(std::string_view s) {
     return s;
 }
 
-bool valid_env_name(std::string_view name) {
-    if (name.empty() || std::isdigit(static_cast<unsigned char>(name.front()))) return false;
-    return std::all_of(name.begin(), name.end(),
-                       [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-}
-
 }  // namespace
 
 bool EnrootMount::is_bind() const {
@@ -64,7 +59,9 @@ Result<std::vector<EnrootMount>> parse_enroot_fstab(std::string_view text, const
             Error e = make_file_error(origin, line, "expected 'source target [type [options]]', got '" + std::string(s) + "'");
             return e;
         }
-        m.target = normalize_absolute(target);
+        // Fields are blank-separated; blanks inside a path travel octal-escaped.
+        m.source = fstab_unescape(m.source);
+        m.target = normalize_absolute(fstab_unescape(target));
         m.line = line;
         m.origin = origin;
         mounts.push_back(std::move(m));
@@ -84,7 +81,7 @@ Environment parse_enroot_environ(std::string_view text) {
         if (eq == std::string_view::npos) continue;
         std::string_view name = s.substr(0, eq);
         std::string_view value = s.substr(eq + 1);
-        if (!valid_env_name(name) || name.rfind("ENROOT_", 0) == 0) continue;
+        if (!is_variable_name(name) || name.rfind("ENROOT_", 0) == 0) continue;
         if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front()) {
             value = value.substr(1, value.size() - 2);
         }

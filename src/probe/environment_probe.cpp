@@ -3,21 +3,12 @@
 #include <unistd.h>
 
 #include "probe/text_file.h"
+#include "util/text_escape.h"
 
 extern char** environ;  // NOLINT: POSIX declares it nowhere in a header
 
 namespace launchguard {
 namespace {
-
-bool valid_name(std::string_view name) {
-    if (name.empty()) return false;
-    auto alpha = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
-    if (!alpha(name.front())) return false;
-    for (char c : name) {
-        if (!alpha(c) && !(c >= '0' && c <= '9')) return false;
-    }
-    return true;
-}
 
 // "NAME=value" as the kernel stores it; an entry without a name is invisible to getenv().
 void add_raw_entry(Environment& env, std::string_view entry) {
@@ -40,7 +31,10 @@ Environment parse_environ_block(std::string_view text) {
 }  // namespace
 
 Result<Environment> parse_env_text(std::string_view text, std::string origin) {
-    if (text.find('\0') != std::string_view::npos) return parse_environ_block(text);
+    // A /proc/PID/environ dump ends with the NUL that terminates its last
+    // entry; a NUL anywhere else is a stray byte in a line-based file, and
+    // splitting the whole file on it would swallow the lines around it.
+    if (!text.empty() && text.back() == '\0') return parse_environ_block(text);
 
     Environment env;
     int line_no = 0;
@@ -51,6 +45,10 @@ Result<Environment> parse_env_text(std::string_view text, std::string origin) {
         std::string_view line = text.substr(pos, end - pos);
         pos = end + 1;
         ++line_no;
+        if (line.find('\0') != std::string_view::npos) {
+            return make_file_error(origin, line_no,
+                                   "NUL byte inside a line (a NUL-separated environ dump must end with a NUL)");
+        }
         std::string_view stripped = trim(line);
         if (stripped.empty() || stripped.front() == '#') continue;
         std::size_t eq = line.find('=');
@@ -58,7 +56,7 @@ Result<Environment> parse_env_text(std::string_view text, std::string origin) {
             return make_file_error(origin, line_no, "expected KEY=VALUE, got '" + std::string(stripped) + "'");
         }
         std::string_view name = line.substr(0, eq);
-        if (!valid_name(name)) {
+        if (!is_variable_name(name)) {
             std::string msg = "invalid variable name '" + std::string(name) + "'";
             if (name.substr(0, 7) == "export ") msg += " (an env file holds plain KEY=VALUE lines; drop 'export')";
             else if (trim(name) != name) msg += " (no spaces are allowed around the name)";
@@ -81,7 +79,9 @@ Result<Environment> read_process_environ(int pid, const std::string& proc_root) 
     if (!text) return text.error();
     // A process with an empty environment has an empty file: no NUL to detect.
     if (text->empty()) return Environment{};
-    if (text->find('\0') == std::string::npos) text->push_back('\0');  // a single entry without terminator
+    // /proc/PID/environ is NUL-separated even when the last entry lacks its
+    // terminator; supply it so the format is not mistaken for lines.
+    if (text->back() != '\0') text->push_back('\0');
     return parse_env_text(*text, path);
 }
 

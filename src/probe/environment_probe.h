@@ -11,11 +11,11 @@
 
 namespace launchguard {
 
-// Two formats, told apart by the presence of a NUL byte:
+// Two formats, told apart by the last byte:
 //  - KEY=VALUE lines (an env file): blank lines and lines starting with '#'
-//    are skipped; a line without '=' or with a name that is not
-//    [A-Za-z_][A-Za-z0-9_]* is an error "origin:line: ...".
-//  - NUL-separated entries (/proc/PID/environ): taken as the kernel holds
+//    are skipped; a line without '=', with a name that is not
+//    [A-Za-z_][A-Za-z0-9_]*, or holding a NUL byte is an error "origin:line: ...".
+//  - NUL-separated entries (/proc/PID/environ), which end with a NUL: taken as the kernel holds
 //    them; entries without '=' are skipped, because getenv() cannot return them.
 // A name given twice keeps its last value, as a shell would.
 Result<Environment> parse_env_text(std::string_view text, std::string origin);

@@ -1,13 +1,17 @@
 #include "probe/hwloc_probe.h"
 
 #include <hwloc.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <optional>
+
+#include "util/input_file.h"
 
 namespace launchguard {
 namespace {
@@ -15,6 +19,8 @@ namespace {
 constexpr unsigned kNvidiaVendor = 0x10de;
 constexpr unsigned kClassVga = 0x0300;
 constexpr unsigned kClass3d = 0x0302;
+// A node's XML imports in well under a second; this bound only stops a hang.
+constexpr unsigned kXmlImportSeconds = 30;
 
 // Owns an hwloc topology so every early return releases it.
 class TopologyHandle {
@@ -197,25 +203,68 @@ NodeTopology convert(hwloc_topology_t topo, std::string source) {
     return out;
 }
 
+constexpr const char* kXmlLoadFailed =
+    "hwloc could not load this XML (malformed, or not an hwloc topology export; "
+    "set HWLOC_XML_VERBOSE=1 for hwloc's own diagnostics)";
+
+// hwloc drops I/O objects by default; the GPUs and NICs are the point.
+// The size counts the terminating NUL, as hwloc_topology_export_xmlbuffer() reports it.
+bool set_xml_input(hwloc_topology_t topo, const std::string& xml) {
+    if (hwloc_topology_set_xmlbuffer(topo, xml.data(), static_cast<int>(xml.size() + 1)) != 0) return false;
+    hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+    return true;
+}
+
+// libhwloc 2.9 dereferences NULL on some inputs it should reject (a PU
+// without complete_cpuset: lstopo crashes too), and an import may loop on
+// others. XML is only ever given to the CLI and the enroot hook as a file, so
+// the first import runs in a child process: if hwloc dies or hangs there, the
+// file is refused with exit 2 instead of taking the caller down.
+Status import_survives(const std::string& xml, const std::string& path) {
+    std::fflush(nullptr);  // the child exits with _exit, but keep buffers from being duplicated
+    pid_t child = ::fork();
+    if (child < 0) return make_file_error(path, 0, std::string("cannot fork to import hwloc XML: ") + std::strerror(errno));
+    if (child == 0) {
+        ::alarm(kXmlImportSeconds);  // SIGALRM's default action ends a hung import
+        hwloc_topology_t topo = nullptr;
+        int rc = 1;
+        if (hwloc_topology_init(&topo) == 0) {
+            if (set_xml_input(topo, xml) && hwloc_topology_load(topo) == 0) rc = 0;
+            hwloc_topology_destroy(topo);
+        }
+        ::_exit(rc);
+    }
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0) {
+        if (errno != EINTR) return make_file_error(path, 0, std::string("cannot wait for the hwloc import: ") + std::strerror(errno));
+    }
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        if (sig == SIGALRM) {
+            return make_file_error(path, 0, "hwloc did not finish importing this XML within " +
+                                                std::to_string(kXmlImportSeconds) + " s: refused");
+        }
+        return make_file_error(path, 0, std::string("libhwloc crashed importing this XML (") + strsignal(sig) +
+                                            "): refused; a PU without complete_cpuset is one known cause");
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return make_file_error(path, 0, kXmlLoadFailed);
+    return Done{};
+}
+
 }  // namespace
 
 Result<NodeTopology> load_topology_from_xml(const std::string& path) {
-    // hwloc reports a missing file only as "load failed"; say which it is.
-    if (::access(path.c_str(), R_OK) != 0) {
-        return make_file_error(path, 0, std::string("cannot read hwloc XML: ") + std::strerror(errno));
-    }
+    // Read once through the bounded reader (no FIFOs, no /dev/zero), then let
+    // hwloc parse the bytes we checked rather than reopen the path.
+    auto xml = read_text_file(path);
+    if (!xml) return make_file_error(path, 0, "cannot read hwloc XML: " + xml.error().message);
+    if (auto survived = import_survives(*xml, path); !survived) return survived.error();
     TopologyHandle topo;
     if (!topo.ok()) return make_file_error(path, 0, "hwloc_topology_init failed");
-    if (hwloc_topology_set_xml(topo.get(), path.c_str()) != 0) {
+    if (!set_xml_input(topo.get(), *xml)) {
         return make_file_error(path, 0, std::string("hwloc cannot use this file as XML input: ") + std::strerror(errno));
     }
-    // hwloc drops I/O objects by default; the GPUs and NICs are the point.
-    hwloc_topology_set_io_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_ALL);
-    if (hwloc_topology_load(topo.get()) != 0) {
-        return make_file_error(path, 0,
-                               "hwloc could not load this XML (malformed, or not an hwloc topology export; "
-                               "set HWLOC_XML_VERBOSE=1 for hwloc's own diagnostics)");
-    }
+    if (hwloc_topology_load(topo.get()) != 0) return make_file_error(path, 0, kXmlLoadFailed);
     return convert(topo.get(), "hwloc XML " + path);
 }
 

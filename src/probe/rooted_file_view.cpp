@@ -10,6 +10,8 @@
 #include <cstring>
 #include <deque>
 
+#include "util/input_file.h"
+
 namespace launchguard {
 namespace {
 
@@ -183,24 +185,10 @@ Result<std::string> RootedFileView::read(std::string_view path, std::size_t max_
         if (!w.detail.empty()) why += " (" + w.detail + ")";
         return make_file_error(name, 0, "cannot read in " + describe() + ": " + why);
     }
-    int fd = ::open(host_path(w.resolved).c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return make_file_error(name, 0, "cannot open in " + describe() + ": " + errno_text(errno));
-    std::string out;
-    char buf[65536];
-    while (out.size() < max_bytes) {
-        std::size_t want = std::min(sizeof buf, max_bytes - out.size());
-        ssize_t n = ::read(fd, buf, want);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            int err = errno;
-            ::close(fd);
-            return make_file_error(name, 0, "read failed in " + describe() + ": " + errno_text(err));
-        }
-        if (n == 0) break;
-        out.append(buf, static_cast<std::size_t>(n));
-    }
-    ::close(fd);
-    return out;
+    // walk() resolved every link, so the last component must not be one now.
+    auto text = read_text_file(host_path(w.resolved), max_bytes, FollowLinks::no);
+    if (!text) return make_file_error(name, 0, "cannot read in " + describe() + ": " + text.error().message);
+    return text;
 }
 
 std::vector<std::string> RootedFileView::list(std::string_view dir) const {

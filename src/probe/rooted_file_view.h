@@ -19,7 +19,7 @@ public:
     explicit RootedFileView(std::string root, std::string description = {});
 
     [[nodiscard]] FileInfo stat(std::string_view path) const override;
-    [[nodiscard]] Result<std::string> read(std::string_view path, std::size_t max_bytes = 4U << 20) const override;
+    [[nodiscard]] Result<std::string> read(std::string_view path, std::size_t max_bytes = kMaxInputFileBytes) const override;
     [[nodiscard]] std::vector<std::string> list(std::string_view dir) const override;
     [[nodiscard]] std::string describe() const override;
 

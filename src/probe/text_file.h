@@ -1,5 +1,6 @@
-// Small helpers for reading the short text files of procfs and sysfs. Every
-// probe reads files this way so that errors name the path the same way.
+// Helpers for the short text files of procfs and sysfs. Reading goes through
+// util/input_file.h (read_text_file), so probes refuse FIFOs and devices and
+// bound every read the same way as the rest of launchguard.
 #pragma once
 
 #include <cstddef>
@@ -8,12 +9,9 @@
 #include <string_view>
 
 #include "util/error.h"
+#include "util/input_file.h"
 
 namespace launchguard {
-
-// The whole file, at most max_bytes of it. procfs files report size 0, so this
-// reads until EOF rather than trusting stat.
-Result<std::string> read_text_file(const std::string& path, std::size_t max_bytes = 16U << 20);
 
 // The file's content without surrounding whitespace, or nullopt when it cannot
 // be read (absent, permission, a sysfs attribute that errors on read).

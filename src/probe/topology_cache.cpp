@@ -181,7 +181,7 @@ Status save_topology_cache(const NodeTopology& topo, const std::string& path) {
 }
 
 Result<NodeTopology> load_topology_cache(const std::string& path) {
-    auto text = read_text_file(path, 16U << 20);
+    auto text = read_text_file(path);
     if (!text) return text.error();
     return topology_from_json(*text, path);
 }
@@ -191,7 +191,7 @@ bool topology_cache_is_fresh(const std::string& path, long max_age_seconds) {
     if (::stat(path.c_str(), &st) != 0) return false;
     // Boot time from /proc/stat ("btime <epoch>").
     long boot = 0;
-    if (auto text = read_text_file("/proc/stat", 1U << 20)) {
+    if (auto text = read_text_file("/proc/stat")) {
         auto pos = text->find("\nbtime ");
         if (pos != std::string::npos) boot = std::strtol(text->c_str() + pos + 7, nullptr, 10);
     }

@@ -1,10 +1,8 @@
 #include "profile/profile.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "profile/embedded_profiles.h"
 #include "rules/rule.h"
+#include "util/input_file.h"
 
 namespace launchguard {
 
@@ -39,12 +37,9 @@ Result<Profile> load_profile(std::string_view name_or_path) {
                           "; or give a path to a .yaml file)");
     }
     std::string path(name_or_path);
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return make_file_error(path, 0, "cannot open profile");
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) return make_file_error(path, 0, "cannot read profile");
-    return parse_profile(text.str(), path);
+    auto text = read_text_file(path, kMaxProfileBytes);
+    if (!text) return make_file_error(path, 0, "cannot load profile: " + text.error().message);
+    return parse_profile(*text, path);
 }
 
 const Profile& default_profile() {

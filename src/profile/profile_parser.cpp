@@ -3,16 +3,25 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <map>
 #include <set>
+#include <string_view>
 
 #include "profile/profile.h"
 #include "profile/size_parser.h"
 
 namespace launchguard {
 namespace {
+
+constexpr std::uint64_t kMinPageSize = 4U << 10;
+constexpr std::uint64_t kMaxPageSize = 64U << 10;
+// The governors of Linux's cpufreq (drivers/cpufreq, intel_pstate).
+constexpr std::array<std::string_view, 6> kGovernors = {"performance", "powersave",    "ondemand",
+                                                        "conservative", "schedutil", "userspace"};
 
 // Thrown inside the parser only; parse_profile() turns it into an Error.
 struct SchemaError {
@@ -23,16 +32,53 @@ struct SchemaError {
 
 int line_of(const YAML::Node& node) { return node.Mark().line >= 0 ? node.Mark().line + 1 : 0; }
 
+// "a list", "a mapping", "an empty value": what was found where a value of
+// another kind was expected.
+std::string kind_of(const YAML::Node& node) {
+    if (node.IsSequence()) return "a list";
+    if (node.IsMap()) return "a mapping";
+    if (node.IsNull()) return "an empty value";
+    return "'" + node.Scalar() + "'";
+}
+
+// yaml-cpp keeps duplicate keys and answers lookups with the first, so a
+// second `node:` block would never be validated or used: refuse it, naming
+// both lines. Keys must be plain strings.
+void reject_duplicate_keys(const YAML::Node& map, const std::string& path) {
+    std::map<std::string, int> first_line;
+    for (const auto& entry : map) {
+        const int line = line_of(entry.first);
+        if (!entry.first.IsScalar()) {
+            throw SchemaError{line, path, "keys must be plain strings, got " + kind_of(entry.first)};
+        }
+        const std::string& key = entry.first.Scalar();
+        auto [it, inserted] = first_line.emplace(key, line);
+        if (!inserted) {
+            throw SchemaError{line, path.empty() ? key : path + "." + key,
+                              "duplicate key (first at line " + std::to_string(it->second) + ")"};
+        }
+    }
+}
+
 // A mapping whose keys must all be consumed; leftovers are schema errors.
 class StrictMap {
 public:
     StrictMap(const YAML::Node& node, std::string path) : node_(node), path_(std::move(path)) {
-        if (!node_.IsMap()) throw SchemaError{line_of(node_), path_, "expected a mapping"};
+        if (!node_.IsMap()) throw SchemaError{line_of(node_), path_, "expected a mapping, got " + kind_of(node_)};
+        reject_duplicate_keys(node_, path_);
     }
 
+    // The value under `key`, or an undefined node when the key is absent. A
+    // key written with no value is an error at the key's own line (yaml-cpp
+    // marks an empty value where the next token starts).
     [[nodiscard]] YAML::Node take(const std::string& key) {
         allowed_.insert(key);
-        return node_[key];
+        for (const auto& entry : node_) {
+            if (entry.first.Scalar() != key) continue;
+            if (entry.second.IsNull()) throw SchemaError{line_of(entry.first), child_path(key), "has no value"};
+            return entry.second;
+        }
+        return node_[key];  // absent: an undefined node
     }
 
     [[nodiscard]] std::string child_path(const std::string& key) const {
@@ -41,7 +87,7 @@ public:
 
     void reject_unknown_keys() const {
         for (const auto& entry : node_) {
-            auto key = entry.first.as<std::string>();
+            const std::string& key = entry.first.Scalar();
             if (allowed_.count(key) == 0) {
                 std::string known;
                 for (const auto& k : allowed_) known += (known.empty() ? "" : ", ") + k;
@@ -56,22 +102,28 @@ private:
     std::set<std::string> allowed_;
 };
 
-std::string scalar(const YAML::Node& node, const std::string& path) {
-    if (!node.IsScalar()) throw SchemaError{line_of(node), path, "expected a string"};
+// `expected` names what the caller wants, so an integer key given a list
+// says "expected an integer, got a list".
+std::string scalar(const YAML::Node& node, const std::string& path, const char* expected = "a string") {
+    if (!node.IsScalar()) throw SchemaError{line_of(node), path, std::string("expected ") + expected + ", got " + kind_of(node)};
     return node.Scalar();
 }
 
 bool boolean(const YAML::Node& node, const std::string& path) {
-    std::string s = scalar(node, path);
+    std::string s = scalar(node, path, "true or false");
     if (s == "true") return true;
     if (s == "false") return false;
     throw SchemaError{line_of(node), path, "expected true or false, got '" + s + "'"};
 }
 
 long long integer(const YAML::Node& node, const std::string& path, long long min, long long max) {
-    std::string s = scalar(node, path);
+    std::string s = scalar(node, path, "an integer");
     long long v = 0;
     auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec == std::errc::result_out_of_range) {
+        throw SchemaError{line_of(node), path,
+                          "value " + s + " out of range [" + std::to_string(min) + ", " + std::to_string(max) + "]"};
+    }
     if (ec != std::errc() || ptr != s.data() + s.size()) {
         throw SchemaError{line_of(node), path, "expected an integer, got '" + s + "'"};
     }
@@ -83,7 +135,7 @@ long long integer(const YAML::Node& node, const std::string& path, long long min
 }
 
 double number(const YAML::Node& node, const std::string& path, double min, double max) {
-    std::string s = scalar(node, path);
+    std::string s = scalar(node, path, "a number");
     double v = 0;
     auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v)) {
@@ -94,14 +146,14 @@ double number(const YAML::Node& node, const std::string& path, double min, doubl
 }
 
 std::vector<std::string> string_list(const YAML::Node& node, const std::string& path) {
-    if (!node.IsSequence()) throw SchemaError{line_of(node), path, "expected a list of strings"};
+    if (!node.IsSequence()) throw SchemaError{line_of(node), path, "expected a list of strings, got " + kind_of(node)};
     std::vector<std::string> out;
     for (std::size_t i = 0; i < node.size(); ++i) out.push_back(scalar(node[i], path + "[" + std::to_string(i) + "]"));
     return out;
 }
 
 std::uint64_t byte_size(const YAML::Node& node, const std::string& path) {
-    std::string s = scalar(node, path);
+    std::string s = scalar(node, path, "a size such as 1GiB");
     auto parsed = parse_byte_size(s);
     if (!parsed) throw SchemaError{line_of(node), path, parsed.error().message};
     return *parsed;
@@ -130,6 +182,11 @@ void read_node(StrictMap& m, Profile::Node& node) {
         if (bytes == 0 || (bytes & (bytes - 1)) != 0) {
             throw SchemaError{line_of(v), m.child_path("page_size"), "page size must be a power of two"};
         }
+        // The base page sizes Linux has: 4 KiB (x86_64), 16 KiB and 64 KiB (aarch64).
+        if (bytes < kMinPageSize || bytes > kMaxPageSize) {
+            throw SchemaError{line_of(v), m.child_path("page_size"),
+                              "page size must be between 4KiB and 64KiB, got '" + v.Scalar() + "'"};
+        }
         node.page_size = static_cast<long>(bytes);
     }
     if (auto v = m.take("hcas")) node.hcas = string_list(v, m.child_path("hcas"));
@@ -137,19 +194,21 @@ void read_node(StrictMap& m, Profile::Node& node) {
 }
 
 void read_topology(StrictMap& m, Profile::Topology& topo) {
-    if (auto v = m.take("required")) topo.required = boolean(v, m.child_path("required"));
-    if (auto v = m.take("host_path")) topo.host_path = scalar(v, m.child_path("host_path"));
-    if (auto v = m.take("container_path")) topo.container_path = scalar(v, m.child_path("container_path"));
-    for (const auto* p : {&topo.host_path, &topo.container_path}) {
-        if (!p->empty() && p->front() != '/') {
-            throw SchemaError{0, m.child_path(p == &topo.host_path ? "host_path" : "container_path"),
-                              "must be an absolute path, got '" + *p + "'"};
+    YAML::Node required = m.take("required");
+    if (required) topo.required = boolean(required, m.child_path("required"));
+    for (const char* key : {"host_path", "container_path"}) {
+        YAML::Node v = m.take(key);
+        if (!v) continue;
+        std::string path = scalar(v, m.child_path(key));
+        if (path.empty() || path.front() != '/') {
+            throw SchemaError{line_of(v), m.child_path(key), "must be an absolute path, got '" + path + "'"};
         }
+        (std::string_view(key) == "host_path" ? topo.host_path : topo.container_path) = path;
     }
     if (topo.container_path.empty()) topo.container_path = topo.host_path;
     m.reject_unknown_keys();
     if (topo.required && topo.host_path.empty()) {
-        throw SchemaError{0, m.child_path("host_path"), "required when topology.required is true"};
+        throw SchemaError{line_of(required), m.child_path("host_path"), "required when topology.required is true"};
     }
 }
 
@@ -172,7 +231,16 @@ void read_nccl(StrictMap& m, Profile::Nccl& nccl) {
 }
 
 void read_cpu(StrictMap& m, Profile::Cpu& cpu) {
-    if (auto v = m.take("governor")) cpu.governor = scalar(v, m.child_path("governor"));
+    if (auto v = m.take("governor")) {
+        cpu.governor = scalar(v, m.child_path("governor"));
+        // A misspelt governor would flag every node that runs the right one.
+        if (std::find(kGovernors.begin(), kGovernors.end(), cpu.governor) == kGovernors.end()) {
+            std::string known;
+            for (const auto& g : kGovernors) known += (known.empty() ? "" : ", ") + std::string(g);
+            throw SchemaError{line_of(v), m.child_path("governor"),
+                              "unknown cpufreq governor '" + cpu.governor + "' (Linux has " + known + ")"};
+        }
+    }
     if (auto v = m.take("min_idle_states")) {
         cpu.min_idle_states = static_cast<int>(integer(v, m.child_path("min_idle_states"), 0, 64));
     }
@@ -240,13 +308,15 @@ Profile read_profile(const YAML::Node& root, const KnownRuleCheck& known_rule) {
     }
     if (auto rules = top.take("rules")) {
         if (!rules.IsMap()) throw SchemaError{line_of(rules), "rules", "expected a mapping of rule id to action"};
+        reject_duplicate_keys(rules, "rules");
         for (const auto& entry : rules) {
-            auto id = entry.first.as<std::string>();
+            const std::string& id = entry.first.Scalar();
             std::string path = "rules." + id;
             if (!valid_rule_id(id) || (known_rule && !known_rule(id))) {
                 throw SchemaError{line_of(entry.first), path, "unknown rule id (see `launchguard rules`)"};
             }
-            std::string action_text = scalar(entry.second, path);
+            if (entry.second.IsNull()) throw SchemaError{line_of(entry.first), path, "has no value"};
+            std::string action_text = scalar(entry.second, path, "block, patch, warn or off");
             auto action = parse_action(action_text);
             if (!action) {
                 throw SchemaError{line_of(entry.second), path,

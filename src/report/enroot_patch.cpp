@@ -1,6 +1,9 @@
 #include "report/enroot_patch.h"
 
+#include <optional>
 #include <sstream>
+
+#include "util/text_escape.h"
 
 namespace launchguard {
 namespace {
@@ -28,15 +31,28 @@ bool mounts_already_target(const std::vector<std::string>& lines, const std::str
         std::string source;
         std::string dst;
         fields >> source >> dst;
-        if (dst == target) return true;
+        if (fstab_unescape(dst) == target) return true;
     }
     return false;
+}
+
+// enroot reads $ENROOT_ENVIRON one NAME=VALUE per line: a line break in the
+// value would start a line of the user's choosing (LD_PRELOAD=...).
+std::optional<std::string> environ_cannot_carry(const RemediationOp& op) {
+    if (!is_variable_name(op.name)) {
+        return "cannot set '" + printable_text(op.name) + "' in the container: not a valid variable name";
+    }
+    if (op.value.find_first_of(std::string_view("\n\r\0", 3)) != std::string::npos) {
+        return "cannot set " + op.name + " in the container: its value '" + printable_text(op.value) +
+               "' holds a line break, which $ENROOT_ENVIRON cannot carry";
+    }
+    return std::nullopt;
 }
 
 }  // namespace
 
 std::string enroot_mount_line(const RemediationOp& op) {
-    return op.host_path + " " + op.container_path + " none x-create=file,bind," + (op.readonly ? "ro" : "rw") +
+    return fstab_escape(op.host_path) + " " + fstab_escape(op.container_path) + " none x-create=file,bind," + (op.readonly ? "ro" : "rw") +
            ",nosuid,nodev,private";
 }
 
@@ -46,6 +62,10 @@ EnrootPatch enroot_patch_for(const Report& report, std::string_view existing_env
     EnrootPatch patch;
     for (const auto& op : report.patch) {
         if (op.kind == RemediationOp::Kind::set_env) {
+            if (auto why = environ_cannot_carry(op)) {
+                patch.refused.push_back(*why);
+                continue;
+            }
             if (!environ_already_sets(environ_lines, op.name, op.value)) patch.environ_lines.push_back(op.name + "=" + op.value);
         } else if (op.kind == RemediationOp::Kind::mount_file) {
             if (!mounts_already_target(mount_lines, op.container_path)) patch.mount_lines.push_back(enroot_mount_line(op));

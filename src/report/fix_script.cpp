@@ -1,23 +1,25 @@
 #include "report/fix_script.h"
 
 #include <algorithm>
-#include <cctype>
-
 #include <vector>
 
 #include "profile/size_parser.h"
+#include "util/text_escape.h"
 
 namespace launchguard {
 
 std::string shell_quote(std::string_view value) {
-    bool plain = !value.empty();
-    for (char c : value) {
-        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == '/' ||
-              c == ':' || c == ',' || c == '=' || c == '^' || c == '+')) {
-            plain = false;
-        }
-    }
-    if (plain) return std::string(value);
+    // Words made only of these characters mean themselves to every POSIX
+    // shell (no expansion, globbing or splitting); '^' is left out because
+    // some shells glob on it.
+    auto plain_char = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+               c == '.' || c == '/' || c == ':' || c == ',' || c == '=' || c == '+';
+    };
+    if (!value.empty() && std::all_of(value.begin(), value.end(), plain_char)) return std::string(value);
+    // Inside single quotes the shell interprets nothing ($, backquotes,
+    // backslashes, newlines); a single quote ends the quoting, is written
+    // escaped, and quoting resumes.
     std::string out = "'";
     for (char c : value) {
         if (c == '\'') out += "'\\''";
@@ -25,6 +27,24 @@ std::string shell_quote(std::string_view value) {
     }
     return out + "'";
 }
+
+namespace {
+
+// A comment line holds one line: a newline in a message or path taken from
+// the launch would otherwise end the comment and start a command.
+std::string comment_text(std::string_view text) { return printable_text(text); }
+
+std::string env_line(const RemediationOp& op) {
+    // A name is written bare, so it must be one the shell cannot read as
+    // anything else; any other name is shown, escaped, in a comment.
+    if (!is_variable_name(op.name)) {
+        return "# not applied: '" + comment_text(op.name) + "' is not a valid variable name\n";
+    }
+    return op.kind == RemediationOp::Kind::set_env ? "export " + op.name + "=" + shell_quote(op.value) + "\n"
+                                                   : "unset " + op.name + "\n";
+}
+
+}  // namespace
 
 std::string render_fix_script(const Report& report) {
     std::string env_lines;
@@ -40,24 +60,25 @@ std::string render_fix_script(const Report& report) {
                 case RemediationOp::Kind::set_env:
                 case RemediationOp::Kind::unset_env:
                     if (!header_done) {
-                        env_lines += "# " + f.rule + ": " + f.message + "\n";
+                        env_lines += "# " + comment_text(f.rule) + ": " + comment_text(f.message) + "\n";
                         header_done = true;
                     }
-                    env_lines += op.kind == RemediationOp::Kind::set_env
-                                     ? "export " + op.name + "=" + shell_quote(op.value) + "\n"
-                                     : "unset " + op.name + "\n";
+                    env_lines += env_line(op);
                     break;
                 case RemediationOp::Kind::mount_file:
-                    mounts.push_back(op.host_path + ":" + op.container_path + (op.readonly ? ":ro" : ""));
+                    mounts.push_back(comment_text(op.host_path) + ":" + comment_text(op.container_path) +
+                                     (op.readonly ? ":ro" : ""));
                     break;
                 case RemediationOp::Kind::shm_size: shm = std::max(shm, op.bytes); break;
-                case RemediationOp::Kind::add_capability: caps.push_back(op.name); break;
-                case RemediationOp::Kind::manual: manual += "#   [" + f.rule + "] " + op.text + "\n"; break;
+                case RemediationOp::Kind::add_capability: caps.push_back(comment_text(op.name)); break;
+                case RemediationOp::Kind::manual:
+                    manual += "#   [" + comment_text(f.rule) + "] " + comment_text(op.text) + "\n";
+                    break;
             }
         }
     }
 
-    std::string out = "# launchguard --fix: profile " + report.profile + ", decision " +
+    std::string out = "# launchguard --fix: profile " + comment_text(report.profile) + ", decision " +
                       std::string(to_string(report.decision)) + "\n";
     if (env_lines.empty() && mounts.empty() && shm == 0 && caps.empty() && manual.empty()) {
         return out + "# nothing to fix\n";

@@ -9,7 +9,7 @@
 namespace launchguard {
 
 std::string render_fix_script(const Report& report);
-// POSIX shell single-quoting.
+// POSIX shell single-quoting, always: the one way a value reaches the script.
 std::string shell_quote(std::string_view value);
 
 }  // namespace launchguard

@@ -2,6 +2,8 @@
 
 #include <boost/json.hpp>
 
+#include "util/text_escape.h"
+
 namespace launchguard {
 
 namespace json = boost::json;
@@ -88,7 +90,7 @@ void pretty(std::string& out, const json::value& v, int indent) {
         for (const auto& kv : obj) {
             if (!first) out += ",\n";
             first = false;
-            out += inner + json::serialize(json::value(kv.key())) + ": ";
+            out += inner + json::serialize(json::value(valid_utf8(kv.key()))) + ": ";
             pretty(out, kv.value(), indent + 1);
         }
         out += "\n" + pad + "}";
@@ -104,6 +106,11 @@ void pretty(std::string& out, const json::value& v, int indent) {
             pretty(out, item, indent + 1);
         }
         out += "\n" + pad + "]";
+    } else if (v.is_string()) {
+        // boost::json copies string bytes as they are; strings from the
+        // launch (env values, paths, topology attributes) may not be UTF-8,
+        // and the output must always be valid JSON.
+        out += json::serialize(json::value(valid_utf8(v.get_string())));
     } else {
         out += json::serialize(v);
     }

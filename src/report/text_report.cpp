@@ -1,6 +1,7 @@
 #include "report/text_report.h"
 
 #include "profile/size_parser.h"
+#include "util/text_escape.h"
 
 #include <algorithm>
 #include <cctype>
@@ -66,7 +67,10 @@ std::string describe_remediation(const RemediationOp& op) {
 
 std::string render_text(const Report& report, const TextStyle& style) {
     std::string out;
-    out += "launchguard " LAUNCHGUARD_VERSION ": profile " + report.profile + " (" + report.profile_origin +
+    // Messages, reasons and fixes quote the launch's own values: escape
+    // control characters so a value cannot drive the operator's terminal.
+    out += "launchguard " LAUNCHGUARD_VERSION ": profile " + printable_text(report.profile) + " (" +
+           printable_text(report.profile_origin) +
            "), mode " + std::string(to_string(report.mode)) + ": " +
            paint(style, color_of(report.decision), upper(to_string(report.decision))) + "\n";
 
@@ -81,14 +85,14 @@ std::string render_text(const Report& report, const TextStyle& style) {
         else if (f.action == Action::patch) ++patches;
         else ++warns;
         std::string line = "  " + paint(style, color_of(f.action), pad_right(action_label(f.action), 5)) + "  " +
-                           pad_right(f.rule, rule_width) + "  " + f.message;
+                           pad_right(f.rule, rule_width) + "  " + printable_text(f.message);
         std::string fix;
         for (const auto& op : f.remediation) fix += (fix.empty() ? "" : "; ") + describe_remediation(op);
-        if (!fix.empty()) line += paint(style, kDim, "  -> fix: ") + fix;
+        if (!fix.empty()) line += paint(style, kDim, "  -> fix: ") + printable_text(fix);
         out += line + "\n";
     }
     for (const auto& u : report.unknowns) {
-        out += "  " + paint(style, kDim, "?    ") + "  " + pad_right(u.rule, rule_width) + "  unknown: " + u.reason + "\n";
+        out += "  " + paint(style, kDim, "?    ") + "  " + pad_right(u.rule, rule_width) + "  unknown: " + printable_text(u.reason) + "\n";
     }
     out += std::to_string(report.findings.size()) + " finding(s): " + std::to_string(blocks) + " block, " +
            std::to_string(patches) + " patch, " + std::to_string(warns) + " warn; " +

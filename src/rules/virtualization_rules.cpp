@@ -105,6 +105,27 @@ std::string describe(const std::vector<Translated>& items) {
     return join(parts, "; ");
 }
 
+// "8 GPUs and 8 NICs", "all 2 IOMMU groups": the message stays one readable
+// line on a large node; the evidence lists every device and group.
+std::string summarize(const std::vector<Translated>& items) {
+    std::size_t gpus = 0;
+    std::size_t nics = 0;
+    std::size_t groups = 0;
+    for (const auto& item : items) {
+        if (item.what.starts_with("GPU ")) ++gpus;
+        else if (item.what.starts_with("NIC ")) ++nics;
+        else ++groups;
+    }
+    auto count = [](std::size_t n, const char* noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); };
+    std::vector<std::string> parts;
+    if (gpus > 0) parts.push_back(count(gpus, "GPU"));
+    if (nics > 0) parts.push_back(count(nics, "NIC"));
+    if (groups > 0) parts.push_back("the devices of " + count(groups, "IOMMU group"));
+    std::string out;
+    for (std::size_t i = 0; i < parts.size(); ++i) out += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+    return out;
+}
+
 // The GPUs and NICs whose DMA the IOMMU translates. Without a topology the
 // kernel's default domain type still tells: it applies to every group, so when
 // every group translates (or none does), so do (or don't) the GPUs' and NICs'.
@@ -187,14 +208,14 @@ void check_iommu_translating(const RuleInput& in, RuleOutput& out) {
     } else if (in.profile.node.virtual_machine) {
         guest = "VM (profile " + in.profile.name + ")";
     } else {
-        out.unknown("IOMMU groups translate GPU/NIC DMA (" + describe(*translated) +
+        out.unknown("IOMMU groups translate GPU/NIC DMA (" + summarize(*translated) +
                     ") but cannot tell whether this node is a VM because " + virtualization.reason());
         return;
     }
 
     std::optional<std::string> passthrough;
     if (node.kernel_cmdline) passthrough = passthrough_param(*node.kernel_cmdline);
-    std::string message = describe(*translated) + " in this " + guest + ": ";
+    std::string message = summarize(*translated) + " in this " + guest + ": ";
     if (passthrough) {
         message += "the IOMMU still translates their DMA although the kernel command line has " + *passthrough;
     } else {

@@ -76,7 +76,7 @@ public:
         return info;
     }
 
-    [[nodiscard]] Result<std::string> read(std::string_view path, std::size_t max_bytes = 4U << 20) const override {
+    [[nodiscard]] Result<std::string> read(std::string_view path, std::size_t max_bytes = kMaxInputFileBytes) const override {
         FileInfo info = stat(path);
         if (info.kind != FileKind::regular) {
             return make_file_error(std::string(path), 0,
@@ -85,7 +85,13 @@ public:
         }
         const Entry* entry = find(info.resolved_path);
         if (entry == nullptr) return make_file_error(std::string(path), 0, "cannot read: vanished");
-        return entry->contents.substr(0, max_bytes);
+        // As the real views do: past the bound an error, never a prefix.
+        if (entry->contents.size() > max_bytes) {
+            return make_file_error(std::string(path), 0, "is " + describe_size(entry->contents.size()) +
+                                                             ", larger than the " + describe_size(max_bytes) +
+                                                             " launchguard reads from one file");
+        }
+        return entry->contents;
     }
 
     [[nodiscard]] std::vector<std::string> list(std::string_view dir) const override {

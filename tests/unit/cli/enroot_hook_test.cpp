@@ -3,6 +3,7 @@
 // host tree holding Azure's /etc/nccl.conf and topology file, and a container
 // rootfs without them (field case 4).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -39,6 +40,7 @@ protected:
     fs::path sysconf;
     fs::path environ_file;
     fs::path mounts_file;
+    std::string rootfs_value;  // what ENROOT_ROOTFS says, when not `rootfs`
 
     void SetUp() override {
         char tmpl[] = "/tmp/lg-enroot-XXXXXX";
@@ -65,8 +67,8 @@ protected:
     void TearDown() override { fs::remove_all(dir); }
 
     testing::CommandResult hook(const std::string& args, const std::string& extra_env = "") {
-        return run_command("env -i PATH=/usr/bin:/bin HOME=/root " + extra_env +
-                           " ENROOT_ROOTFS=" + quote_arg(rootfs.string()) +
+        return run_command("timeout 60 env -i PATH=/usr/bin:/bin HOME=/root " + extra_env +
+                           " ENROOT_ROOTFS=" + quote_arg(rootfs_value.empty() ? rootfs.string() : rootfs_value) +
                            " ENROOT_ENVIRON=" + quote_arg(environ_file.string()) +
                            " ENROOT_MOUNTS=" + quote_arg(mounts_file.string()) +
                            " ENROOT_SYSCONF_PATH=" + quote_arg(sysconf.string()) + " " +
@@ -157,6 +159,54 @@ TEST_F(EnrootHookTest, BadInputIsExitTwo) {
     EXPECT_EQ(fstab.exit_code, 2);
     EXPECT_NE(fstab.err.find("30-broken.fstab:1"), std::string::npos) << fstab.err;
     EXPECT_EQ(slurp(mounts_file), "") << "no half-applied patch";
+}
+
+TEST_F(EnrootHookTest, ARootfsThatIsNotAnAbsoluteDirectoryIsExitTwoEvenInEnforceMode) {
+    write(dir / "a-file", "x");
+    for (const std::string& value : {std::string("relative/rootfs"), (dir / "a-file").string(), (dir / "absent").string()}) {
+        rootfs_value = value;
+        auto r = hook("--mode enforce");
+        EXPECT_EQ(r.exit_code, 2) << value << ": " << r.err;
+        EXPECT_NE(r.err.find("ENROOT_ROOTFS"), std::string::npos) << r.err;
+        EXPECT_EQ(slurp(mounts_file), "") << value;
+        EXPECT_EQ(slurp(environ_file), "PATH=/usr/local/bin:/usr/bin:/bin\nHOME=/root\n") << value;
+    }
+}
+
+TEST_F(EnrootHookTest, AHostPathWithSpacesIsEncodedAndTheHookStaysIdempotent) {
+    write(host / "etc/nccl.conf", "NCCL_TOPO_FILE=/opt/my topo/nd v5.xml\n");
+    fs::create_directories(host / "opt/my topo");
+    fs::copy_file(fixture_path("nccl-topo/ndv5-topo.xml"), host / "opt/my topo/nd v5.xml");
+    auto first = hook("--mode patch");
+    EXPECT_EQ(first.exit_code, 0) << first.err;
+    const std::string mounts = slurp(mounts_file);
+    EXPECT_NE(mounts.find("/opt/my\\040topo/nd\\040v5.xml /opt/my\\040topo/nd\\040v5.xml none "), std::string::npos)
+        << mounts << first.err;
+    auto second = hook("--mode patch");
+    EXPECT_EQ(second.exit_code, 0) << second.err;
+    EXPECT_EQ(slurp(mounts_file), mounts) << "the second run appended a duplicate";
+}
+
+TEST_F(EnrootHookTest, AFifoInMountsDIsExitTwoWithoutBlocking) {
+    ASSERT_EQ(::mkfifo((sysconf / "mounts.d/30-fifo.fstab").c_str(), 0600), 0);
+    auto r = hook("--mode patch");
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("30-fifo.fstab: is a FIFO"), std::string::npos) << r.err;
+    fs::remove(sysconf / "mounts.d/30-fifo.fstab");
+    ASSERT_EQ(::mkfifo((dir / "run/fifo-environ").c_str(), 0600), 0);
+    environ_file = dir / "run/fifo-environ";
+    auto environ = hook("--mode patch");
+    EXPECT_EQ(environ.exit_code, 2) << environ.err;
+}
+
+TEST_F(EnrootHookTest, WarnModeSurvivesAConfChainNamingAStackBreakingTopologyFile) {
+    std::string comments;
+    for (int i = 0; i < 30000; ++i) comments += "<!---->";
+    write(rootfs / "opt/t.xml", comments + "<system version=\"1\"><cpu numaid=\"0\"><pci busid=\"0000:00:1b.0\"/></cpu></system>\n");
+    write(rootfs / "etc/site.conf", "NCCL_TOPO_FILE=/opt/t.xml\n");
+    write(environ_file, "PATH=/usr/bin:/bin\nNCCL_CONF_FILE=/etc/site.conf\n");
+    auto r = hook("--mode warn");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
 TEST_F(EnrootHookTest, TheHooksDScriptTakesItsSettingsFromTheSiteFileOnly) {

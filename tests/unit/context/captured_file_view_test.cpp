@@ -53,14 +53,19 @@ TEST(CapturedFileView, ARecordedReadAnswersTheReadsItCovers) {
     auto view = captured_host();
     ASSERT_TRUE(view->read("/opt/topo.xml", 1024).ok());
     view->release();
-    EXPECT_EQ(*view->read("/opt/topo.xml", 7), "<system");           // a smaller bound
-    EXPECT_EQ(*view->read("/opt/topo.xml", 1U << 20), "<system version=\"1\"/>\n");  // the file was shorter
+    // The whole file was recorded: any bound it fits in gets it, never a prefix.
+    EXPECT_EQ(*view->read("/opt/topo.xml", 1U << 20), "<system version=\"1\"/>\n");
+    auto small = view->read("/opt/topo.xml", 7);
+    ASSERT_FALSE(small.ok());
+    EXPECT_NE(small.error().to_string().find("larger than the 7-byte bound"), std::string::npos);
+
     auto big = std::make_shared<MemoryFileView>();
     big->add_file("/big", std::string(100, 'x'));
     CapturedFileView cut(big, "cut");
-    ASSERT_TRUE(cut.read("/big", 10).ok());
+    EXPECT_FALSE(cut.read("/big", 10).ok());  // too large for that bound, live
     cut.release();
-    EXPECT_FALSE(cut.read("/big", 50).ok());  // more than was read: not known
+    EXPECT_FALSE(cut.read("/big", 10).ok());   // the recorded error covers that bound
+    EXPECT_FALSE(cut.read("/big", 50).ok());   // a larger bound was never asked: not known
 }
 
 }  // namespace

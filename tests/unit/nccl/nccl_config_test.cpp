@@ -110,8 +110,11 @@ INSTANTIATE_TEST_SUITE_P(
         LintCase{"inline_comment", "NCCL_IB_QPS_PER_CONNECTION=4 # comment", "does not start a comment",
                  "NCCL_IB_QPS_PER_CONNECTION", "NCCL_IB_QPS_PER_CONNECTION=4"},
         LintCase{"size_suffix", "NCCL_BUFFSIZE=8M", "as 8, not 8388608", "NCCL_BUFFSIZE", "NCCL_BUFFSIZE=8388608"},
-        LintCase{"words", "NCCL_IB_QPS_PER_CONNECTION=four", "not an integer", "NCCL_IB_QPS_PER_CONNECTION",
-                 "NCCL_IB_QPS_PER_CONNECTION=four"},
+        // No integer to offer: the fix must not repeat the broken value.
+        LintCase{"words", "NCCL_IB_QPS_PER_CONNECTION=four", "not an integer", "NCCL_IB_QPS_PER_CONNECTION", ""},
+        LintCase{"exponent", "NCCL_IB_QPS_PER_CONNECTION=1e99", "not an integer", "NCCL_IB_QPS_PER_CONNECTION", ""},
+        LintCase{"overflow", "NCCL_IB_QPS_PER_CONNECTION=99999999999999999999", "out of range",
+                 "NCCL_IB_QPS_PER_CONNECTION", ""},
         LintCase{"quoted_integer", "NCCL_IB_QPS_PER_CONNECTION=\"4\"", "as 0, not 4", "NCCL_IB_QPS_PER_CONNECTION",
                  "NCCL_IB_QPS_PER_CONNECTION=4"},
         LintCase{"indented_comment", "  # NCCL_DEBUG=INFO", "first character is '#'", "# NCCL_DEBUG",
@@ -343,7 +346,7 @@ TEST(NcclMemoryFileView, DescribesWhatATaskSees) {
     EXPECT_EQ(files.stat("/dev/null").kind, FileKind::other);
     EXPECT_EQ(files.stat("/maybe").kind, FileKind::unknown);
     EXPECT_EQ(files.list("/a"), std::vector<std::string>{"b"});
-    EXPECT_EQ(*files.read("/a/b/file", 2), "he");
+    EXPECT_FALSE(files.read("/a/b/file", 2).ok());  // past the bound: an error, not a prefix
     EXPECT_FALSE(files.read("/a/b").ok());
     EXPECT_EQ(files.describe(), "test root");
 

@@ -253,6 +253,43 @@ TEST(NcclTopoFile, DeepNestingDoesNotCrash) {
     EXPECT_EQ(topo.outcome, TopoOutcome::rejected);
 }
 
+TEST(NcclTopoFile, ThirtyThousandCommentsDoNotOverflowTheStack) {
+    // NCCL reads one comment per recursion; the parser must not.
+    std::string text;
+    for (int i = 0; i < 30000; ++i) text += "<!---->";
+    text += std::string(kMinimal);
+    TopologyFile topo = parse_topology(text);
+    EXPECT_EQ(topo.outcome, TopoOutcome::accepted) << topo.reason;
+    EXPECT_EQ(topo.pcis.size(), 1U);
+}
+
+TEST(NcclTopoFile, CommentsBetweenElementsAreSkippedAtAnyDepth) {
+    std::string text = "<system version=\"1\"><!-- a --><!-- b -->\n<cpu numaid=\"0\"><!----><pci busid=\"0000:00:1b.0\"/>"
+                       "</cpu><!-- c --></system><!-- end -->\n";
+    TopologyFile topo = parse_topology(text);
+    EXPECT_EQ(topo.outcome, TopoOutcome::accepted) << topo.reason;
+    EXPECT_EQ(topo.pcis.size(), 1U);
+}
+
+TEST(NcclTopoFile, VersionIsTruncatedToAnIntAsNcclStoresIt) {
+    // strtol gives 2^32 + 1; NCCL keeps it in an int: 1.
+    TopologyFile wrapped = parse_topology(replace_first(kMinimal, "version=\"1\"", "version=\"4294967297\""));
+    EXPECT_EQ(wrapped.outcome, TopoOutcome::accepted) << wrapped.reason;
+    TopologyFile negative = parse_topology(replace_first(kMinimal, "version=\"1\"", "version=\"4294967295\""));
+    EXPECT_EQ(negative.outcome, TopoOutcome::rejected);
+    EXPECT_EQ(negative.reason, "XML Topology has wrong version -1, 1 needed");
+}
+
+TEST(NcclTopoFile, ANulByteEndsAnAttributeValueAsNcclsCStringDoes) {
+    std::string text(kMinimal);
+    const std::string busid = "0000:00:1b.0";
+    text.replace(text.find(busid), busid.size(), busid + std::string("\0junk", 5));
+    TopologyFile topo = parse_topology(text);
+    EXPECT_EQ(topo.outcome, TopoOutcome::accepted) << topo.reason;
+    ASSERT_EQ(topo.pcis.size(), 1U);
+    EXPECT_EQ(topo.pcis[0].busid, busid);
+}
+
 TEST(NcclTopoFile, OutcomeNames) {
     EXPECT_EQ(to_string(TopoOutcome::accepted), "accepted");
     EXPECT_EQ(to_string(TopoOutcome::silently_ignored), "silently_ignored");

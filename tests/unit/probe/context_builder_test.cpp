@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "unit/probe/temp_tree.h"
 
 namespace launchguard {
@@ -128,6 +130,14 @@ TEST(ContextBuilderProbeTest, JobShapeFromSlurm) {
     EXPECT_NE(b.total_gpus.source().find("identical nodes"), std::string::npos);
     JobShape c = job_shape_from({{"SLURM_JOB_GPUS", "0,1"}}, std::nullopt, std::nullopt);
     EXPECT_FALSE(c.total_gpus.is_known());
+}
+
+TEST(JobShape, TheTotalGpuCountSaturatesInsteadOfWrapping) {
+    // 65536 x 65536 wrapped to 0 in an int, which kept net.qps-low silent.
+    JobShape shape = job_shape_from({{"SLURM_NNODES", "65536"}, {"SLURM_GPUS_PER_NODE", "65536"}}, std::nullopt,
+                                    std::nullopt);
+    ASSERT_TRUE(shape.total_gpus.is_known());
+    EXPECT_EQ(shape.total_gpus.value(), std::numeric_limits<int>::max());
 }
 
 }  // namespace

@@ -70,5 +70,18 @@ TEST(EnvProbeTest, CurrentProcessEnvironment) {
     ::unsetenv("LAUNCHGUARD_ENV_PROBE_TEST");
 }
 
+TEST(EnvFile, AStrayNulIsAnErrorOnItsLineNotASwitchToEnvironFormat) {
+    auto env = parse_env_text(std::string("NCCL_DEBUG=INFO\nNCCL_IB_HCA=mlx5\0_0\nNCCL_NET=IB\n", 48), "job.env");
+    ASSERT_FALSE(env.ok());
+    EXPECT_EQ(env.error().line, 2);
+    EXPECT_NE(env.error().message.find("NUL"), std::string::npos) << env.error().message;
+}
+
+TEST(EnvFile, AnEnvironDumpEndsWithANul) {
+    auto env = parse_env_text(std::string("A=1\0B=2\0", 8), "/proc/1/environ");
+    ASSERT_TRUE(env.ok()) << env.error().to_string();
+    EXPECT_EQ(env->size(), 2U);
+}
+
 }  // namespace
 }  // namespace launchguard

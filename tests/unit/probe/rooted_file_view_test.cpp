@@ -97,9 +97,11 @@ TEST_F(RootedFileViewTest, ReadHonoursTheCapAndNamesThePathOnError) {
     auto full = view.read("/etc/nccl.conf");
     ASSERT_TRUE(full.ok());
     EXPECT_EQ(*full, "NCCL_DEBUG=INFO\n");
+    // Past the cap an error, never a prefix that would be judged as the file.
     auto capped = view.read("/etc/nccl.conf", 4);
-    ASSERT_TRUE(capped.ok());
-    EXPECT_EQ(*capped, "NCCL");
+    ASSERT_FALSE(capped.ok());
+    EXPECT_EQ(capped.error().file, "/etc/nccl.conf");
+    EXPECT_NE(capped.error().message.find("larger than the 4 bytes"), std::string::npos) << capped.error().message;
     auto bad = view.read("/opt/dangling.xml");
     ASSERT_FALSE(bad.ok());
     EXPECT_EQ(bad.error().file, "/opt/dangling.xml");
@@ -117,6 +119,35 @@ TEST(FileKindTest, NamesEveryKind) {
     EXPECT_EQ(to_string(FileKind::dangling_symlink), "dangling symlink");
     EXPECT_EQ(to_string(FileKind::regular), "regular file");
     EXPECT_EQ(to_string(FileKind::unknown), "unknown");
+}
+
+TEST_F(RootedFileViewTest, AFiveMebibyteFileIsReadWholeNotCutAtTheOldFourMebibyteMark) {
+    // A valid topology file padded with a long comment: cut at 4 MiB it read
+    // as "unterminated comment" and blocked a launch NCCL accepts.
+    const std::string text = "<!--" + std::string(5U << 20, 'x') + "-->\n<system version=\"1\"/>\n";
+    tree.write("opt/big.xml", text);
+    RootedFileView view(tree.root());
+    auto read = view.read("/opt/big.xml");
+    ASSERT_TRUE(read.ok()) << read.error().to_string();
+    EXPECT_EQ(read->size(), text.size());
+}
+
+TEST_F(RootedFileViewTest, AFilePastTheBoundIsAnErrorThatSaysSo) {
+    tree.write("opt/big.xml", std::string(2048, 'x'));
+    RootedFileView view(tree.root());
+    auto read = view.read("/opt/big.xml", 1024);
+    ASSERT_FALSE(read.ok());
+    EXPECT_NE(read.error().message.find("larger than the 1 KiB launchguard reads"), std::string::npos)
+        << read.error().message;
+}
+
+TEST_F(RootedFileViewTest, AFifoInTheRootIsRefusedWithoutBlocking) {
+    ::alarm(20);  // a blocking open would hang the suite: fail instead
+    ASSERT_EQ(::mkfifo(tree.path("etc/fifo.conf").c_str(), 0600), 0);
+    RootedFileView view(tree.root());
+    auto read = view.read("/etc/fifo.conf");
+    ::alarm(0);
+    ASSERT_FALSE(read.ok());
 }
 
 }  // namespace

@@ -112,6 +112,73 @@ TEST(ProfileParser, RequiredTopologyNeedsAHostPath) {
     EXPECT_EQ(p.error().field, "topology.host_path");
 }
 
+TEST(ProfileParser, DuplicateKeysAreAnErrorNamingBothLines) {
+    // yaml-cpp keeps both and answers with the first: the second block was never validated.
+    auto p = parse_profile_with("name: x\nnode:\n  gpus: 8\nnode:\n  gpus: nine\n", "f.yaml", kAnyRule);
+    ASSERT_FALSE(p.ok());
+    EXPECT_EQ(p.error().line, 4);
+    EXPECT_EQ(p.error().field, "node");
+    EXPECT_NE(p.error().message.find("duplicate key (first at line 2)"), std::string::npos) << p.error().message;
+
+    auto nested = parse_profile_with("name: x\ncpu:\n  governor: performance\n  governor: powersave\n", "f.yaml", kAnyRule);
+    ASSERT_FALSE(nested.ok());
+    EXPECT_EQ(nested.error().field, "cpu.governor");
+
+    auto rules = parse_profile_with("name: x\nrules:\n  topo.file-missing: warn\n  topo.file-missing: off\n", "f.yaml",
+                                    kAnyRule);
+    ASSERT_FALSE(rules.ok());
+    EXPECT_EQ(rules.error().line, 4);
+}
+
+TEST(ProfileParser, EnumsAndRangesAreChecked) {
+    auto governor = parse_profile_with("name: x\ncpu:\n  governor: perfromance\n", "f.yaml", kAnyRule);
+    ASSERT_FALSE(governor.ok());
+    EXPECT_EQ(governor.error().line, 3);
+    EXPECT_NE(governor.error().message.find("unknown cpufreq governor 'perfromance'"), std::string::npos)
+        << governor.error().message;
+    for (const char* size : {"1B", "8EiB", "2GiB"}) {
+        auto page = parse_profile_with(std::string("name: x\nnode:\n  page_size: ") + size + "\n", "f.yaml", kAnyRule);
+        EXPECT_FALSE(page.ok()) << size;
+    }
+    EXPECT_TRUE(parse_profile_with("name: x\nnode:\n  page_size: 16KiB\n", "f.yaml", kAnyRule).ok());
+    auto huge = parse_profile_with("name: x\nnode:\n  gpus: 99999999999999999999999\n", "f.yaml", kAnyRule);
+    ASSERT_FALSE(huge.ok());
+    EXPECT_NE(huge.error().message.find("out of range [0, 1024]"), std::string::npos) << huge.error().message;
+}
+
+TEST(ProfileParser, MessagesSayWhatWasFoundAndWhere) {
+    auto list = parse_profile_with("name: x\nnode:\n  gpus: [1, 2]\n", "f.yaml", kAnyRule);
+    ASSERT_FALSE(list.ok());
+    EXPECT_EQ(list.error().message, "expected an integer, got a list");
+
+    // An empty value is reported on its key's line, not the next one.
+    auto empty = parse_profile_with("name: x\nnode:\n  gpus:\n  rdma_nics: 4\n", "f.yaml", kAnyRule);
+    ASSERT_FALSE(empty.ok());
+    EXPECT_EQ(empty.error().line, 3);
+    EXPECT_EQ(empty.error().field, "node.gpus");
+    EXPECT_EQ(empty.error().message, "has no value");
+
+    // A key that is not a string used to leak yaml-cpp's "bad conversion".
+    auto key = parse_profile_with("name: x\nnode:\n  [a, b]: 1\n", "f.yaml", kAnyRule);
+    ASSERT_FALSE(key.ok());
+    EXPECT_EQ(key.error().message.find("bad conversion"), std::string::npos) << key.error().message;
+    EXPECT_EQ(key.error().line, 3);
+
+    auto topo = parse_profile_with("name: x\ntopology:\n  required: true\n  host_path: opt/topo.xml\n", "f.yaml", kAnyRule);
+    ASSERT_FALSE(topo.ok());
+    EXPECT_EQ(topo.error().line, 4);
+    EXPECT_EQ(topo.error().field, "topology.host_path");
+}
+
+TEST(ProfileLoader, ADirectoryIsNamedForWhatItIsAndOpenErrorsSayWhy) {
+    auto dir = load_profile("/tmp/");
+    ASSERT_FALSE(dir.ok());
+    EXPECT_NE(dir.error().message.find("is a directory"), std::string::npos) << dir.error().message;
+    auto missing = load_profile("/nonexistent/site.yaml");
+    ASSERT_FALSE(missing.ok());
+    EXPECT_NE(missing.error().message.find("No such file or directory"), std::string::npos) << missing.error().message;
+}
+
 TEST(ProfileLoader, EveryEmbeddedProfileParsesAgainstTheRealRuleList) {
     auto names = embedded_profile_names();
     EXPECT_GE(names.size(), 6U);

@@ -2,6 +2,7 @@
 // real ndv5.sh writes it), and NCCL's literal conf parser.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <utility>
@@ -256,6 +257,27 @@ TEST(ConfLint, EnvironmentValuesGetACorrectedSetEnv) {
     ASSERT_EQ(finding.remediation.size(), 1U);
     EXPECT_EQ(finding.remediation[0].kind, Kind::set_env);
     EXPECT_EQ(result.set_env("NCCL_BUFFSIZE"), "8388608");
+}
+
+TEST(ConfLint, AValueWithNoIntegerToOfferIsNotRepeatedAsTheFix) {
+    auto result = run_rule("conf.lint", launch_from_yaml("env: {NCCL_IB_QPS_PER_CONNECTION: '1e99'}\n"));
+    ASSERT_TRUE(result.fired());
+    const Finding& finding = result.finding();
+    EXPECT_EQ(finding.message.find("set NCCL_IB_QPS_PER_CONNECTION=1e99"), std::string::npos) << finding.message;
+    EXPECT_TRUE(mentions(finding.message, "give NCCL_IB_QPS_PER_CONNECTION an integer value")) << finding.message;
+    ASSERT_EQ(finding.remediation.size(), 1U);
+    EXPECT_EQ(finding.remediation[0].kind, Kind::manual);
+}
+
+TEST(ConfLint, IsLinearInTheNumberOfLines) {
+    // 40,000 broken lines took 2 s with a linear search per issue; minutes past that.
+    std::string conf;
+    for (int i = 0; i < 200000; ++i) conf += "NCCL_BUFFSIZE=8M\n";
+    auto start = std::chrono::steady_clock::now();
+    auto result = run_rule("conf.lint", with_conf("/etc/nccl.conf", conf));
+    auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(result.findings.size(), 200000U);
+    EXPECT_LT(seconds, 20.0);
 }
 
 TEST(ConfLint, QuotedEnvironmentValuesAreLiteralToo) {

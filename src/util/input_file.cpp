@@ -1,0 +1,106 @@
+#include "util/input_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+
+namespace launchguard {
+namespace {
+
+class FdCloser {
+public:
+    explicit FdCloser(int fd) : fd_(fd) {}
+    ~FdCloser() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    FdCloser(const FdCloser&) = delete;
+    FdCloser& operator=(const FdCloser&) = delete;
+
+private:
+    int fd_;
+};
+
+std::string file_type_name(mode_t mode) {
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISLNK(mode)) return "a symlink";
+    return "not a regular file";
+}
+
+// " (a symlink to /dev/zero)" when the path itself is a link, so the message
+// names what the user actually pointed at.
+std::string link_note(const std::string& path) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return {};
+    std::array<char, 4096> target{};
+    ssize_t n = ::readlink(path.c_str(), target.data(), target.size() - 1);
+    if (n <= 0) return " (a symlink)";
+    return " (a symlink to " + std::string(target.data(), static_cast<std::size_t>(n)) + ")";
+}
+
+Error not_regular(const std::string& path, mode_t mode) {
+    return make_file_error(path, 0,
+                           "is " + file_type_name(mode) + link_note(path) +
+                               ", not a regular file: launchguard reads only regular files");
+}
+
+Error too_large(const std::string& path, std::uint64_t size, std::size_t max_bytes, bool at_least) {
+    return make_file_error(path, 0,
+                           std::string("is ") + (at_least ? "more than " : "") + describe_size(size) +
+                               ", larger than the " + describe_size(max_bytes) +
+                               " launchguard reads from one file: not read, so what it holds is unknown");
+}
+
+}  // namespace
+
+std::string describe_size(std::uint64_t bytes) {
+    constexpr std::uint64_t kib = 1024;
+    if (bytes >= kib * kib && bytes % (kib * kib) == 0) return std::to_string(bytes / (kib * kib)) + " MiB";
+    if (bytes >= kib && bytes % kib == 0) return std::to_string(bytes / kib) + " KiB";
+    return std::to_string(bytes) + " bytes";
+}
+
+Result<std::string> read_text_file(const std::string& path, std::size_t max_bytes, FollowLinks follow) {
+    // Look before opening: opening a FIFO for reading waits for a writer and
+    // opening some devices has side effects.
+    struct stat st {};
+    int looked = follow == FollowLinks::yes ? ::stat(path.c_str(), &st) : ::lstat(path.c_str(), &st);
+    if (looked != 0) return make_file_error(path, 0, std::string("cannot open: ") + std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) return not_regular(path, st.st_mode);
+    if (static_cast<std::uint64_t>(st.st_size) > max_bytes) {
+        return too_large(path, static_cast<std::uint64_t>(st.st_size), max_bytes, false);
+    }
+
+    int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (follow == FollowLinks::no ? O_NOFOLLOW : 0);
+    int fd = ::open(path.c_str(), flags);
+    if (fd < 0) return make_file_error(path, 0, std::string("cannot open: ") + std::strerror(errno));
+    FdCloser closer(fd);
+    if (::fstat(fd, &st) != 0) return make_file_error(path, 0, std::string("cannot stat: ") + std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) return not_regular(path, st.st_mode);
+
+    std::string out;
+    std::array<char, 65536> buf{};
+    // One byte past the bound tells a file of exactly max_bytes from a larger one.
+    while (out.size() <= max_bytes) {
+        std::size_t want = std::min(buf.size(), max_bytes + 1 - out.size());
+        ssize_t n = ::read(fd, buf.data(), want);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return make_file_error(path, 0, std::string("cannot read: ") + std::strerror(errno));
+        }
+        if (n == 0) return out;
+        out.append(buf.data(), static_cast<std::size_t>(n));
+    }
+    return too_large(path, max_bytes, max_bytes, true);
+}
+
+}  // namespace launchguard
