@@ -14,6 +14,7 @@ namespace json = boost::json;
 namespace {
 
 inline constexpr std::string_view kShmPath = "/dev/shm";
+inline constexpr std::string_view kShmVolumeStem = "launchguard-dshm";
 
 std::vector<std::string> split_pointer(std::string_view pointer, bool& ok) {
     std::vector<std::string> tokens;
@@ -318,9 +319,23 @@ void PodPatchBuilder::memory_shm(const std::string& pod, const std::string& cont
         }
         return;
     }
-    std::string volume_name = volume_name_for(pod, "dshm");
-    append(pod, "volumes",
-           json::object{{"name", volume_name}, {"emptyDir", json::object{{"medium", "Memory"}, {"sizeLimit", size}}}});
+    // Another container of the pod may already have been given one.
+    std::string volume_name;
+    if (json::array* volumes = array_at(find(pod + "/volumes"))) {
+        for (auto& volume : *volumes) {
+            json::object* v = object_at(&volume);
+            json::object* empty_dir = v != nullptr ? object_at(v->if_contains("emptyDir")) : nullptr;
+            if (empty_dir != nullptr && string_member(*v, "name").starts_with(kShmVolumeStem) &&
+                string_member(*empty_dir, "medium") == "Memory" && string_member(*empty_dir, "sizeLimit") == size.get_string()) {
+                volume_name = string_member(*v, "name");
+            }
+        }
+    }
+    if (volume_name.empty()) {
+        volume_name = volume_name_for(pod, "dshm");
+        append(pod, "volumes",
+               json::object{{"name", volume_name}, {"emptyDir", json::object{{"medium", "Memory"}, {"sizeLimit", size}}}});
+    }
     append(container, "volumeMounts", json::object{{"name", volume_name}, {"mountPath", kShmPath}});
 }
 

@@ -98,6 +98,17 @@ TEST(PodPatchBuilder, GrowsAnExistingShmVolumeAndUnsetsEveryEntryOfAName) {
     EXPECT_EQ(json::value(builder.patch()), expected) << json::serialize(builder.patch());
 }
 
+TEST(PodPatchBuilder, TwoContainersShareOneShmVolume) {
+    PodPatchBuilder builder(json::parse(R"({"spec":{"containers":[{"name":"a"},{"name":"b"}]}})"));
+    builder.memory_shm("/spec", "/spec/containers/0", 1ULL << 30);
+    builder.memory_shm("/spec", "/spec/containers/1", 1ULL << 30);
+    const json::value expected = json::parse(R"({"spec":{"containers":[
+      {"name":"a","volumeMounts":[{"name":"launchguard-dshm","mountPath":"/dev/shm"}]},
+      {"name":"b","volumeMounts":[{"name":"launchguard-dshm","mountPath":"/dev/shm"}]}],
+      "volumes":[{"name":"launchguard-dshm","emptyDir":{"medium":"Memory","sizeLimit":"1Gi"}}]}})");
+    EXPECT_EQ(builder.patched(), expected) << json::serialize(builder.patched());
+}
+
 TEST(Quantity, BytesForKubernetes) {
     EXPECT_EQ(quantity_for_bytes(1ULL << 30), "1Gi");
     EXPECT_EQ(quantity_for_bytes(3ULL << 29), "1536Mi");
