@@ -1,6 +1,8 @@
 // The Kubernetes half of `launchguard review`: every document of every
 // input through review_workload, the same path as the admission webhook.
 #include <iostream>
+#include <map>
+#include <utility>
 
 #include <boost/json/serialize.hpp>
 
@@ -32,6 +34,24 @@ std::string object_label(const k8s::WorkloadReview& review) {
     return review.kind + (name.empty() ? "" : " " + name);
 }
 
+// A ConfigMap among the inputs: the workloads that read it (envFrom, a
+// volume) are judged with its data.
+void collect_config_map(const json::value& object, std::map<std::string, std::map<std::string, std::string>>& out) {
+    if (!object.is_object()) return;
+    const json::object& map = object.get_object();
+    const json::value* kind = map.if_contains("kind");
+    const json::value* metadata = map.if_contains("metadata");
+    const json::value* data = map.if_contains("data");
+    if (kind == nullptr || *kind != "ConfigMap" || metadata == nullptr || !metadata->is_object()) return;
+    const json::value* name = metadata->get_object().if_contains("name");
+    if (name == nullptr || !name->is_string()) return;
+    auto& entries = out[std::string(name->get_string())];
+    if (data == nullptr || !data->is_object()) return;
+    for (const auto& [key, value] : data->get_object()) {
+        if (value.is_string()) entries[std::string(key)] = std::string(value.get_string());
+    }
+}
+
 }  // namespace
 
 int review_kubernetes(const std::vector<ReviewInput>& inputs, const ReviewSettings& settings) {
@@ -42,15 +62,22 @@ int review_kubernetes(const std::vector<ReviewInput>& inputs, const ReviewSettin
     std::ostream& report_out = report_to_stderr ? std::cerr : std::cout;
 
     int code = kExitAllow;
-    json::array json_documents;
-    bool first_patched = true;
+    std::vector<std::pair<const ReviewInput*, std::vector<k8s::ManifestDocument>>> parsed;
     for (const auto& input : inputs) {
         auto documents = k8s::read_manifest_documents(input.text, input.origin);
         if (!documents) {
             code = combine_exit_codes(code, bad_input(documents.error().to_string()));
             continue;
         }
-        for (const auto& document : *documents) {
+        for (const auto& document : *documents) collect_config_map(document.object, options.config_maps);
+        parsed.emplace_back(&input, std::move(documents).value());
+    }
+
+    json::array json_documents;
+    bool first_patched = true;
+    for (const auto& [input_ptr, documents] : parsed) {
+        const ReviewInput& input = *input_ptr;
+        for (const auto& document : documents) {
             std::string where = input.origin + ", " + document.where;
             auto reviewed = k8s::review_workload(document.object, *settings.profile, options);
             if (!reviewed) {

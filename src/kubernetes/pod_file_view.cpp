@@ -53,6 +53,7 @@ FileInfo PodFileView::stat(std::string_view path) const {
         return info;
     }
     std::string relative = wanted == mount->mount_path ? "" : wanted.substr(mount->mount_path.size() + (mount->mount_path == "/" ? 0 : 1));
+    if (mount->contents) return stat_known(*mount, relative, info);
     info.detail = "provided by volume " + mount->volume + " (" + mount->description + "); content not in the spec";
     info.size_known = false;
     if (relative.empty()) {
@@ -92,8 +93,34 @@ FileInfo PodFileView::stat(std::string_view path) const {
     return info;
 }
 
-Result<std::string> PodFileView::read(std::string_view path, std::size_t /*max_bytes*/) const {
+FileInfo PodFileView::stat_known(const PodMount& mount, const std::string& relative, FileInfo info) const {
+    const auto& files = *mount.contents;
+    info.detail = "volume " + mount.volume + " (" + mount.description + "), whose data the review has";
+    auto file = files.find(relative);
+    if (file != files.end() && !(relative.empty() && !mount.whole_key)) {
+        info.kind = FileKind::regular;
+        info.size = file->second.size();
+        info.size_known = true;
+        return info;
+    }
+    bool parent = relative.empty() || std::any_of(files.begin(), files.end(), [&](const auto& entry) {
+        return entry.first.size() > relative.size() + 1 && entry.first.compare(0, relative.size(), relative) == 0 &&
+               entry.first[relative.size()] == '/';
+    });
+    info.kind = parent ? FileKind::directory : FileKind::missing;
+    info.size_known = true;
+    return info;
+}
+
+Result<std::string> PodFileView::read(std::string_view path, std::size_t max_bytes) const {
     FileInfo info = stat(path);
+    const PodMount* mount = mount_for(path);
+    if (info.kind == FileKind::regular && mount != nullptr && mount->contents) {
+        std::string wanted = normalize_absolute(path);
+        std::string relative = wanted == mount->mount_path ? "" : wanted.substr(mount->mount_path.size() + 1);
+        auto file = mount->contents->find(relative);
+        if (file != mount->contents->end()) return file->second.substr(0, max_bytes);
+    }
     return make_file_error(std::string(path), 0,
                            info.kind == FileKind::unknown
                                ? "cannot read: " + info.detail

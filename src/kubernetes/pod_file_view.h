@@ -4,6 +4,7 @@
 // image, which launchguard never sees, so it is unknown, never missing.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,9 @@ struct PodMount {
     // ConfigMap/Secret `items`: the only relative paths it projects; nullopt
     // when every key is projected (which keys exist is not in the spec).
     std::optional<std::vector<std::string>> projected;
+    // The files of a ConfigMap whose data the review has: relative path ->
+    // content. Then every file under the mount is known, and only these exist.
+    std::optional<std::map<std::string, std::string>> contents;
 };
 
 class PodFileView final : public FileView {
@@ -39,6 +43,8 @@ public:
     [[nodiscard]] const PodMount* mount_for(std::string_view path) const;
 
 private:
+    FileInfo stat_known(const PodMount& mount, const std::string& relative, FileInfo info) const;
+
     std::vector<PodMount> mounts_;
     std::string description_;
 };

@@ -56,14 +56,25 @@ bool is_rdma_resource(std::string_view name) {
            name.starts_with("nvidia.com/rdma");
 }
 
-ContainerEnv read_environment(const json::object& container, const std::string& where, const ShellLaunch& shell) {
+ContainerEnv read_environment(const json::object& container, const std::string& where, const ShellLaunch& shell,
+                              const ConfigMapData& config_maps) {
     ContainerEnv env;
     for_each_object(container, "envFrom", where, [&](const json::object& item, const std::string& item_field) {
         std::string what = "envFrom";
+        std::string prefix = string_field(item, "prefix", item_field).value_or("");
         for (std::string_view kind : {"configMapRef", "secretRef"}) {
-            if (const json::object* ref = object_field(item, kind, item_field)) {
-                auto name = string_field(*ref, "name", field_path(item_field, kind)).value_or("?");
-                what = std::string(kind == "configMapRef" ? "ConfigMap " : "Secret ") + name + " (envFrom)";
+            const json::object* ref = object_field(item, kind, item_field);
+            if (ref == nullptr) continue;
+            auto name = string_field(*ref, "name", field_path(item_field, kind)).value_or("?");
+            what = std::string(kind == "configMapRef" ? "ConfigMap " : "Secret ") + name + " (envFrom)";
+            auto data = kind == "configMapRef" ? config_maps.find(name) : config_maps.end();
+            if (data != config_maps.end()) {
+                for (const auto& [key, value] : data->second) {
+                    env.values[prefix + key] = value;
+                    env.sources[prefix + key] = EnvSource::env_from;
+                }
+                env.env_from = true;
+                return;
             }
         }
         env.unread.push_back(std::move(what));
@@ -121,11 +132,12 @@ struct VolumeInfo {
     std::string host_path;
     std::string host_type;
     std::optional<std::vector<std::string>> items;
+    std::optional<std::map<std::string, std::string>> contents;  // a ConfigMap the review has: path -> data
     bool memory = false;
     std::optional<std::uint64_t> size_limit;
 };
 
-VolumeInfo read_volume(const json::object& volume, const std::string& where) {
+VolumeInfo read_volume(const json::object& volume, const std::string& where, const ConfigMapData& config_maps) {
     VolumeInfo info;
     if (const json::object* host = object_field(volume, "hostPath", where)) {
         info.source = PodMount::Source::host_path;
@@ -142,14 +154,22 @@ VolumeInfo read_volume(const json::object& volume, const std::string& where) {
         info.source = kind == "configMap" ? PodMount::Source::config_map : PodMount::Source::secret;
         auto name = string_field(*source, kind == "configMap" ? "name" : "secretName", field).value_or("?");
         info.description = std::string(kind == "configMap" ? "ConfigMap " : "Secret ") + name;
+        auto data = kind == "configMap" ? config_maps.find(name) : config_maps.end();
+        if (data != config_maps.end()) info.contents.emplace();
         if (array_field(*source, "items", field) != nullptr) {
             std::vector<std::string> paths;
             for_each_object(*source, "items", field, [&](const json::object& item, const std::string& item_field) {
                 auto path = string_field(item, "path", item_field);
+                auto key = string_field(item, "key", item_field);
                 if (!path) throw SpecError{field_path(item_field, "path"), "missing"};
                 paths.push_back(*path);
+                if (info.contents && key && data->second.count(*key) != 0) {
+                    (*info.contents)[normalize_absolute(*path).substr(1)] = data->second.at(*key);
+                }
             });
             info.items = std::move(paths);
+        } else if (info.contents) {
+            for (const auto& [key, value] : data->second) (*info.contents)[key] = value;
         }
         return info;
     }
@@ -211,14 +231,14 @@ std::vector<ContainerResources> pod_resources(const PodTemplate& pod, const std:
     return out;
 }
 
-std::vector<ContainerLaunch> read_containers(const PodTemplate& pod) {
+std::vector<ContainerLaunch> read_containers(const PodTemplate& pod, const ConfigMapData& config_maps) {
     const json::object& spec = *pod.spec;
     // Volumes by name.
     std::map<std::string, VolumeInfo, std::less<>> volumes;
     for_each_object(spec, "volumes", pod.field, [&](const json::object& volume, const std::string& item_field) {
         auto name = string_field(volume, "name", item_field);
         if (!name) throw SpecError{field_path(item_field, "name"), "missing"};
-        volumes[*name] = read_volume(volume, item_field);
+        volumes[*name] = read_volume(volume, item_field, config_maps);
     });
     bool host_ipc = bool_field(spec, "hostIPC", pod.field).value_or(false);
     const json::object* pod_security = object_field(spec, "securityContext", pod.field);
@@ -240,7 +260,7 @@ std::vector<ContainerLaunch> read_containers(const PodTemplate& pod) {
         launch.gpus = gpu_count(devices, launch.field + ".resources.limits");
         launch.shell = read_shell_launch(string_list(container, "command", launch.field),
                                          string_list(container, "args", launch.field));
-        launch.env = read_environment(container, launch.field, launch.shell);
+        launch.env = read_environment(container, launch.field, launch.shell, config_maps);
 
         ContainerFacts& facts = launch.facts;
         if (!launch.image.empty()) facts.image = Fact<std::string>::known(launch.image, launch.field + ".image");
@@ -274,6 +294,15 @@ std::vector<ContainerLaunch> read_containers(const PodTemplate& pod) {
             pm.description = info.description + (sub_path.empty() ? "" : ", subPath " + sub_path);
             pm.host_type = info.host_type;
             pm.host_path = sub_path.empty() ? info.host_path : info.host_path + "/" + sub_path;
+            if (info.contents) {
+                if (sub_path.empty()) {
+                    pm.contents = info.contents;
+                } else if (auto file = info.contents->find(sub_path); file != info.contents->end()) {
+                    pm.contents = std::map<std::string, std::string>{{"", file->second}};
+                } else {
+                    pm.contents.emplace();  // the kubelet makes a missing subPath an empty directory
+                }
+            }
             if (!sub_path.empty()) {
                 pm.whole_key = pm.source == PodMount::Source::config_map || pm.source == PodMount::Source::secret;
                 if (pm.source == PodMount::Source::host_path) pm.host_type.clear();

@@ -21,7 +21,7 @@ namespace launchguard::kubernetes {
 
 // Where a variable the container gets was written: a patch can change only
 // what the env list holds, since a shell export or `mpirun -x` overrides it.
-enum class EnvSource { env_list, shell, launcher };
+enum class EnvSource { env_list, env_from, shell, launcher };
 
 struct ContainerEnv {
     Environment values;
@@ -45,7 +45,10 @@ struct ContainerLaunch {
 
 // The containers of a template (not its init containers), validated; throws
 // SpecError naming a malformed field.
-std::vector<ContainerLaunch> read_containers(const PodTemplate& pod);
+// ConfigMap data by name, where the reviewer has it.
+using ConfigMapData = std::map<std::string, std::map<std::string, std::string>>;
+
+std::vector<ContainerLaunch> read_containers(const PodTemplate& pod, const ConfigMapData& config_maps);
 
 // Requests and limits of every container of the pod, init and sidecar
 // containers included; `judged` marks the container at `judged_field`.

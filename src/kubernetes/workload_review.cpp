@@ -112,9 +112,12 @@ LaunchContext container_context(const ContainerLaunch& container, const Containe
 // may hold it once the entry is removed.
 bool env_patchable(const ContainerEnv& env, const RemediationOp& op) {
     auto source = env.sources.find(op.name);
-    bool from_list = source == env.sources.end() || source->second == EnvSource::env_list;
-    if (op.kind == RemediationOp::Kind::set_env) return from_list;
-    return from_list && source != env.sources.end() && !env.env_from;
+    bool absent = source == env.sources.end();
+    if (op.kind == RemediationOp::Kind::set_env) {
+        // An env entry beats envFrom, but not what the shell exports later.
+        return absent || source->second == EnvSource::env_list || source->second == EnvSource::env_from;
+    }
+    return !absent && source->second == EnvSource::env_list && !env.env_from;
 }
 
 bool mount_patchable(const ContainerLaunch& container, const RemediationOp& op) {
@@ -152,7 +155,7 @@ WorkloadReview review_supported(const json::value& object, const WorkloadSpec& w
                                 const ReviewOptions& options, WorkloadReview review) {
     std::vector<ContainerLaunch> containers;
     for (const auto& tmpl : workload.templates) {
-        auto read = read_containers(tmpl);
+        auto read = read_containers(tmpl, options.config_maps);
         for (auto& c : read) containers.push_back(std::move(c));
         pod_resources(tmpl, "");  // a malformed quantity is an error even where no GPU is requested
     }

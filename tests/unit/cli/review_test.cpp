@@ -192,6 +192,40 @@ TEST(ReviewCli, AnAdmissionReviewIsJudgedByItsObject) {
     EXPECT_NE(result.out.find("request.object"), std::string::npos);
 }
 
+// A ConfigMap reviewed with the workload gives its data: here a topology
+// file NCCL would ignore (an hwloc export), which blocks.
+TEST(ReviewCli, ConfigMapsAmongTheInputsAreRead) {
+    const std::string path = temp_path("with-config-map.yaml");
+    std::ofstream(path) << R"(apiVersion: v1
+kind: ConfigMap
+metadata: {name: nccl-topology}
+data:
+  topo.xml: |
+    <topology version="2.0">
+      <object type="Machine"/>
+    </topology>
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: c
+    image: i
+    env: [{name: NCCL_TOPO_FILE, value: /opt/topo/topo.xml}]
+    resources: {limits: {nvidia.com/gpu: 8, cpu: "8", memory: 64Gi}}
+    volumeMounts:
+    - {name: topo, mountPath: /opt/topo}
+    - {name: dshm, mountPath: /dev/shm}
+  volumes:
+  - {name: topo, configMap: {name: nccl-topology}}
+  - {name: dshm, emptyDir: {medium: Memory, sizeLimit: 8Gi}}
+)";
+    auto result = run_command(cli() + " review --format json " + quote_arg(path));
+    EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
+    EXPECT_EQ(summarize(result.out), (std::vector<std::string>{"ConfigMap: skipped", "Pod: topo.silently-ignored=block"}));
+}
+
 TEST(ReviewCli, MalformedInputIsExitTwoNamingTheField) {
     struct Case {
         const char* text;

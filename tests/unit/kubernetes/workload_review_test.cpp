@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 #include <map>
 #include <set>
 
@@ -12,6 +14,7 @@
 #include "kubernetes/json_patch.h"
 #include "kubernetes/manifest_documents.h"
 #include "kubernetes/workload_review.h"
+#include "support/launch_fixture.h"
 #include "unit/rules/node_rules_test_support.h"
 
 namespace launchguard::kubernetes {
@@ -332,6 +335,58 @@ spec:
     EXPECT_FALSE(undecided(present, "topo.file-missing"));
     // Its content is in the ConfigMap, not in the spec.
     EXPECT_TRUE(undecided(present, "topo.silently-ignored"));
+}
+
+std::string fixture_file(const std::string& relative) {
+    std::ifstream in(testing::fixture_path(relative));
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+// A ConfigMap among the reviewed objects carries the file itself.
+json::value pod_with_topology_config_map() {
+    json::value pod = good_pod();
+    add_env(pod, "NCCL_TOPO_FILE", "/etc/nccl/topo.xml");
+    first_container(pod)["volumeMounts"].as_array().push_back(
+        json::object{{"name", "topo"}, {"mountPath", "/etc/nccl/topo.xml"}, {"subPath", "topo.xml"}});
+    pod.at("spec").as_object()["volumes"].as_array().push_back(
+        json::object{{"name", "topo"}, {"configMap", json::object{{"name", "nccl-topology"}}}});
+    return pod;
+}
+
+TEST(KubernetesRules, SilentlyIgnoredReadsAnInlineConfigMap) {
+    json::value pod = pod_with_topology_config_map();
+    EXPECT_TRUE(undecided(review(pod, default_profile()), "topo.silently-ignored"));
+
+    ReviewOptions with_data;
+    // An hwloc export is not an NCCL topology file: NCCL reads it and ignores it.
+    with_data.config_maps["nccl-topology"] = {{"topo.xml", "<topology version=\"2.0\">\n  <object type=\"Machine\"/>\n</topology>\n"}};
+    const WorkloadReview ignored = review(pod, default_profile(), with_data);
+    ASSERT_TRUE(fired(ignored).count("topo.silently-ignored"));
+    EXPECT_EQ(evidence(*finding_of(ignored, "topo.silently-ignored"), "template"), "spec.containers[0]");
+
+    with_data.config_maps["nccl-topology"] = {{"topo.xml", fixture_file("nccl-topo/ndv5-topo.xml")}};
+    const WorkloadReview good = review(pod, default_profile(), with_data);
+    EXPECT_FALSE(fired(good).count("topo.silently-ignored"));
+    EXPECT_FALSE(undecided(good, "topo.silently-ignored"));
+
+    // A key the ConfigMap does not have is not there.
+    with_data.config_maps["nccl-topology"] = {{"other.xml", "x"}};
+    EXPECT_TRUE(fired(review(pod, default_profile(), with_data)).count("topo.file-missing"));
+}
+
+TEST(KubernetesEnvironment, AnEnvFromConfigMapTheReviewHasIsRead) {
+    json::value job = good_job();
+    first_container(job, kJobPod)["envFrom"] = json::array{json::object{{"configMapRef", json::object{{"name", "nccl-env"}}}}};
+    ReviewOptions with_data;
+    with_data.fix_blocking = true;
+    with_data.config_maps["nccl-env"] = {{"NCCL_IB_DISABLE", "1"}, {"NCCL_NET", "IB"}};
+    const WorkloadReview reviewed = review(job, profile_named("h100-cx7-ib"), with_data);
+    ASSERT_TRUE(fired(reviewed).count("net.ib-disabled"));
+    EXPECT_FALSE(undecided(reviewed, "net.fallback-unguarded"));
+    // Removing an env entry cannot unset what the ConfigMap sets: still a block.
+    EXPECT_EQ(finding_of(reviewed, "net.ib-disabled")->action, Action::block);
 }
 
 TEST(KubernetesRules, APathUnderNoVolumeIsUnknownNeverMissing) {
