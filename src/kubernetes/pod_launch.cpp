@@ -98,8 +98,11 @@ ContainerEnv read_environment(const json::object& container, const std::string& 
     });
     for (const auto& set : shell.exports) {
         env.sources[set.name] = EnvSource::shell;
-        if (set.value) {
-            env.values[set.name] = *set.value;
+        // Each export sees what the ones before it set.
+        std::optional<std::string> value = set.value;
+        if (!value && set.pattern) value = expand_variables(*set.pattern, env.values);
+        if (value) {
+            env.values[set.name] = *value;
         } else {
             env.values.erase(set.name);
             env.unread.push_back("the value of " + set.name + " (" + set.origin + ")");
@@ -399,6 +402,9 @@ ContainerEnv rank_environment(const ContainerLaunch& launcher) {
             }
         } else if (set.value) {
             ranks.values[set.name] = *set.value;
+        } else if (auto expanded = set.pattern ? expand_variables(*set.pattern, launcher.env.values) : std::nullopt) {
+            // The launcher's shell expands -x NAME=${X} from its own environment.
+            ranks.values[set.name] = *expanded;
         } else {
             ranks.unread.push_back("the value of " + set.name + " (" + set.origin + " on " + launcher.field + ")");
         }

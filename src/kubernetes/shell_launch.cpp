@@ -1,5 +1,6 @@
 #include "kubernetes/shell_launch.h"
 
+#include <cctype>
 #include <charconv>
 #include <map>
 #include <set>
@@ -11,6 +12,7 @@ namespace {
 struct Token {
     std::string text;
     bool expands = false;  // holds an unquoted or double-quoted '$' or a backquote
+    bool literal_dollar = false;  // also a '$' that is not expanded ('$X', \$X): text cannot tell them apart
     std::string raw;       // as written, for evidence
 };
 
@@ -77,13 +79,16 @@ void tokenize(std::string_view text, std::vector<Command>& commands) {
                 continue;
             }
             word.text += text[i + 1];
+            if (text[i + 1] == '$') word.literal_dollar = true;
             word.raw += text.substr(i, 2);
             in_word = true;
             ++i;
         } else if (c == '\'') {
             std::size_t close = text.find('\'', i + 1);
             if (close == std::string_view::npos) close = text.size();
-            word.text += text.substr(i + 1, close - i - 1);
+            std::string_view quoted = text.substr(i + 1, close - i - 1);
+            word.text += quoted;
+            if (quoted.find('$') != std::string_view::npos) word.literal_dollar = true;
             word.raw += text.substr(i, close + 1 - i);
             in_word = true;
             i = close;
@@ -92,6 +97,7 @@ void tokenize(std::string_view text, std::vector<Command>& commands) {
             for (; j < text.size() && text[j] != '"'; ++j) {
                 if (text[j] == '\\' && j + 1 < text.size()) {
                     ++j;
+                    if (text[j] == '$') word.literal_dollar = true;
                 } else if (text[j] == '$' || text[j] == '`') {
                     word.expands = true;
                 }
@@ -133,6 +139,7 @@ std::optional<ShellAssignment> assignment(const Token& token) {
     ShellAssignment result;
     result.name = token.text.substr(0, eq);
     if (!token.expands) result.value = token.text.substr(eq + 1);
+    else if (!token.literal_dollar) result.pattern = token.text.substr(eq + 1);
     result.origin = token.raw;
     return result;
 }
@@ -182,14 +189,15 @@ void read_mpi_launcher(const Command& command, std::size_t start, ShellLaunch& l
                 set->origin = "mpirun -x " + value.raw;
                 launch.rank_exports.push_back(std::move(*set));
             } else if (is_name(value.text)) {
-                launch.rank_exports.push_back({value.text, std::nullopt, true, "mpirun -x " + value.raw});
+                launch.rank_exports.push_back({value.text, std::nullopt, true, std::nullopt, "mpirun -x " + value.raw});
             }
         } else if ((token.text == "-genv" || token.text == "-env") && i + 2 < command.size() &&
                    is_name(command[i + 1].text)) {
             const Token& value = command[i + 2];
-            ShellAssignment set{command[i + 1].text, std::nullopt, false,
+            ShellAssignment set{command[i + 1].text, std::nullopt, false, std::nullopt,
                                 token.text + " " + command[i + 1].raw + " " + value.raw};
             if (!value.expands) set.value = value.text;
+            else if (!value.literal_dollar) set.pattern = value.text;
             launch.rank_exports.push_back(std::move(set));
         } else if ((token.text == "-np" || token.text == "-n" || token.text == "--np") && i + 1 < command.size()) {
             launch.mpi_ranks = small_int(command[i + 1].text);
@@ -279,6 +287,37 @@ bool is_shell(std::string_view word) {
 
 }  // namespace
 
+std::optional<std::string> expand_variables(std::string_view pattern, const Environment& env) {
+    std::string out;
+    for (std::size_t i = 0; i < pattern.size(); ++i) {
+        if (pattern[i] == '`') return std::nullopt;
+        if (pattern[i] != '$') {
+            out += pattern[i];
+            continue;
+        }
+        std::string_view rest = pattern.substr(i + 1);
+        std::size_t length = 0;
+        std::string_view name;
+        if (rest.starts_with('{')) {
+            std::size_t close = rest.find('}');
+            if (close == std::string_view::npos) return std::nullopt;
+            name = rest.substr(1, close - 1);
+            length = close + 1;
+        } else {
+            while (length < rest.size() && (std::isalnum(static_cast<unsigned char>(rest[length])) != 0 || rest[length] == '_')) {
+                ++length;
+            }
+            name = rest.substr(0, length);
+        }
+        if (!is_name(name)) return std::nullopt;  // $(cmd), ${X:-y}, $1, $@
+        auto it = env.find(name);
+        if (it == env.end()) return std::nullopt;
+        out += it->second;
+        i += length;
+    }
+    return out;
+}
+
 ShellLaunch read_shell_launch(const std::vector<std::string>& command, const std::vector<std::string>& args) {
     std::vector<std::string> argv = command;
     argv.insert(argv.end(), args.begin(), args.end());
@@ -296,7 +335,7 @@ ShellLaunch read_shell_launch(const std::vector<std::string>& command, const std
     } else if (!argv.empty()) {
         Command words;
         for (const auto& word : argv) {
-            Token token{word, false, word};
+            Token token{word, false, false, word};
             token.expands = word.find('$') != std::string::npos;
             words.push_back(std::move(token));
         }
@@ -306,6 +345,21 @@ ShellLaunch read_shell_launch(const std::vector<std::string>& command, const std
     ShellLaunch launch;
     std::map<std::string, ShellAssignment> shell_vars;
     for (const auto& one : commands) read_command(one, launch, shell_vars);
+    // A reference to a variable the script sets without exporting it is
+    // resolved by the shell, not from the environment: leave it unknown.
+    auto forget_shell_references = [&](std::vector<ShellAssignment>& list) {
+        for (auto& set : list) {
+            if (!set.pattern) continue;
+            for (const auto& [name, var] : shell_vars) {
+                if (set.pattern->find("$" + name) != std::string::npos || set.pattern->find("${" + name + "}") != std::string::npos) {
+                    set.pattern.reset();
+                    break;
+                }
+            }
+        }
+    };
+    forget_shell_references(launch.exports);
+    forget_shell_references(launch.rank_exports);
     return launch;
 }
 

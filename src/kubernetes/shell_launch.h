@@ -10,12 +10,17 @@
 #include <string>
 #include <vector>
 
+#include "context/launch_context.h"
+
 namespace launchguard::kubernetes {
 
 struct ShellAssignment {
     std::string name;
     std::optional<std::string> value;  // nullopt: needs an expansion, or `-x NAME` (forwarded)
     bool forwarded = false;            // `mpirun -x NAME`: the launcher's own value
+    // The value with its $NAME / ${NAME} references, when those are all it
+    // needs: expand_variables resolves it against the environment it runs in.
+    std::optional<std::string> pattern;
     std::string origin;                // "export NCCL_IB_HCA=mlx5" as written
 };
 
@@ -35,5 +40,11 @@ struct ShellLaunch {
 // `command` and `args` as the container spec lists them; a shell's `-c`
 // script is read as the script it is.
 ShellLaunch read_shell_launch(const std::vector<std::string>& command, const std::vector<std::string>& args);
+
+// `pattern` with $NAME and ${NAME} replaced from `env`. A name `env` lacks
+// leaves the result unknown, since the image's own ENV may set it (an empty
+// guess could invent a finding); so does any other expansion ($(cmd),
+// ${X:-y}, $1).
+std::optional<std::string> expand_variables(std::string_view pattern, const Environment& env);
 
 }  // namespace launchguard::kubernetes

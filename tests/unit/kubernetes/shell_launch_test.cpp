@@ -61,6 +61,31 @@ TEST(ShellLaunch, HereDocumentBodiesAreDataNotCommands) {
     EXPECT_EQ(value_of(launch.exports, "NCCL_DEBUG"), "WARN");
 }
 
+TEST(ShellLaunch, SimpleReferencesExpandFromTheEnvironment) {
+    const Environment env{{"NCCL_IB_DISABLE", "0"}, {"HCA", "mlx5"}};
+    EXPECT_EQ(expand_variables("${NCCL_IB_DISABLE}", env), "0");
+    EXPECT_EQ(expand_variables("=${HCA}_0:${HCA}_1", env), "=mlx5_0:mlx5_1");
+    EXPECT_FALSE(expand_variables("$HCA_0", env));  // HCA_0 is a name of its own, which the image may set
+    EXPECT_FALSE(expand_variables("${NCCL_DEBUG}", env));
+    EXPECT_FALSE(expand_variables("$(hostname)", env));
+    EXPECT_FALSE(expand_variables("${X:-1}", env));
+    EXPECT_FALSE(expand_variables("`id -u`", env));
+
+    auto launch = read_shell_launch({"bash", "-c",
+                                     "N=4; export A=${HCA} B='$HCA' C=$N\nmpirun -x D=${HCA} -x E=\\$HCA -x F=\"\\$HCA$HCA\" prog"},
+                                    {});
+    ASSERT_EQ(launch.exports.size(), 3U);
+    EXPECT_EQ(launch.exports[0].pattern, "${HCA}");
+    EXPECT_EQ(launch.exports[1].value, "$HCA");    // single quotes: literal
+    EXPECT_FALSE(launch.exports[2].pattern);       // N is the script's own variable
+    ASSERT_EQ(launch.rank_exports.size(), 3U);
+    EXPECT_EQ(launch.rank_exports[0].pattern, "${HCA}");
+    EXPECT_EQ(launch.rank_exports[1].value, "$HCA");  // escaped: literal
+    // A literal and an expanded '$' in one word: the text cannot tell them apart.
+    EXPECT_FALSE(launch.rank_exports[2].value);
+    EXPECT_FALSE(launch.rank_exports[2].pattern);
+}
+
 TEST(ShellLaunch, TorchrunShape) {
     auto launch = read_shell_launch({"python", "-m", "torch.distributed.run", "--nnodes", "4", "--nproc_per_node=8",
                                      "train.py", "--nnodes", "9"},

@@ -536,6 +536,23 @@ TEST(KubernetesEnvironment, WhatTheLauncherPassesWithMinusXReachesTheWorkers) {
     }
 }
 
+TEST(KubernetesEnvironment, TheLaunchersShellExpandsItsOwnVariables) {
+    // aks-rdma-infiniband's pattern: a ConfigMap in the launcher's envFrom,
+    // passed on with -x NAME=${NAME}.
+    json::value job = mpi_job("mpirun -np 32 -x NCCL_IB_DISABLE=${NCCL_IB_DISABLE} all_reduce_perf");
+    job.at_pointer("/spec/mpiReplicaSpecs/Launcher/template/spec/containers/0").as_object()["envFrom"] =
+        json::array{json::object{{"configMapRef", json::object{{"name", "nccl-env-vars"}}}}};
+    const WorkloadReview unread = review(job, profile_named("h100-cx7-ib"));
+    EXPECT_FALSE(fired(unread).count("net.ib-disabled"));
+    EXPECT_TRUE(undecided(unread, "net.ib-disabled"));
+
+    ReviewOptions with_data;
+    with_data.config_maps["nccl-env-vars"] = {{"NCCL_IB_DISABLE", "1"}};
+    const WorkloadReview expanded = review(job, profile_named("h100-cx7-ib"), with_data);
+    ASSERT_TRUE(fired(expanded).count("net.ib-disabled"));
+    EXPECT_EQ(evidence(*finding_of(expanded, "net.ib-disabled"), "NCCL_IB_DISABLE"), "1");
+}
+
 TEST(KubernetesEnvironment, AVariableTheLauncherSetsIsNotPatchedInTheWorkerEnv) {
     ReviewOptions mutate;
     mutate.fix_blocking = true;
