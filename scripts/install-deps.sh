@@ -22,6 +22,7 @@ build_packages=(
   libhwloc-dev hwloc
   libyaml-cpp-dev libcli11-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
+  python3-jsonpatch python3-yaml
   util-linux
 )
 slurm_packages=(munge slurmctld slurmd slurm-client libslurm-dev)

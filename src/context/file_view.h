@@ -29,8 +29,14 @@ std::string_view to_string(FileKind kind);
 struct FileInfo {
     FileKind kind = FileKind::unknown;
     std::uint64_t size = 0;      // for regular files
+    // False when the view knows a file is there but not its content (a file
+    // a pod's volume provides): `size` then means nothing.
+    bool size_known = true;
     std::string resolved_path;   // path after following symlinks, inside the view
     std::string detail;          // why unknown / unreadable, or where the answer came from
+
+    // A regular file that is not known to be empty.
+    [[nodiscard]] bool non_empty_regular() const { return kind == FileKind::regular && (!size_known || size > 0); }
 };
 
 class FileView {

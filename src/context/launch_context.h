@@ -47,6 +47,22 @@ struct ContainerFacts {
     // Mounts the launcher adds, as written (pyxis --container-mounts entries
     // "SRC:DST[:FLAGS]"). Evidence only: the file view says what is visible.
     std::vector<std::string> requested_mounts;
+    // RDMA devices the launcher hands the container, as written (a pod's
+    // rdma/ib, nvidia.com/hostdev, vpc.amazonaws.com/efa resources): evidence
+    // that the node has an IB/RoCE fabric the job will use. Unknown where the
+    // launcher does not say (devices may also come through DRA claims).
+    Fact<std::vector<std::string>> rdma_devices;
+};
+
+// Requests and limits of one container of a Kubernetes pod, quantities
+// parsed (CPU in millicores, memory in bytes); absent when not written.
+struct ContainerResources {
+    std::string name;        // "spec.containers[0] (trainer)"
+    bool judged = false;     // the container this launch context describes
+    std::optional<std::int64_t> cpu_request_milli;
+    std::optional<std::int64_t> cpu_limit_milli;
+    std::optional<std::int64_t> memory_request_bytes;
+    std::optional<std::int64_t> memory_limit_bytes;
 };
 
 // What the host side of a container launch sees, for propagation rules
@@ -60,6 +76,10 @@ struct HostView {
 struct LaunchContext {
     Runtime runtime = Runtime::unknown;
     Fact<Environment> env;                       // the task's environment, as NCCL reads it
+    // Sources that may add variables to a known `env` but that launchguard
+    // cannot read (a pod's envFrom ConfigMap): a name absent from `env` is
+    // then unknown, not unset, while the names `env` holds are decided.
+    std::vector<std::string> env_unread_sources;
     std::shared_ptr<const FileView> files;       // the task's filesystem view; never null once probed
     Fact<CpuSet> cpu_mask;                       // sched_getaffinity of the task
     Fact<std::vector<Gpu>> gpus;                 // GPUs assigned to the task, resolved against the topology
@@ -68,6 +88,9 @@ struct LaunchContext {
     NodeFacts node;
     JobShape job;
     ContainerFacts container;
+    // Kubernetes: every container of the pod (init and sidecars included),
+    // which decides its QoS class; unknown for other runtimes.
+    Fact<std::vector<ContainerResources>> pod_resources;
     std::optional<HostView> host;
 };
 

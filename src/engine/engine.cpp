@@ -43,10 +43,11 @@ std::vector<RemediationOp::Kind> all_remediation_kinds() {
 
 namespace {
 
-bool can_apply(const Finding& finding, const std::vector<RemediationOp::Kind>& applicable) {
+bool can_apply(const Finding& finding, const EvaluationOptions& options) {
     if (finding.remediation.empty()) return false;
     return std::all_of(finding.remediation.begin(), finding.remediation.end(), [&](const RemediationOp& op) {
-        return std::find(applicable.begin(), applicable.end(), op.kind) != applicable.end();
+        return std::find(options.applicable.begin(), options.applicable.end(), op.kind) != options.applicable.end() &&
+               (!options.can_apply_op || options.can_apply_op(op));
     });
 }
 
@@ -150,7 +151,7 @@ Report evaluate(const LaunchContext& ctx, const Profile& profile, const Evaluati
             Action configured = profile.action_for(info.id, finding.action);
             if (configured == Action::off) continue;
             finding.action =
-                resolve_action(configured, options.mode, can_apply(finding, options.applicable), options.fix_blocking,
+                resolve_action(configured, options.mode, can_apply(finding, options), options.fix_blocking,
                                finding.fix_or_block);
             if (finding.action == Action::patch) add_patch_ops(finding, report.patch);
             report.findings.push_back(std::move(finding));

@@ -4,6 +4,7 @@
 // one defective rule cannot take a launch (or a slurmstepd) down.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,6 +31,11 @@ struct EvaluationOptions {
     // Remediation kinds the front end can apply. A patch finding whose
     // operations are not all applicable cannot be patched.
     std::vector<RemediationOp::Kind> applicable;
+    // Where the front end can apply a kind only for some targets (a pod can
+    // set a variable in its env list, but not one its shell exports over
+    // it), it says so per operation; unset = every operation of an
+    // applicable kind.
+    std::function<bool(const RemediationOp&)> can_apply_op;
     // Also patch blocking findings whose every operation the front end can
     // apply. The enroot hook does: carrying a host file into the container is
     // its purpose. Elsewhere a block stays a block unless the profile says patch.

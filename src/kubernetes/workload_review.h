@@ -25,6 +25,10 @@ struct ReviewOptions {
     // `review --patch`), as the enroot hook does; the validating webhook
     // leaves it off and denies what remains.
     bool fix_blocking = false;
+    // ConfigMaps whose data the reviewer has (`launchguard review` collects
+    // those in its inputs), by name: an envFrom or a volume of one of these is
+    // read instead of unknown. The webhook sees one object and leaves it empty.
+    std::map<std::string, std::map<std::string, std::string>> config_maps;
 };
 
 struct WorkloadReview {

@@ -8,7 +8,7 @@ namespace {
 constexpr std::string_view kTopoVariable = "NCCL_TOPO_FILE";
 
 // As the rules judge it: an empty file gives NCCL no topology either.
-bool readable_regular(const FileInfo& info) { return info.kind == FileKind::regular && info.size > 0; }
+bool readable_regular(const FileInfo& info) { return info.non_empty_regular(); }
 
 }  // namespace
 

@@ -427,7 +427,16 @@ EffectiveConfig resolve(const LaunchContext& ctx) {
     try {
         static const NoFiles no_files;
         const FileView& files = ctx.files ? *ctx.files : static_cast<const FileView&>(no_files);
-        if (ctx.env.is_known()) return resolve_impl(ctx.env.value(), files, true);
+        if (ctx.env.is_known()) {
+            // Variables the env lists are decided; any other may come from a
+            // source launchguard cannot read, so an absent one is unknown.
+            EffectiveConfig config = resolve_impl(ctx.env.value(), files, ctx.env_unread_sources.empty());
+            for (const auto& source : ctx.env_unread_sources) {
+                config.notes.push_back("the environment may hold more variables from " + source +
+                                       ", which launchguard cannot read");
+            }
+            return config;
+        }
         EffectiveConfig config = resolve_impl(Environment{}, files, false);
         if (!ctx.env.reason().empty()) config.notes.push_back("task environment unknown: " + ctx.env.reason());
         return config;

@@ -102,7 +102,7 @@ void check_host_not_visible(const RuleInput& in, RuleOutput& out) {
     if (missed.empty()) {
         if (!undecided.empty()) {
             out.unknown("cannot tell whether the task gets " + undecided.front()->entry->name + " from the host's " +
-                        conf_path + " because the task's environment is unknown (" + in.ctx.env.reason() + ")");
+                        conf_path + " because " + rules::env_unknown_reason(in.ctx));
         }
         return;
     }

@@ -67,6 +67,8 @@ std::optional<std::string> rdma_use(const RuleInput& in) {
     if (node.active_ib_ports.value_or(0) > 0) {
         return "profile " + in.profile.name + " expects " + std::to_string(*node.active_ib_ports) + " ACTIVE IB ports";
     }
+    const auto& devices = in.ctx.container.rdma_devices;
+    if (devices && !devices->empty()) return "the container is given RDMA devices " + join(*devices);
     return std::nullopt;
 }
 
@@ -88,15 +90,24 @@ void check_memlock(const RuleInput& in, RuleOutput& out) {
         return;
     }
     if (rdma->empty()) return;
-    if (!container.memlock) {
+    // A pod spec cannot raise RLIMIT_MEMLOCK: without an effective IPC_LOCK
+    // the container runtime's limit applies, unlimited only where the node's
+    // runtime unit was changed for RDMA.
+    const bool kubernetes = in.ctx.runtime == Runtime::kubernetes;
+    if (!container.memlock && !kubernetes) {
         out.unknown("cannot tell whether RDMA can pin NCCL's buffers because RLIMIT_MEMLOCK is unknown: " +
                     container.memlock.reason());
         return;
     }
 
-    std::uint64_t limit = **container.memlock;
+    std::string limit_text = container.memlock ? format_byte_size(**container.memlock)
+                                               : "the container runtime's limit (a pod spec cannot raise it)";
     std::string message =
-        "RLIMIT_MEMLOCK is " + format_byte_size(limit) + ", not unlimited, while the job uses RDMA (" + *rdma + ")";
+        container.memlock
+            ? "RLIMIT_MEMLOCK is " + limit_text + ", not unlimited, while the job uses RDMA (" + *rdma + ")"
+            : "the container has no effective IPC_LOCK while the job uses RDMA (" + *rdma +
+                  "), so RLIMIT_MEMLOCK stays the container runtime's, unlimited only where the node's runtime "
+                  "was configured for it";
     if (ipc_lock) message += " and IPC_LOCK does not apply to a non-root container";
     message +=
         ": NCCL cannot pin its network buffers with ibv_reg_mr, which ends in a fallback to TCP sockets or a "
@@ -104,7 +115,7 @@ void check_memlock(const RuleInput& in, RuleOutput& out) {
     Finding& finding = out.fire(std::move(message));
     finding.evidence.emplace_back(
         "memlock",
-        format_byte_size(limit) + (container.memlock.source().empty() ? "" : " (" + container.memlock.source() + ")"));
+        limit_text + (container.memlock.source().empty() ? "" : " (" + container.memlock.source() + ")"));
     finding.evidence.emplace_back("rdma", *rdma);
     if (container.capabilities) {
         finding.evidence.emplace_back("capabilities",

@@ -335,12 +335,49 @@ void check_bind_by_id(const RuleInput& in, RuleOutput& out) {
         "--cpu-bind=map_ldom:<NUMA node per local rank> / mask_ldom when tasks need a fixed NUMA order"));
 }
 
-void check_k8s_not_pinnable(const RuleInput& /*in*/, RuleOutput& out) {
-    // The LaunchContext carries no QoS class or CPU requests yet; the
-    // Kubernetes adapter will decide this from the Pod spec.
-    out.unknown(
-        "cannot tell whether the pod can get exclusive CPUs: needs the Pod spec (QoS class, CPU requests "
-        "and limits of every container), which the Kubernetes admission webhook evaluates");
+// Guaranteed QoS: every container has CPU and memory limits, and its
+// requests (defaulted to the limits when absent) equal them.
+std::vector<std::string> qos_breakers(const std::vector<ContainerResources>& containers) {
+    std::vector<std::string> breakers;
+    for (const auto& c : containers) {
+        std::vector<std::string> problems;
+        if (!c.cpu_limit_milli) problems.push_back("no CPU limit");
+        else if (c.cpu_request_milli && *c.cpu_request_milli != *c.cpu_limit_milli) problems.push_back("CPU request != limit");
+        if (!c.memory_limit_bytes) problems.push_back("no memory limit");
+        else if (c.memory_request_bytes && *c.memory_request_bytes != *c.memory_limit_bytes) {
+            problems.push_back("memory request != limit");
+        }
+        if (!problems.empty()) breakers.push_back(c.name + ": " + join(problems, ", "));
+    }
+    return breakers;
+}
+
+void check_k8s_not_pinnable(const RuleInput& in, RuleOutput& out) {
+    const auto& pod = in.ctx.pod_resources;
+    if (!pod) {
+        out.unknown("cannot tell whether the pod can get exclusive CPUs: needs the Pod spec (QoS class, CPU requests "
+                    "and limits of every container), which the Kubernetes admission webhook and `launchguard review` "
+                    "read");
+        return;
+    }
+    std::vector<std::string> breakers = qos_breakers(*pod);
+    std::vector<std::string> fractional;
+    for (const auto& c : *pod) {
+        if (!c.judged) continue;
+        std::optional<std::int64_t> cpus = c.cpu_request_milli ? c.cpu_request_milli : c.cpu_limit_milli;
+        if (cpus && *cpus % 1000 != 0) fractional.push_back(c.name + ": " + std::to_string(*cpus) + "m CPU");
+    }
+    if (breakers.empty() && fractional.empty()) return;
+    std::string why = !breakers.empty() ? "the pod is not in the Guaranteed QoS class (" + join(breakers, "; ") + ")"
+                                        : "it requests a fractional number of CPUs (" + join(fractional, "; ") + ")";
+    Finding& finding = out.fire("the GPU pod cannot get exclusive CPUs from the kubelet's CPU Manager because " + why +
+                                ": its threads float over the node's shared CPU pool, on any NUMA node");
+    finding.evidence.emplace_back("qos_class", breakers.empty() ? "Guaranteed" : "not Guaranteed");
+    for (const auto& b : breakers) finding.evidence.emplace_back("breaks_guaranteed", b);
+    for (const auto& f : fractional) finding.evidence.emplace_back("fractional_cpus", f);
+    finding.remediation.push_back(RemediationOp::manual_step(
+        "give every container (sidecars and init containers included) equal integer CPU and equal memory requests "
+        "and limits"));
 }
 
 const TableRule kAffinityOffGpu{
@@ -427,8 +464,8 @@ const TableRule kK8sNotPinnable{
         .why = "Otherwise the pod's threads float over the node's shared CPU pool, on any NUMA node, whatever the "
                "GPU's locality. A sidecar injected without resources (a service mesh proxy, a TCPXO daemon with "
                "resources: {}) silently demotes the pod to Burstable.",
-        .evidence = "The pod's QoS class and the containers whose requests break it. Until the Kubernetes adapter "
-                    "provides the Pod spec the rule reports that it cannot decide.",
+        .evidence = "The pod's QoS class, the containers whose requests and limits break Guaranteed, and the "
+                    "judged container's fractional CPU request. Outside Kubernetes the rule cannot decide.",
         .fix = "Give every container equal integer CPU and memory requests and limits (sidecars included) so the "
                "pod is Guaranteed; run the kubelet with --cpu-manager-policy=static and a Topology Manager policy "
                "such as single-numa-node or restricted.",

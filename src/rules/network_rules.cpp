@@ -66,6 +66,8 @@ Condition node_has_rdma(const RuleInput& in) {
     const auto& node = in.profile.node;
     if (in.ctx.topology && in.ctx.topology->active_ib_port_count() > 0) return Condition::known(true);
     if (node.active_ib_ports.value_or(0) > 0 || node.rdma_nics.value_or(0) > 0) return Condition::known(true);
+    // A pod handed RDMA devices (rdma/ib, nvidia.com/hostdev) runs where they exist.
+    if (in.ctx.container.rdma_devices && !in.ctx.container.rdma_devices->empty()) return Condition::known(true);
     if (in.ctx.topology) return Condition::known(false);
     return Condition::unknown("the node topology is unknown (" + in.ctx.topology.reason() + ") and profile '" +
                               in.profile.name + "' declares no RDMA NICs");
@@ -84,6 +86,8 @@ void add_rdma_evidence(Finding& finding, const RuleInput& in) {
         finding.evidence.emplace_back("profile_active_ib_ports", std::to_string(*in.profile.node.active_ib_ports));
     } else if (in.profile.node.rdma_nics) {
         finding.evidence.emplace_back("profile_rdma_nics", std::to_string(*in.profile.node.rdma_nics));
+    } else if (in.ctx.container.rdma_devices && !in.ctx.container.rdma_devices->empty()) {
+        finding.evidence.emplace_back("rdma_devices", join(*in.ctx.container.rdma_devices));
     }
 }
 
@@ -91,6 +95,11 @@ std::string rdma_description(const RuleInput& in) {
     if (in.ctx.topology && in.ctx.topology->active_ib_port_count() > 0) {
         std::size_t count = in.ctx.topology->active_ib_port_count();
         return "a node with " + std::to_string(count) + " active IB/RoCE port" + (count == 1 ? "" : "s");
+    }
+    const auto& node = in.profile.node;
+    if (node.active_ib_ports.value_or(0) == 0 && node.rdma_nics.value_or(0) == 0 && in.ctx.container.rdma_devices &&
+        !in.ctx.container.rdma_devices->empty()) {
+        return "a node whose RDMA devices the container is given (" + join(*in.ctx.container.rdma_devices) + ")";
     }
     return "a node that profile '" + in.profile.name + "' gives an IB/RoCE fabric";
 }
@@ -394,8 +403,10 @@ Condition no_net_plugin(const RuleInput& in) {
 void check_fallback_unguarded(const RuleInput& in, RuleOutput& out) {
     if (in.nccl.get("NCCL_NET") != nullptr) return;
     if (!in.nccl.env_known) {
-        out.unknown("cannot tell whether NCCL_NET guards against a silent socket fallback because the task "
-                    "environment is unknown: " + in.ctx.env.reason());
+        out.unknown(in.ctx.env ? "cannot tell whether NCCL_NET guards against a silent socket fallback because " +
+                                     rules::env_unknown_reason(in.ctx)
+                               : "cannot tell whether NCCL_NET guards against a silent socket fallback because the "
+                                 "task environment is unknown: " + in.ctx.env.reason());
         return;
     }
     Condition rdma = node_has_rdma(in);
@@ -563,8 +574,10 @@ void check_qps_low(const RuleInput& in, RuleOutput& out) {
     const auto& qps = *in.profile.nccl.qps;
     const nccl::Setting* setting = in.nccl.get("NCCL_IB_QPS_PER_CONNECTION");
     if (setting == nullptr && !in.nccl.env_known) {
-        out.unknown("cannot tell how many queue pairs NCCL opens per connection because the task environment is "
-                    "unknown: " + in.ctx.env.reason());
+        out.unknown(in.ctx.env ? "cannot tell how many queue pairs NCCL opens per connection because " +
+                                     rules::env_unknown_reason(in.ctx)
+                               : "cannot tell how many queue pairs NCCL opens per connection because the task "
+                                 "environment is unknown: " + in.ctx.env.reason());
         return;
     }
     long long effective = kDefaultQpsPerConnection;

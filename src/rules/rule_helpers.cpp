@@ -25,13 +25,25 @@ std::vector<RemediationOp> restore_default(const nccl::Setting& setting, std::st
                                        setting.origin + ") so that no launch inherits it")};
 }
 
+std::string env_unknown_reason(const LaunchContext& ctx) {
+    if (!ctx.env) return "the task's environment is unknown (" + ctx.env.reason() + ")";
+    if (!ctx.env_unread_sources.empty()) {
+        return "the task environment may hold variables from " + join(ctx.env_unread_sources) +
+               ", which launchguard cannot read";
+    }
+    return "the task environment is incomplete";
+}
+
 const nccl::Setting* setting_or_unknown(const RuleInput& in, RuleOutput& out, std::string_view name,
                                         std::string_view what) {
     if (const nccl::Setting* setting = in.nccl.get(name)) return setting;
-    if (!in.nccl.env_known) {
+    if (!in.nccl.env_known && !in.ctx.env) {
         std::string reason = in.ctx.env.reason().empty() ? "the task environment is unknown" : in.ctx.env.reason();
         out.unknown("cannot tell " + std::string(what) + " because " + std::string(name) +
                     " may be set in the task environment, which is unknown: " + reason);
+    } else if (!in.nccl.env_known) {
+        out.unknown("cannot tell " + std::string(what) + " because " + std::string(name) + " may be set: " +
+                    env_unknown_reason(in.ctx));
     }
     return nullptr;
 }

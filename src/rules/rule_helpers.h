@@ -33,6 +33,10 @@ std::vector<RemediationOp> restore_default(const nccl::Setting& setting, std::st
 // task environment is unknown an absent name may still be set there: then the
 // rule says it cannot tell (with `what`, e.g. "whether P2P is disabled") and
 // nullptr is returned too.
+// Why a variable absent from the task environment may still be set there:
+// the environment is unknown, or it may hold variables from sources
+// launchguard cannot read (a pod's envFrom ConfigMap).
+std::string env_unknown_reason(const LaunchContext& ctx);
 const nccl::Setting* setting_or_unknown(const RuleInput& in, RuleOutput& out, std::string_view name,
                                         std::string_view what);
 

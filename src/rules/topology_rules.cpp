@@ -26,7 +26,7 @@ constexpr std::string_view kTopoVariable = "NCCL_TOPO_FILE";
 constexpr std::string_view kSilentFallback =
     "NCCL silently auto-detects the topology (logged only at INFO since 2.27.3)";
 
-bool readable_file(const FileInfo& info) { return info.kind == FileKind::regular && info.size > 0; }
+bool readable_file(const FileInfo& info) { return info.non_empty_regular(); }
 
 // The topology file NCCL will open for the task, as the task sees it.
 struct TopoFileInEffect {
@@ -48,14 +48,16 @@ struct TopoLookup {
 };
 
 TopoLookup find_topo_file(const RuleInput& in) {
-    if (!in.nccl.env_known) {
+    const nccl::Setting* setting = in.nccl.get(kTopoVariable);
+    bool set_in_env = setting != nullptr && setting->source == nccl::Source::environment;
+    if (!in.nccl.env_known && !set_in_env) {
         // The environment beats every conf file, so a conf value proves nothing.
-        return {std::nullopt, "the task's environment is unknown (" + in.ctx.env.reason() + ")"};
+        return {std::nullopt, rules::env_unknown_reason(in.ctx)};
     }
     if (!in.files) return {std::nullopt, "there is no view of the task's filesystem"};
 
     TopoFileInEffect topo;
-    topo.setting = in.nccl.get(kTopoVariable);
+    topo.setting = setting;
     topo.path = topo.setting ? topo.setting->value : std::string(nccl::kDefaultTopoPath);
     if (nccl::is_in_process_path(topo.path)) {
         topo.in_process = true;
@@ -78,7 +80,7 @@ TopoLookup find_topo_file(const RuleInput& in) {
 // What the view found, as a phrase for messages: "missing", "a dangling symlink to /x", ...
 std::string describe_state(const FileInfo& info) {
     switch (info.kind) {
-        case FileKind::regular: return info.size == 0 ? "an empty file" : "a readable file";
+        case FileKind::regular: return info.size_known && info.size == 0 ? "an empty file" : "a readable file";
         case FileKind::directory: return "a directory (NCCL opens it and reads nothing)";
         case FileKind::missing: return info.detail.empty() ? "missing" : "missing (" + info.detail + ")";
         case FileKind::dangling_symlink:
@@ -100,7 +102,7 @@ void add_topo_evidence(Finding& finding, const TopoFileInEffect& topo, const Lau
         finding.evidence.emplace_back("default_path", std::string(nccl::kDefaultTopoPath));
     }
     if (topo.in_process) return;
-    bool empty_file = topo.info.kind == FileKind::regular && topo.info.size == 0;
+    bool empty_file = topo.info.kind == FileKind::regular && topo.info.size_known && topo.info.size == 0;
     finding.evidence.emplace_back("found", empty_file ? "empty file" : std::string(to_string(topo.info.kind)));
     if (!topo.info.resolved_path.empty() && topo.info.resolved_path != topo.path) {
         finding.evidence.emplace_back("resolved_path", topo.info.resolved_path);

@@ -1,0 +1,110 @@
+// `launchguard review FILE...|-`: reads each input and hands it to the
+// reviewer of its kind (`--kind`, else detected).
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include "cli/command.h"
+#include "cli/review.h"
+
+namespace launchguard::cli {
+namespace {
+
+struct ReviewArgs {
+    std::vector<std::string> files;
+    std::string kind = "auto";
+    std::string profile = "default";
+    std::string mode = "enforce";
+    std::string format = "text";
+    bool patch = false;
+    bool patched = false;
+    bool fix_blocking = false;
+};
+
+enum class SpecKind { kubernetes };
+
+// Which reviewer reads an input when --kind does not say.
+SpecKind detect_kind(const ReviewInput& /*input*/) { return SpecKind::kubernetes; }
+
+int run_review(const ReviewArgs& args) {
+    auto mode = parse_mode(args.mode);
+    if (!mode) return bad_input("--mode: expected enforce, patch or warn, got '" + args.mode + "'");
+    if (args.patch && args.patched) return bad_input("--patch and --patched: choose one");
+    auto profile = load_profile(args.profile);
+    if (!profile) return bad_input("--profile: " + profile.error().to_string());
+
+    std::vector<ReviewInput> inputs;
+    for (const auto& file : args.files) {
+        ReviewInput input;
+        input.origin = file;
+        if (file == "-") {
+            input.text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+        } else {
+            std::ifstream stream(file, std::ios::binary);
+            if (!stream) return bad_input(file + ": cannot open");
+            std::ostringstream text;
+            text << stream.rdbuf();
+            input.text = text.str();
+        }
+        inputs.push_back(std::move(input));
+    }
+
+    ReviewSettings settings;
+    settings.profile = &*profile;
+    settings.mode = *mode;
+    settings.format = args.format;
+    settings.print_patch = args.patch;
+    settings.print_patched = args.patched;
+    // Asking for the patch is the dry run of the mutating webhook, which
+    // fixes the blocking findings its patch fully fixes.
+    settings.fix_blocking = args.fix_blocking || args.patch || args.patched;
+
+    std::vector<ReviewInput> kubernetes;
+    for (auto& input : inputs) {
+        SpecKind kind = detect_kind(input);
+        if (args.kind == "kubernetes") kind = SpecKind::kubernetes;
+        switch (kind) {
+            case SpecKind::kubernetes: kubernetes.push_back(std::move(input)); break;
+        }
+    }
+    int code = kExitAllow;
+    if (!kubernetes.empty()) code = combine_exit_codes(code, review_kubernetes(kubernetes, settings));
+    return code;
+}
+
+}  // namespace
+
+int combine_exit_codes(int a, int b) {
+    auto rank = [](int code) {
+        switch (code) {
+            case kExitBadInput: return 3;
+            case kExitBlock: return 2;
+            case kExitPatch: return 1;
+            default: return 0;
+        }
+    };
+    return rank(a) >= rank(b) ? a : b;
+}
+
+void add_review_command(CLI::App& app, CommandRunner& runner) {
+    auto args = std::make_shared<ReviewArgs>();
+    CLI::App* cmd = app.add_subcommand("review", "Review a launch spec before submitting it: Kubernetes manifests");
+    cmd->add_option("files", args->files, "Manifest files (YAML or JSON, several documents each), or - for stdin")
+        ->required();
+    cmd->add_option("--kind", args->kind, "What the inputs are (default: detect)")
+        ->check(CLI::IsMember({"auto", "kubernetes"}))
+        ->capture_default_str();
+    cmd->add_option("--profile", args->profile, "Embedded profile name or a profile YAML file")->capture_default_str();
+    cmd->add_option("--mode", args->mode, "enforce, patch or warn")->capture_default_str();
+    cmd->add_option("--format", args->format, "text or json")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
+    cmd->add_flag("--patch", args->patch, "Print the JSON Patch that fixes what can be fixed (the report goes to stderr)");
+    cmd->add_flag("--patched", args->patched, "Print the manifests with the patch applied (the report goes to stderr)");
+    cmd->add_flag("--fix-blocking", args->fix_blocking,
+                  "Patch blocking findings the patch fully fixes, as the mutating webhook does (implied by --patch, --patched)");
+    cmd->callback([&runner, args] { runner = [args] { return run_review(*args); }; });
+}
+
+}  // namespace launchguard::cli

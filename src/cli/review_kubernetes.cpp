@@ -1,0 +1,139 @@
+// The Kubernetes half of `launchguard review`: every document of every
+// input through review_workload, the same path as the admission webhook.
+#include <iostream>
+#include <map>
+#include <utility>
+
+#include <boost/json/serialize.hpp>
+
+#include "cli/command.h"
+#include "cli/review.h"
+#include "kubernetes/json_patch.h"
+#include "kubernetes/manifest_documents.h"
+#include "kubernetes/workload_review.h"
+#include "report/json_report.h"
+#include "report/text_report.h"
+
+namespace launchguard::cli {
+namespace {
+
+namespace json = boost::json;
+namespace k8s = launchguard::kubernetes;
+
+int exit_code_for(const Report& report) {
+    switch (report.decision) {
+        case Decision::block: return kExitBlock;
+        case Decision::patch: return kExitPatch;
+        case Decision::allow: return kExitAllow;
+    }
+    return kExitAllow;
+}
+
+std::string object_label(const k8s::WorkloadReview& review) {
+    std::string name = review.namespace_name.empty() ? review.name : review.namespace_name + "/" + review.name;
+    return review.kind + (name.empty() ? "" : " " + name);
+}
+
+// A ConfigMap among the inputs: the workloads that read it (envFrom, a
+// volume) are judged with its data.
+void collect_config_map(const json::value& object, std::map<std::string, std::map<std::string, std::string>>& out) {
+    if (!object.is_object()) return;
+    const json::object& map = object.get_object();
+    const json::value* kind = map.if_contains("kind");
+    const json::value* metadata = map.if_contains("metadata");
+    const json::value* data = map.if_contains("data");
+    if (kind == nullptr || *kind != "ConfigMap" || metadata == nullptr || !metadata->is_object()) return;
+    const json::value* name = metadata->get_object().if_contains("name");
+    if (name == nullptr || !name->is_string()) return;
+    auto& entries = out[std::string(name->get_string())];
+    if (data == nullptr || !data->is_object()) return;
+    for (const auto& [key, value] : data->get_object()) {
+        if (value.is_string()) entries[std::string(key)] = std::string(value.get_string());
+    }
+}
+
+}  // namespace
+
+int review_kubernetes(const std::vector<ReviewInput>& inputs, const ReviewSettings& settings) {
+    k8s::ReviewOptions options;
+    options.mode = settings.mode;
+    options.fix_blocking = settings.fix_blocking;
+    const bool report_to_stderr = settings.print_patch || settings.print_patched;
+    std::ostream& report_out = report_to_stderr ? std::cerr : std::cout;
+
+    int code = kExitAllow;
+    std::vector<std::pair<const ReviewInput*, std::vector<k8s::ManifestDocument>>> parsed;
+    for (const auto& input : inputs) {
+        auto documents = k8s::read_manifest_documents(input.text, input.origin);
+        if (!documents) {
+            code = combine_exit_codes(code, bad_input(documents.error().to_string()));
+            continue;
+        }
+        for (const auto& document : *documents) collect_config_map(document.object, options.config_maps);
+        parsed.emplace_back(&input, std::move(documents).value());
+    }
+
+    json::array json_documents;
+    bool first_patched = true;
+    for (const auto& [input_ptr, documents] : parsed) {
+        const ReviewInput& input = *input_ptr;
+        for (const auto& document : documents) {
+            std::string where = input.origin + ", " + document.where;
+            auto reviewed = k8s::review_workload(document.object, *settings.profile, options);
+            if (!reviewed) {
+                Error error = reviewed.error();
+                error.file = where;
+                code = combine_exit_codes(code, bad_input(error.to_string()));
+                continue;
+            }
+            const k8s::WorkloadReview& review = *reviewed;
+            int document_code = review.supported && review.requests_gpus ? exit_code_for(review.report) : kExitAllow;
+            code = combine_exit_codes(code, document_code);
+
+            if (settings.print_patch) {
+                // One line per document, skipped kinds included, so that a
+                // script can pair patches with documents.
+                std::cout << json::serialize(review.patch) << "\n";
+            } else if (settings.print_patched) {
+                auto patched = k8s::apply_json_patch(document.object, review.patch);
+                if (!patched) {
+                    code = combine_exit_codes(code, bad_input(where + ": " + patched.error().to_string()));
+                    continue;
+                }
+                if (!first_patched) std::cout << "---\n";
+                first_patched = false;
+                std::cout << pretty_json(*patched);
+            }
+            if (settings.format == "json") {
+                json::object entry;
+                entry["source"] = where;
+                entry["apiVersion"] = review.api_version;
+                entry["kind"] = review.kind;
+                entry["name"] = review.name;
+                entry["namespace"] = review.namespace_name;
+                entry["supported"] = review.supported;
+                entry["requests_gpus"] = review.requests_gpus;
+                if (!review.note.empty()) entry["note"] = review.note;
+                if (review.supported && review.requests_gpus) entry["report"] = report_to_json(review.report);
+                entry["patch"] = review.patch;
+                entry["exit_code"] = document_code;
+                json_documents.push_back(std::move(entry));
+            } else {
+                report_out << "== " << where << ": " << object_label(review) << "\n";
+                if (!review.note.empty()) report_out << review.note << "\n";
+                if (review.supported && review.requests_gpus) {
+                    report_out << render_text(review.report, TextStyle{!report_to_stderr && stdout_is_terminal()});
+                }
+            }
+        }
+    }
+    if (settings.format == "json") {
+        json::object all;
+        all["documents"] = std::move(json_documents);
+        all["exit_code"] = code;
+        report_out << pretty_json(all);
+    }
+    return code;
+}
+
+}  // namespace launchguard::cli

@@ -1,0 +1,28 @@
+// Manifest files as `kubectl apply -f` reads them: YAML (YAML 1.1 scalars,
+// as sigs.k8s.io/yaml resolves them) or JSON, several documents per file,
+// `kind: List` expanded into its items, and an AdmissionReview judged by its
+// request.object. Each document becomes the JSON value the API server would
+// hand a webhook.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/value.hpp>
+
+#include "util/error.h"
+
+namespace launchguard::kubernetes {
+
+struct ManifestDocument {
+    boost::json::value object;
+    std::string where;  // "document 2", "document 1, items[3]", "document 1, request.object"
+    // The document was an AdmissionReview: `object` is its request.object.
+    bool admission_review = false;
+};
+
+// Errors name the origin, the line (YAML) and the field.
+Result<std::vector<ManifestDocument>> read_manifest_documents(std::string_view text, const std::string& origin);
+
+}  // namespace launchguard::kubernetes

@@ -1,0 +1,426 @@
+#include "kubernetes/pod_launch.h"
+
+#include <algorithm>
+
+#include "kubernetes/quantity.h"
+#include "kubernetes/spec_fields.h"
+#include "util/path.h"
+
+namespace launchguard::kubernetes {
+namespace json = boost::json;
+
+namespace {
+
+inline constexpr std::uint64_t kRuntimeDefaultShm = 64ULL << 20;
+
+std::vector<std::string> string_list(const json::object& parent, std::string_view key, std::string_view where) {
+    std::vector<std::string> out;
+    const json::array* list = array_field(parent, key, where);
+    if (list == nullptr) return out;
+    std::string field = field_path(where, key);
+    for (std::size_t i = 0; i < list->size(); ++i) {
+        const json::value& item = (*list)[i];
+        if (!item.is_string()) throw SpecError{field_path(field, i), "expected a string"};
+        out.emplace_back(item.get_string());
+    }
+    return out;
+}
+
+// GPU and RDMA device counts come from limits (extended resources must have
+// limits; requests, when written, equal them).
+const json::object* device_resources(const json::object& container, std::string_view where) {
+    const json::object* resources = object_field(container, "resources", where);
+    if (resources == nullptr) return nullptr;
+    std::string field = field_path(where, "resources");
+    if (const json::object* limits = object_field(*resources, "limits", field)) return limits;
+    return object_field(*resources, "requests", field);
+}
+
+int gpu_count(const json::object* devices, std::string_view where) {
+    if (devices == nullptr) return 0;
+    int total = 0;
+    for (std::string_view resource : {"nvidia.com/gpu", "amd.com/gpu"}) {
+        auto text = scalar_text(*devices, resource, where);
+        if (!text) continue;
+        auto count = parse_quantity_bytes(*text);
+        if (!count || *count < 0 || *count > 1024) {
+            throw SpecError{field_path(where, resource), "expected a whole number of GPUs, got '" + *text + "'"};
+        }
+        total += static_cast<int>(*count);
+    }
+    return total;
+}
+
+bool is_rdma_resource(std::string_view name) {
+    return name.starts_with("rdma/") || name == "nvidia.com/hostdev" || name.starts_with("mellanox.com/") ||
+           name.starts_with("nvidia.com/rdma");
+}
+
+ContainerEnv read_environment(const json::object& container, const std::string& where, const ShellLaunch& shell,
+                              const ConfigMapData& config_maps) {
+    ContainerEnv env;
+    for_each_object(container, "envFrom", where, [&](const json::object& item, const std::string& item_field) {
+        std::string what = "envFrom";
+        std::string prefix = string_field(item, "prefix", item_field).value_or("");
+        for (std::string_view kind : {"configMapRef", "secretRef"}) {
+            const json::object* ref = object_field(item, kind, item_field);
+            if (ref == nullptr) continue;
+            auto name = string_field(*ref, "name", field_path(item_field, kind)).value_or("?");
+            what = std::string(kind == "configMapRef" ? "ConfigMap " : "Secret ") + name + " (envFrom)";
+            auto data = kind == "configMapRef" ? config_maps.find(name) : config_maps.end();
+            if (data != config_maps.end()) {
+                for (const auto& [key, value] : data->second) {
+                    env.values[prefix + key] = value;
+                    env.sources[prefix + key] = EnvSource::env_from;
+                }
+                env.env_from = true;
+                return;
+            }
+        }
+        env.unread.push_back(std::move(what));
+        env.env_from = true;
+    });
+    for_each_object(container, "env", where, [&](const json::object& item, const std::string& item_field) {
+        auto name = string_field(item, "name", item_field);
+        if (!name || name->empty()) throw SpecError{field_path(item_field, "name"), "missing"};
+        env.sources[*name] = EnvSource::env_list;
+        auto value = string_field(item, "value", item_field);
+        if (object_field(item, "valueFrom", item_field) != nullptr) {
+            env.values.erase(*name);
+            env.unread.push_back("the value of " + *name + " (valueFrom)");
+        } else if (value && value->find("$(") != std::string::npos) {
+            // Kubernetes expands $(VAR) from other variables: not read here.
+            env.values.erase(*name);
+            env.unread.push_back("the value of " + *name + " ($(...) expansion)");
+        } else {
+            env.values[*name] = value.value_or("");
+        }
+    });
+    for (const auto& set : shell.exports) {
+        env.sources[set.name] = EnvSource::shell;
+        // Each export sees what the ones before it set.
+        std::optional<std::string> value = set.value;
+        if (!value && set.pattern) value = expand_variables(*set.pattern, env.values);
+        if (value) {
+            env.values[set.name] = *value;
+        } else {
+            env.values.erase(set.name);
+            env.unread.push_back("the value of " + set.name + " (" + set.origin + ")");
+        }
+    }
+    for (const auto& script : shell.sourced) env.unread.push_back("the script it sources (" + script + ")");
+    return env;
+}
+
+std::optional<std::uint64_t> pod_memory_limit(const json::object& spec, std::string_view where) {
+    std::uint64_t total = 0;
+    const json::array* containers = array_field(spec, "containers", where);
+    if (containers == nullptr) return std::nullopt;
+    for (std::size_t i = 0; i < containers->size(); ++i) {
+        std::string field = field_path(field_path(where, "containers"), i);
+        const json::object& container = object_element((*containers)[i], field);
+        const json::object* resources = object_field(container, "resources", field);
+        const json::object* limits = resources ? object_field(*resources, "limits", field_path(field, "resources")) : nullptr;
+        auto text = limits ? scalar_text(*limits, "memory", field_path(field, "resources.limits")) : std::nullopt;
+        auto bytes = text ? parse_quantity_bytes(*text) : std::nullopt;
+        if (!bytes) return std::nullopt;
+        total += static_cast<std::uint64_t>(*bytes);
+    }
+    return total;
+}
+
+struct VolumeInfo {
+    PodMount::Source source = PodMount::Source::other;
+    std::string description;
+    std::string host_path;
+    std::string host_type;
+    std::optional<std::vector<std::string>> items;
+    std::optional<std::map<std::string, std::string>> contents;  // a ConfigMap the review has: path -> data
+    bool memory = false;
+    std::optional<std::uint64_t> size_limit;
+};
+
+VolumeInfo read_volume(const json::object& volume, const std::string& where, const ConfigMapData& config_maps) {
+    VolumeInfo info;
+    if (const json::object* host = object_field(volume, "hostPath", where)) {
+        info.source = PodMount::Source::host_path;
+        info.host_path = string_field(*host, "path", field_path(where, "hostPath")).value_or("");
+        if (info.host_path.empty()) throw SpecError{field_path(where, "hostPath.path"), "missing"};
+        info.host_type = string_field(*host, "type", field_path(where, "hostPath")).value_or("");
+        info.description = "hostPath " + info.host_path + (info.host_type.empty() ? "" : " (" + info.host_type + ")");
+        return info;
+    }
+    for (std::string_view kind : {"configMap", "secret"}) {
+        const json::object* source = object_field(volume, kind, where);
+        if (source == nullptr) continue;
+        std::string field = field_path(where, kind);
+        info.source = kind == "configMap" ? PodMount::Source::config_map : PodMount::Source::secret;
+        auto name = string_field(*source, kind == "configMap" ? "name" : "secretName", field).value_or("?");
+        info.description = std::string(kind == "configMap" ? "ConfigMap " : "Secret ") + name;
+        auto data = kind == "configMap" ? config_maps.find(name) : config_maps.end();
+        if (data != config_maps.end()) info.contents.emplace();
+        if (array_field(*source, "items", field) != nullptr) {
+            std::vector<std::string> paths;
+            for_each_object(*source, "items", field, [&](const json::object& item, const std::string& item_field) {
+                auto path = string_field(item, "path", item_field);
+                auto key = string_field(item, "key", item_field);
+                if (!path) throw SpecError{field_path(item_field, "path"), "missing"};
+                paths.push_back(*path);
+                if (info.contents && key && data->second.count(*key) != 0) {
+                    (*info.contents)[normalize_absolute(*path).substr(1)] = data->second.at(*key);
+                }
+            });
+            info.items = std::move(paths);
+        } else if (info.contents) {
+            for (const auto& [key, value] : data->second) (*info.contents)[key] = value;
+        }
+        return info;
+    }
+    if (const json::object* empty = object_field(volume, "emptyDir", where)) {
+        info.source = PodMount::Source::empty_dir;
+        std::string field = field_path(where, "emptyDir");
+        info.memory = string_field(*empty, "medium", field).value_or("") == "Memory";
+        if (auto limit = scalar_text(*empty, "sizeLimit", field)) {
+            auto bytes = parse_quantity_bytes(*limit);
+            if (!bytes) throw SpecError{field_path(field, "sizeLimit"), "not a quantity: '" + *limit + "'"};
+            info.size_limit = static_cast<std::uint64_t>(*bytes);
+        }
+        info.description = std::string(info.memory ? "emptyDir (Memory)" : "emptyDir");
+        return info;
+    }
+    for (const auto& [kind, value] : volume) {
+        if (kind != "name") {
+            info.description = std::string(kind);
+            break;
+        }
+    }
+    return info;
+}
+
+}  // namespace
+
+std::vector<ContainerResources> pod_resources(const PodTemplate& pod, const std::string& judged_field) {
+    std::vector<ContainerResources> out;
+    for (std::string_view list_key : {"initContainers", "containers"}) {
+        const json::array* list = array_field(*pod.spec, list_key, pod.field);
+        if (list == nullptr) continue;
+        std::string list_field = field_path(pod.field, list_key);
+        for (std::size_t i = 0; i < list->size(); ++i) {
+            std::string field = field_path(list_field, i);
+            const json::object& container = object_element((*list)[i], field);
+            ContainerResources resources;
+            resources.name = field + " (" + string_field(container, "name", field).value_or("?") + ")";
+            resources.judged = field == judged_field;
+            if (const json::object* r = object_field(container, "resources", field)) {
+                std::string rf = field_path(field, "resources");
+                auto read = [&](std::string_view group, std::string_view key, bool cpu) -> std::optional<std::int64_t> {
+                    const json::object* values = object_field(*r, group, rf);
+                    if (values == nullptr) return std::nullopt;
+                    std::string vf = field_path(rf, group);
+                    auto text = scalar_text(*values, key, vf);
+                    if (!text) return std::nullopt;
+                    auto parsed = cpu ? parse_millicores(*text) : parse_quantity_bytes(*text);
+                    if (!parsed) throw SpecError{field_path(vf, key), "not a quantity: '" + *text + "'"};
+                    return parsed;
+                };
+                resources.cpu_request_milli = read("requests", "cpu", true);
+                resources.cpu_limit_milli = read("limits", "cpu", true);
+                resources.memory_request_bytes = read("requests", "memory", false);
+                resources.memory_limit_bytes = read("limits", "memory", false);
+            }
+            out.push_back(std::move(resources));
+        }
+    }
+    return out;
+}
+
+std::vector<ContainerLaunch> read_containers(const PodTemplate& pod, const ConfigMapData& config_maps) {
+    const json::object& spec = *pod.spec;
+    // Volumes by name.
+    std::map<std::string, VolumeInfo, std::less<>> volumes;
+    for_each_object(spec, "volumes", pod.field, [&](const json::object& volume, const std::string& item_field) {
+        auto name = string_field(volume, "name", item_field);
+        if (!name) throw SpecError{field_path(item_field, "name"), "missing"};
+        volumes[*name] = read_volume(volume, item_field, config_maps);
+    });
+    bool host_ipc = bool_field(spec, "hostIPC", pod.field).value_or(false);
+    const json::object* pod_security = object_field(spec, "securityContext", pod.field);
+
+    const json::array* list = array_field(spec, "containers", pod.field);
+    std::string list_field = field_path(pod.field, "containers");
+    if (list == nullptr || list->empty()) throw SpecError{list_field, "missing: a pod needs at least one container"};
+
+    std::vector<ContainerLaunch> out;
+    for (std::size_t i = 0; i < list->size(); ++i) {
+        ContainerLaunch launch;
+        launch.pod = &pod;
+        launch.field = field_path(list_field, i);
+        launch.pointer = pod.pointer + "/containers/" + std::to_string(i);
+        const json::object& container = object_element((*list)[i], launch.field);
+        launch.name = string_field(container, "name", launch.field).value_or("");
+        launch.image = string_field(container, "image", launch.field).value_or("");
+        const json::object* devices = device_resources(container, launch.field);
+        launch.gpus = gpu_count(devices, launch.field + ".resources.limits");
+        launch.shell = read_shell_launch(string_list(container, "command", launch.field),
+                                         string_list(container, "args", launch.field));
+        launch.env = read_environment(container, launch.field, launch.shell, config_maps);
+
+        ContainerFacts& facts = launch.facts;
+        if (!launch.image.empty()) facts.image = Fact<std::string>::known(launch.image, launch.field + ".image");
+        else facts.image = Fact<std::string>::unknown(launch.field + ".image is not set");
+        std::vector<std::string> rdma;
+        if (devices != nullptr) {
+            for (const auto& [resource, count] : *devices) {
+                if (is_rdma_resource(resource)) rdma.push_back(std::string(resource));
+            }
+        }
+
+        std::vector<PodMount> mounts;
+        std::optional<Fact<std::uint64_t>> shm;
+        for_each_object(container, "volumeMounts", launch.field, [&](const json::object& mount,
+                                                                      const std::string& mount_field) {
+            auto volume_name = string_field(mount, "name", mount_field);
+            auto mount_path = string_field(mount, "mountPath", mount_field);
+            if (!volume_name) throw SpecError{field_path(mount_field, "name"), "missing"};
+            if (!mount_path || mount_path->empty()) throw SpecError{field_path(mount_field, "mountPath"), "missing"};
+            auto volume = volumes.find(*volume_name);
+            if (volume == volumes.end()) {
+                throw SpecError{field_path(mount_field, "name"), "no volume named '" + *volume_name + "' in " +
+                                                                     field_path(pod.field, "volumes")};
+            }
+            const VolumeInfo& info = volume->second;
+            std::string sub_path = string_field(mount, "subPath", mount_field).value_or("");
+            PodMount pm;
+            pm.mount_path = *mount_path;
+            pm.volume = *volume_name;
+            pm.source = info.source;
+            pm.description = info.description + (sub_path.empty() ? "" : ", subPath " + sub_path);
+            pm.host_type = info.host_type;
+            pm.host_path = sub_path.empty() ? info.host_path : info.host_path + "/" + sub_path;
+            if (info.contents) {
+                if (sub_path.empty()) {
+                    pm.contents = info.contents;
+                } else if (auto file = info.contents->find(sub_path); file != info.contents->end()) {
+                    pm.contents = std::map<std::string, std::string>{{"", file->second}};
+                } else {
+                    pm.contents.emplace();  // the kubelet makes a missing subPath an empty directory
+                }
+            }
+            if (!sub_path.empty()) {
+                pm.whole_key = pm.source == PodMount::Source::config_map || pm.source == PodMount::Source::secret;
+                if (pm.source == PodMount::Source::host_path) pm.host_type.clear();
+            } else {
+                pm.projected = info.items;
+            }
+            if (pm.source == PodMount::Source::host_path) {
+                facts.requested_mounts.push_back(pm.host_path + ":" + *mount_path);
+                if (normalize_absolute(pm.host_path) == "/dev/infiniband") rdma.push_back("hostPath /dev/infiniband");
+            }
+            if (normalize_absolute(*mount_path) == "/dev/shm") {
+                std::string where = mount_field + " (volume " + *volume_name + ", " + info.description + ")";
+                if (info.source == PodMount::Source::empty_dir && info.memory && info.size_limit) {
+                    shm = Fact<std::uint64_t>::known(*info.size_limit, where + " sizeLimit");
+                } else if (info.source == PodMount::Source::empty_dir && info.memory) {
+                    // Without a sizeLimit the kubelet sizes the tmpfs to the
+                    // pod's memory limit, else to the node's memory.
+                    if (auto limit = pod_memory_limit(spec, pod.field)) {
+                        shm = Fact<std::uint64_t>::known(*limit, where + " without sizeLimit: the pod's memory limit");
+                    } else {
+                        shm = Fact<std::uint64_t>::unknown(where + " has no sizeLimit and the pod no memory limit: "
+                                                           "the tmpfs takes the node's memory size, which the spec "
+                                                           "does not give");
+                    }
+                } else if (info.source == PodMount::Source::host_path) {
+                    shm = Fact<std::uint64_t>::unknown(where + ": the node's /dev/shm, whose size the spec does not give");
+                } else {
+                    shm = Fact<std::uint64_t>::unknown(where + ": a volume whose size the spec does not give");
+                }
+            }
+            mounts.push_back(std::move(pm));
+        });
+        if (!shm) {
+            if (host_ipc) {
+                shm = Fact<std::uint64_t>::unknown(pod.field + ".hostIPC: the node's /dev/shm, whose size the spec does not give");
+            } else {
+                shm = Fact<std::uint64_t>::known(kRuntimeDefaultShm, "no volume at /dev/shm and no hostIPC: the container "
+                                                                     "runtime's 64 MiB default");
+            }
+        }
+        facts.shm_bytes = *shm;
+        facts.rdma_devices = Fact<std::vector<std::string>>::known(rdma, launch.field + ".resources and volumeMounts");
+        facts.memlock = Fact<std::optional<std::uint64_t>>::unknown(
+            "RLIMIT_MEMLOCK is set by the node's container runtime; a pod spec cannot set it");
+
+        // Capabilities the spec adds (privileged grants all of them).
+        const json::object* security = object_field(container, "securityContext", launch.field);
+        std::string security_field = field_path(launch.field, "securityContext");
+        std::vector<std::string> capabilities;
+        if (security != nullptr) {
+            if (bool_field(*security, "privileged", security_field).value_or(false)) {
+                capabilities.emplace_back("CAP_IPC_LOCK");
+                capabilities.emplace_back("ALL (privileged)");
+            }
+            if (const json::object* caps = object_field(*security, "capabilities", security_field)) {
+                for (auto& cap : string_list(*caps, "add", field_path(security_field, "capabilities"))) {
+                    capabilities.push_back(cap.starts_with("CAP_") ? cap : "CAP_" + cap);
+                }
+            }
+        }
+        facts.capabilities = Fact<std::vector<std::string>>::known(
+            capabilities, security_field + " (beyond the container runtime's default set)");
+        auto user_of = [&](const json::object* context, const std::string& where) -> std::optional<bool> {
+            if (context == nullptr) return std::nullopt;
+            if (auto uid = int_field(*context, "runAsUser", where)) return *uid == 0;
+            if (bool_field(*context, "runAsNonRoot", where).value_or(false)) return false;
+            return std::nullopt;
+        };
+        if (auto root = user_of(security, security_field)) {
+            facts.runs_as_root = Fact<bool>::known(*root, security_field);
+        } else if (auto pod_root = user_of(pod_security, field_path(pod.field, "securityContext"))) {
+            facts.runs_as_root = Fact<bool>::known(*pod_root, field_path(pod.field, "securityContext"));
+        } else {
+            facts.runs_as_root = Fact<bool>::unknown("no runAsUser or runAsNonRoot: the image's USER decides");
+        }
+
+        launch.files = std::make_shared<PodFileView>(std::move(mounts), "the volumes " + launch.field + " mounts");
+        out.push_back(std::move(launch));
+    }
+    return out;
+}
+
+ContainerEnv rank_environment(const ContainerLaunch& launcher) {
+    ContainerEnv ranks;
+    for (const auto& set : launcher.shell.rank_exports) {
+        ranks.sources[set.name] = EnvSource::launcher;
+        if (set.forwarded) {
+            if (auto it = launcher.env.values.find(set.name); it != launcher.env.values.end()) {
+                ranks.values[set.name] = it->second;
+            } else if (!launcher.env.unread.empty()) {
+                ranks.unread.push_back("the value of " + set.name + " (" + set.origin + " on " + launcher.field + ")");
+            } else {
+                ranks.sources.erase(set.name);  // unset on the launcher: mpirun passes nothing
+            }
+        } else if (set.value) {
+            ranks.values[set.name] = *set.value;
+        } else if (auto expanded = set.pattern ? expand_variables(*set.pattern, launcher.env.values) : std::nullopt) {
+            // The launcher's shell expands -x NAME=${X} from its own environment.
+            ranks.values[set.name] = *expanded;
+        } else {
+            ranks.unread.push_back("the value of " + set.name + " (" + set.origin + " on " + launcher.field + ")");
+        }
+    }
+    return ranks;
+}
+
+ContainerEnv overlay_environment(ContainerEnv base, const ContainerEnv& overlay) {
+    for (const auto& [name, source] : overlay.sources) {
+        base.sources[name] = source;
+        base.values.erase(name);
+    }
+    for (const auto& [name, value] : overlay.values) base.values[name] = value;
+    base.unread.insert(base.unread.end(), overlay.unread.begin(), overlay.unread.end());
+    base.env_from = base.env_from || overlay.env_from;
+    return base;
+}
+
+}  // namespace launchguard::kubernetes

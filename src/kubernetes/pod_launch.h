@@ -1,0 +1,64 @@
+// One container of a pod template read as a launch: its environment (env,
+// envFrom, the shell in its command and args, what an MPI launcher passes
+// it), its filesystem view (the pod's volumes it mounts), its resources and
+// security context. Where a value cannot be known from the spec it is
+// unknown with the reason, never a guess.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/json/object.hpp>
+
+#include "context/launch_context.h"
+#include "kubernetes/pod_file_view.h"
+#include "kubernetes/shell_launch.h"
+#include "kubernetes/workload_spec.h"
+
+namespace launchguard::kubernetes {
+
+// Where a variable the container gets was written: a patch can change only
+// what the env list holds, since a shell export or `mpirun -x` overrides it.
+enum class EnvSource { env_list, env_from, shell, launcher };
+
+struct ContainerEnv {
+    Environment values;
+    std::vector<std::string> unread;  // sources that may add variables (envFrom, sourced scripts, valueFrom)
+    std::map<std::string, EnvSource, std::less<>> sources;
+    bool env_from = false;
+};
+
+struct ContainerLaunch {
+    const PodTemplate* pod = nullptr;
+    std::string field;    // "spec.containers[0]"
+    std::string pointer;  // "/spec/containers/0"
+    std::string name;
+    std::string image;
+    int gpus = 0;         // nvidia.com/gpu + amd.com/gpu limits (else requests)
+    ContainerEnv env;     // before what an MPI launcher passes it
+    ShellLaunch shell;
+    std::shared_ptr<const PodFileView> files;
+    ContainerFacts facts;
+};
+
+// The containers of a template (not its init containers), validated; throws
+// SpecError naming a malformed field.
+// ConfigMap data by name, where the reviewer has it.
+using ConfigMapData = std::map<std::string, std::map<std::string, std::string>>;
+
+std::vector<ContainerLaunch> read_containers(const PodTemplate& pod, const ConfigMapData& config_maps);
+
+// Requests and limits of every container of the pod, init and sidecar
+// containers included; `judged` marks the container at `judged_field`.
+std::vector<ContainerResources> pod_resources(const PodTemplate& pod, const std::string& judged_field);
+
+// Variables an MPI launcher passes to every rank (`-x NAME=value`, `-x NAME`
+// with the launcher's own value), resolved against the launcher's env.
+ContainerEnv rank_environment(const ContainerLaunch& launcher);
+
+// `base` with `overlay` on top (the launcher's -x beats the worker's env).
+ContainerEnv overlay_environment(ContainerEnv base, const ContainerEnv& overlay);
+
+}  // namespace launchguard::kubernetes

@@ -1,0 +1,302 @@
+#include "kubernetes/workload_review.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "kubernetes/json_patch.h"
+#include "kubernetes/pod_launch.h"
+#include "kubernetes/spec_fields.h"
+#include "kubernetes/workload_spec.h"
+#include "rules/rule.h"
+#include "util/path.h"
+
+namespace launchguard::kubernetes {
+namespace json = boost::json;
+
+namespace {
+
+std::optional<int> whole_number(const Environment& env, std::string_view name) {
+    auto it = env.find(name);
+    if (it == env.end()) return std::nullopt;
+    int value = 0;
+    auto [ptr, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), value);
+    if (ec != std::errc() || ptr != it->second.data() + it->second.size() || value <= 0) return std::nullopt;
+    return value;
+}
+
+// Nodes (pods, one per node as GPU training pods are placed), tasks and
+// GPUs of the whole workload, from its replica counts; a bare Pod only
+// from what its controller wrote into it.
+JobShape workload_shape(const WorkloadSpec& workload, const std::vector<ContainerLaunch>& containers,
+                        const std::vector<ContainerEnv>& envs) {
+    JobShape shape;
+    std::map<const PodTemplate*, int> gpus_per_pod;
+    for (const auto& c : containers) {
+        if (c.gpus > 0) gpus_per_pod[c.pod] += c.gpus;
+    }
+    std::optional<int> mpi_ranks;
+    std::optional<int> torch_nodes;
+    std::optional<int> torch_per_node;
+    std::optional<int> env_nodes;
+    std::string env_nodes_source;
+    for (std::size_t i = 0; i < containers.size(); ++i) {
+        const ShellLaunch& shell = containers[i].shell;
+        if (shell.mpi_ranks) mpi_ranks = shell.mpi_ranks;
+        if (shell.torch_nnodes) torch_nodes = shell.torch_nnodes;
+        if (shell.torch_nproc_per_node) torch_per_node = shell.torch_nproc_per_node;
+        if (containers[i].gpus == 0) continue;
+        if (auto n = whole_number(envs[i].values, "PET_NNODES")) {
+            env_nodes = n;
+            env_nodes_source = containers[i].field + " env PET_NNODES";
+        } else if (auto w = whole_number(envs[i].values, "WORLD_SIZE");
+                   w && envs[i].values.find("PET_NPROC_PER_NODE") == envs[i].values.end()) {
+            env_nodes = w;
+            env_nodes_source = containers[i].field + " env WORLD_SIZE (one process per pod)";
+        }
+    }
+
+    if (!workload.is_pod) {
+        long long pods = 0;
+        long long gpus = 0;
+        std::vector<std::string> sources;
+        for (const auto& [pod, per_pod] : gpus_per_pod) {
+            pods += *pod->pods;
+            gpus += *pod->pods * per_pod;
+            sources.push_back(pod->pods_source);
+        }
+        std::string source;
+        for (const auto& s : sources) source += (source.empty() ? "" : " + ") + s;
+        shape.nodes = Fact<int>::known(static_cast<int>(pods), source + " (GPU pods, one per node)");
+        shape.total_gpus = Fact<int>::known(static_cast<int>(gpus), source + " x GPUs per pod");
+    } else if (env_nodes || torch_nodes) {
+        int nodes = env_nodes ? *env_nodes : *torch_nodes;
+        std::string source = env_nodes ? env_nodes_source : "torchrun --nnodes";
+        int per_pod = gpus_per_pod.empty() ? 0 : gpus_per_pod.begin()->second;
+        shape.nodes = Fact<int>::known(nodes, source);
+        shape.total_gpus = Fact<int>::known(nodes * per_pod, source + " x GPUs per pod");
+    } else {
+        std::string why = "a bare Pod whose labels, env and command do not say how many pods its job has";
+        shape.nodes = Fact<int>::unknown(why);
+        shape.total_gpus = Fact<int>::unknown(why);
+    }
+    if (mpi_ranks) {
+        shape.tasks = Fact<int>::known(*mpi_ranks, "mpirun -np");
+    } else if (torch_nodes && torch_per_node) {
+        shape.tasks = Fact<int>::known(*torch_nodes * *torch_per_node, "torchrun --nnodes x --nproc-per-node");
+    } else {
+        shape.tasks = Fact<int>::unknown("no mpirun -np or torchrun --nnodes/--nproc-per-node in the spec");
+    }
+    return shape;
+}
+
+LaunchContext container_context(const ContainerLaunch& container, const ContainerEnv& env, const JobShape& shape) {
+    LaunchContext ctx;
+    ctx.runtime = Runtime::kubernetes;
+    ctx.env = Fact<Environment>::known(env.values, container.field + " env, envFrom, command and args");
+    ctx.env_unread_sources = env.unread;
+    ctx.files = container.files;
+    const std::string node = "a pod spec does not describe its node; node facts come from the profile";
+    ctx.cpu_mask = Fact<CpuSet>::unknown("the kubelet picks the pod's CPUs when it starts");
+    ctx.gpus = Fact<std::vector<Gpu>>::unknown("the device plugin picks the pod's GPUs when it starts");
+    ctx.topology = Fact<NodeTopology>::unknown(node);
+    ctx.interfaces = Fact<std::vector<NetInterface>>::unknown(node);
+    ctx.job = shape;
+    ctx.container = container.facts;
+    ctx.pod_resources = Fact<std::vector<ContainerResources>>::known(pod_resources(*container.pod, container.field),
+                                                                     container.pod->field);
+    return ctx;
+}
+
+// Whether a patch of the env list decides the variable: a shell export or
+// an MPI launcher's -x sets it after the env list, and an envFrom source
+// may hold it once the entry is removed.
+bool env_patchable(const ContainerEnv& env, const RemediationOp& op) {
+    auto source = env.sources.find(op.name);
+    bool absent = source == env.sources.end();
+    if (op.kind == RemediationOp::Kind::set_env) {
+        // An env entry beats envFrom, but not what the shell exports later.
+        return absent || source->second == EnvSource::env_list || source->second == EnvSource::env_from;
+    }
+    return !absent && source->second == EnvSource::env_list && !env.env_from;
+}
+
+bool mount_patchable(const ContainerLaunch& container, const RemediationOp& op) {
+    const PodMount* mount = container.files->mount_for(op.container_path);
+    if (mount == nullptr) return true;
+    // The path is already a mount point of another volume: Kubernetes
+    // rejects a second mount at the same path.
+    bool same_point = mount->mount_path == normalize_absolute(op.container_path);
+    return !same_point || (mount->source == PodMount::Source::host_path && mount->host_path == op.host_path);
+}
+
+void apply_ops(PodPatchBuilder& builder, const ContainerLaunch& container, const std::vector<RemediationOp>& ops) {
+    for (const auto& op : ops) {
+        switch (op.kind) {
+            case RemediationOp::Kind::set_env: builder.set_env(container.pointer, op.name, op.value); break;
+            case RemediationOp::Kind::unset_env: builder.unset_env(container.pointer, op.name); break;
+            case RemediationOp::Kind::mount_file:
+                builder.mount_host_file(container.pod->pointer, container.pointer, op.host_path, op.container_path);
+                break;
+            case RemediationOp::Kind::shm_size:
+                builder.memory_shm(container.pod->pointer, container.pointer, op.bytes);
+                break;
+            case RemediationOp::Kind::add_capability: builder.add_capability(container.pointer, op.name); break;
+            case RemediationOp::Kind::manual: break;
+        }
+    }
+}
+
+Decision stricter(Decision a, Decision b) {
+    auto rank = [](Decision d) { return d == Decision::block ? 2 : d == Decision::patch ? 1 : 0; };
+    return rank(a) >= rank(b) ? a : b;
+}
+
+WorkloadReview review_supported(const json::value& object, const WorkloadSpec& workload, const Profile& profile,
+                                const ReviewOptions& options, WorkloadReview review) {
+    std::vector<ContainerLaunch> containers;
+    for (const auto& tmpl : workload.templates) {
+        auto read = read_containers(tmpl, options.config_maps);
+        for (auto& c : read) containers.push_back(std::move(c));
+        pod_resources(tmpl, "");  // a malformed quantity is an error even where no GPU is requested
+    }
+    review.requests_gpus = std::any_of(containers.begin(), containers.end(), [](const auto& c) { return c.gpus > 0; });
+    review.report.profile = profile.name;
+    review.report.profile_origin = profile.origin;
+    review.report.mode = options.mode;
+    if (!review.requests_gpus) {
+        review.note = "no container requests a GPU (nvidia.com/gpu, amd.com/gpu): allowed untouched";
+        return review;
+    }
+
+    // What an MPI launcher passes reaches every rank: its own and the workers'.
+    ContainerEnv launcher_ranks;
+    for (const auto& c : containers) {
+        if (c.shell.rank_exports.empty()) continue;
+        if (workload.is_mpi_job && c.pod->role == "Launcher") {
+            launcher_ranks = overlay_environment(std::move(launcher_ranks), rank_environment(c));
+        }
+    }
+    std::vector<ContainerEnv> envs;
+    for (const auto& c : containers) {
+        ContainerEnv env = c.env;
+        if (workload.is_mpi_job && c.pod->role == "Worker") env = overlay_environment(std::move(env), launcher_ranks);
+        if (!c.shell.rank_exports.empty()) env = overlay_environment(std::move(env), rank_environment(c));
+        envs.push_back(std::move(env));
+    }
+    JobShape shape = workload_shape(workload, containers, envs);
+
+    PodPatchBuilder builder(object);
+    Report& merged = review.report;
+    for (std::size_t i = 0; i < containers.size(); ++i) {
+        const ContainerLaunch& container = containers[i];
+        if (container.gpus == 0) continue;
+        LaunchContext ctx = container_context(container, envs[i], shape);
+        EvaluationOptions evaluation;
+        evaluation.mode = options.mode;
+        evaluation.scopes = kScopeKubernetes;
+        evaluation.applicable = all_remediation_kinds();
+        evaluation.fix_blocking = options.fix_blocking;
+        const ContainerEnv& env = envs[i];
+        evaluation.can_apply_op = [&](const RemediationOp& op) {
+            switch (op.kind) {
+                case RemediationOp::Kind::set_env:
+                case RemediationOp::Kind::unset_env: return env_patchable(env, op);
+                case RemediationOp::Kind::mount_file: return mount_patchable(container, op);
+                default: return true;
+            }
+        };
+        Report report = evaluate(ctx, profile, evaluation);
+        merged.rules_evaluated = std::max(merged.rules_evaluated, report.rules_evaluated);
+        merged.decision = stricter(merged.decision, report.decision);
+        for (auto& finding : report.findings) {
+            finding.evidence.insert(finding.evidence.begin(), std::pair<std::string, std::string>("template", container.field));
+            if (!container.name.empty()) {
+                finding.evidence.insert(finding.evidence.begin() + 1,
+                                        std::pair<std::string, std::string>("container", container.name));
+            }
+            merged.findings.push_back(std::move(finding));
+        }
+        for (auto& unknown : report.unknowns) {
+            unknown.reason = container.field + ": " + unknown.reason;
+            merged.unknowns.push_back(std::move(unknown));
+        }
+        apply_ops(builder, container, report.patch);
+        merged.patch.insert(merged.patch.end(), report.patch.begin(), report.patch.end());
+    }
+    review.patch = builder.patch();
+    return review;
+}
+
+void collect_node_labels(const json::object& spec, std::map<std::string, std::string>& labels) {
+    if (const json::value* selector = spec.if_contains("nodeSelector"); selector && selector->is_object()) {
+        for (const auto& [key, value] : selector->get_object()) {
+            if (value.is_string()) labels[std::string(key)] = std::string(value.get_string());
+        }
+    }
+    const json::value* affinity = spec.if_contains("affinity");
+    if (affinity == nullptr || !affinity->is_object()) return;
+    const json::value* node = affinity->get_object().if_contains("nodeAffinity");
+    if (node == nullptr || !node->is_object()) return;
+    const json::value* required = node->get_object().if_contains("requiredDuringSchedulingIgnoredDuringExecution");
+    if (required == nullptr || !required->is_object()) return;
+    const json::value* terms = required->get_object().if_contains("nodeSelectorTerms");
+    if (terms == nullptr || !terms->is_array()) return;
+    for (const auto& term : terms->get_array()) {
+        if (!term.is_object()) continue;
+        const json::value* expressions = term.get_object().if_contains("matchExpressions");
+        if (expressions == nullptr || !expressions->is_array()) continue;
+        for (const auto& expression : expressions->get_array()) {
+            if (!expression.is_object()) continue;
+            const auto& e = expression.get_object();
+            const json::value* key = e.if_contains("key");
+            const json::value* op = e.if_contains("operator");
+            const json::value* values = e.if_contains("values");
+            if (key && key->is_string() && op && op->is_string() && op->get_string() == "In" && values &&
+                values->is_array() && values->get_array().size() == 1 && values->get_array()[0].is_string()) {
+                labels[std::string(key->get_string())] = std::string(values->get_array()[0].get_string());
+            }
+        }
+    }
+}
+
+}  // namespace
+
+Result<WorkloadReview> review_workload(const json::value& object, const Profile& profile, const ReviewOptions& options) {
+    try {
+        WorkloadSpec workload = read_workload_spec(object);
+        WorkloadReview review;
+        review.api_version = workload.api_version;
+        review.kind = workload.kind;
+        review.name = workload.name;
+        review.namespace_name = workload.namespace_name;
+        review.supported = workload.supported;
+        if (!workload.supported) {
+            review.note = workload.kind + " (" + workload.api_version + ") is not a workload launchguard judges: skipped";
+            review.report.profile = profile.name;
+            review.report.profile_origin = profile.origin;
+            review.report.mode = options.mode;
+            return review;
+        }
+        return review_supported(object, workload, profile, options, std::move(review));
+    } catch (const SpecError& e) {
+        Error error = make_error(e.message);
+        error.field = e.field;
+        return error;
+    } catch (const std::exception& e) {
+        return make_error(std::string("could not review the object: ") + e.what());
+    }
+}
+
+std::map<std::string, std::string> requested_node_labels(const json::value& object) {
+    std::map<std::string, std::string> labels;
+    try {
+        WorkloadSpec workload = read_workload_spec(object);
+        for (const auto& tmpl : workload.templates) collect_node_labels(*tmpl.spec, labels);
+    } catch (const SpecError&) {
+        // A malformed object requests no labels; review_workload reports
+        // the fault itself.
+    }
+    return labels;
+}
+
+}  // namespace launchguard::kubernetes

@@ -1,0 +1,271 @@
+// `launchguard review` on Kubernetes manifests, as users and CI run it: the
+// real manifests of tests/fixtures/k8s with their findings pinned (each judged
+// by hand, see the comments), patches applied by python3-jsonpatch and
+// reviewed again, exit codes, and malformed input.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <vector>
+
+#include "support/launch_fixture.h"
+#include "support/run_command.h"
+
+namespace launchguard {
+namespace {
+
+using testing::fixture_path;
+using testing::quote_arg;
+using testing::run_command;
+
+namespace json = boost::json;
+
+std::string cli() { return quote_arg(LAUNCHGUARD_CLI); }
+std::string k8s(const std::string& name) { return quote_arg(fixture_path("k8s/" + name)); }
+std::string ndv5_profile() { return " --profile " + k8s("ndv5-topology-profile.yaml"); }
+
+// Per document: "Kind: rule=action rule=action" (sorted), or "Kind: skipped" / "Kind: no GPU".
+std::vector<std::string> summarize(const std::string& out) {
+    boost::system::error_code ec;
+    json::value value = json::parse(out, ec);
+    EXPECT_FALSE(ec) << "not JSON: " << out;
+    std::vector<std::string> lines;
+    if (ec) return lines;
+    for (const auto& doc : value.at("documents").as_array()) {
+        std::string line = std::string(doc.at("kind").as_string()) + ":";
+        if (!doc.at("supported").as_bool()) {
+            line += " skipped";
+        } else if (!doc.at("requests_gpus").as_bool()) {
+            line += " no GPU";
+        } else {
+            std::multiset<std::string> findings;
+            for (const auto& f : doc.at("report").at("findings").as_array()) {
+                findings.insert(std::string(f.at("rule").as_string()) + "=" + std::string(f.at("action").as_string()));
+            }
+            for (const auto& f : findings) line += " " + f;
+        }
+        lines.push_back(line);
+    }
+    return lines;
+}
+
+struct PinnedFixture {
+    const char* file;
+    int exit_default;
+    std::vector<std::string> with_default;
+    int exit_ndv5;
+    std::vector<std::string> with_ndv5;
+};
+
+// Judged by hand:
+// - aks-rdma-ib-rendered: the workers request only GPUs and RDMA devices, so
+//   their pod is not Guaranteed; the launcher passes NCCL_TOPO_FILE with -x
+//   and the workers mount that file from a ConfigMap, so a required topology
+//   file is in effect. Its other NCCL values come from an envFrom ConfigMap
+//   through -x NAME=${NAME}: unknown, not findings.
+// - awsome-nccl-tests: memory but no CPU limit (not Guaranteed); /dev/shm is
+//   the node's (hostPath), so its size is unknown; EFA is not IB. No topology
+//   file: under the ndv5 profile topo.required and topo.not-propagated block.
+// - gke-rdma-nccl-test: two Services skipped; each pod requests CPU but has
+//   no limits; its NCCL settings come from a sourced script, so a required
+//   topology file cannot be judged: unknown, never a block.
+// - gke-tcpxo-nccl-test: the TCPXO daemon sidecar has no resources; no
+//   topology file anywhere (the heredoc in the command is data).
+// - kubeflow-pytorch_job_mnist_nccl: Master and Worker each get 64 MiB of
+//   /dev/shm (no volume): shm.small patches both.
+// - kubeflow-simple: no GPU.
+const std::vector<PinnedFixture>& pinned() {
+    static const std::vector<PinnedFixture> fixtures = {
+        {"aks-rdma-ib-rendered.yaml", 0, {"ConfigMap: skipped", "MPIJob: cpu.k8s-not-pinnable=warn"},
+         0, {"ConfigMap: skipped", "MPIJob: cpu.k8s-not-pinnable=warn"}},
+        {"awsome-nccl-tests.yaml", 0, {"MPIJob: cpu.k8s-not-pinnable=warn"},
+         1, {"MPIJob: cpu.k8s-not-pinnable=warn topo.not-propagated=block topo.required=block"}},
+        {"gke-rdma-nccl-test.yaml", 0,
+         {"Service: skipped", "Service: skipped", "Pod: cpu.k8s-not-pinnable=warn", "Pod: cpu.k8s-not-pinnable=warn"},
+         0,
+         {"Service: skipped", "Service: skipped", "Pod: cpu.k8s-not-pinnable=warn", "Pod: cpu.k8s-not-pinnable=warn"}},
+        {"gke-tcpxo-nccl-test.yaml", 0,
+         {"Service: skipped", "Service: skipped", "Pod: cpu.k8s-not-pinnable=warn", "Pod: cpu.k8s-not-pinnable=warn"},
+         1,
+         {"Service: skipped", "Service: skipped",
+          "Pod: cpu.k8s-not-pinnable=warn topo.not-propagated=block topo.required=block",
+          "Pod: cpu.k8s-not-pinnable=warn topo.not-propagated=block topo.required=block"}},
+        {"kubeflow-pytorch_job_mnist_nccl.yaml", 3,
+         {"PyTorchJob: cpu.k8s-not-pinnable=warn cpu.k8s-not-pinnable=warn shm.small=patch shm.small=patch"},
+         1,
+         {"PyTorchJob: cpu.k8s-not-pinnable=warn cpu.k8s-not-pinnable=warn shm.small=patch shm.small=patch "
+          "topo.not-propagated=block topo.not-propagated=block topo.required=block topo.required=block"}},
+        {"kubeflow-simple.yaml", 0, {"PyTorchJob: no GPU"}, 0, {"PyTorchJob: no GPU"}},
+        {"gpu-pod-without-topology.yaml", 0, {"Pod:"}, 1, {"Pod: topo.not-propagated=block topo.required=block"}},
+    };
+    return fixtures;
+}
+
+TEST(ReviewCli, EveryFixtureHasItsPinnedFindings) {
+    for (const auto& fixture : pinned()) {
+        auto lax = run_command(cli() + " review --format json " + k8s(fixture.file));
+        EXPECT_EQ(lax.exit_code, fixture.exit_default) << fixture.file << "\n" << lax.err;
+        EXPECT_EQ(summarize(lax.out), fixture.with_default) << fixture.file;
+
+        auto strict = run_command(cli() + " review --format json" + ndv5_profile() + " " + k8s(fixture.file));
+        EXPECT_EQ(strict.exit_code, fixture.exit_ndv5) << fixture.file << "\n" << strict.err;
+        EXPECT_EQ(summarize(strict.out), fixture.with_ndv5) << fixture.file;
+
+        auto text = run_command(cli() + " review " + k8s(fixture.file));
+        EXPECT_EQ(text.exit_code, fixture.exit_default) << fixture.file;
+        EXPECT_NE(text.out.find("== "), std::string::npos) << fixture.file;
+    }
+}
+
+std::string temp_path(const std::string& name) {
+    return ::testing::TempDir() + "launchguard-review-" + std::to_string(::getpid()) + "-" + name;
+}
+
+// The patch of every document, applied by python3-jsonpatch (not by
+// launchguard), reviewed again: nothing left to patch, nothing blocks.
+TEST(ReviewCli, PatchesApplyIndependentlyAndSettle) {
+    const std::string apply = quote_arg(std::string(LAUNCHGUARD_SOURCE_DIR) + "/tests/support/apply_json_patches.py");
+    int patched_documents = 0;
+    for (const auto& fixture : pinned()) {
+        for (const std::string& profile : {std::string(), ndv5_profile()}) {
+            const std::string lines = temp_path("patch.lines");
+            const std::string patched = temp_path("patched.json");
+            auto patch = run_command(cli() + " review --patch" + profile + " " + k8s(fixture.file));
+            ASSERT_NE(patch.exit_code, 2) << fixture.file << patch.err;
+            std::ofstream(lines) << patch.out;
+            auto applied = run_command("python3 " + apply + " " + k8s(fixture.file) + " " + quote_arg(lines));
+            ASSERT_EQ(applied.exit_code, 0) << fixture.file << profile << ": " << applied.err;
+            std::ofstream(patched) << applied.out;
+            auto again = run_command(cli() + " review --patch" + profile + " " + quote_arg(patched));
+            EXPECT_EQ(again.exit_code, 0) << fixture.file << profile << "\n" << again.err;
+            std::istringstream out(again.out);
+            for (std::string line; std::getline(out, line);) EXPECT_EQ(line, "[]") << fixture.file << profile;
+            if (patch.exit_code == 3) ++patched_documents;
+        }
+    }
+    EXPECT_GE(patched_documents, 4);  // awsome, tcpxo and the two pytorch runs at least
+}
+
+TEST(ReviewCli, IssueExampleBlocksThenPatchesThenPasses) {
+    const std::string pod = k8s("gpu-pod-without-topology.yaml");
+    auto validate = run_command(cli() + " review" + ndv5_profile() + " " + pod);
+    EXPECT_EQ(validate.exit_code, 1);
+    EXPECT_NE(validate.out.find("topo.required"), std::string::npos) << validate.out;
+
+    auto mutate = run_command(cli() + " review --patch" + ndv5_profile() + " " + pod);
+    EXPECT_EQ(mutate.exit_code, 3) << mutate.err;
+    json::value patch = json::parse(mutate.out);
+    const json::value expected = json::parse(R"([
+      {"op":"add","path":"/spec/volumes/-","value":{"name":"launchguard-ndv5-topo-xml",
+        "hostPath":{"path":"/opt/microsoft/ndv5-topo.xml","type":"File"}}},
+      {"op":"add","path":"/spec/containers/0/volumeMounts/-","value":{"name":"launchguard-ndv5-topo-xml",
+        "mountPath":"/opt/microsoft/ndv5-topo.xml","readOnly":true}},
+      {"op":"add","path":"/spec/containers/0/env","value":[{"name":"NCCL_TOPO_FILE","value":"/opt/microsoft/ndv5-topo.xml"}]}
+    ])");
+    EXPECT_EQ(patch, expected) << mutate.out;
+
+    auto passes = run_command(cli() + " review --patched" + ndv5_profile() + " " + pod + " | " + cli() + " review" +
+                              ndv5_profile() + " -");
+    EXPECT_EQ(passes.exit_code, 0) << passes.out << passes.err;
+
+    EXPECT_EQ(run_command(cli() + " review " + pod).exit_code, 0);
+}
+
+TEST(ReviewCli, AnAdmissionReviewIsJudgedByItsObject) {
+    const std::string path = temp_path("review.json");
+    {
+        std::ifstream pod_yaml(fixture_path("k8s/gpu-pod-without-topology.yaml"));
+        std::ofstream out(path);
+        // A pod in JSON, wrapped as the API server sends it.
+        out << R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"7",
+          "kind":{"group":"","version":"v1","kind":"Pod"},"operation":"CREATE",
+          "object":{"apiVersion":"v1","kind":"Pod","metadata":{"generateName":"t-"},"spec":{"containers":[
+            {"name":"t","image":"i","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}}}})";
+    }
+    auto result = run_command(cli() + " review --format json " + quote_arg(path));
+    EXPECT_EQ(result.exit_code, 3) << result.out << result.err;  // shm.small patches
+    EXPECT_EQ(summarize(result.out), std::vector<std::string>{"Pod: cpu.k8s-not-pinnable=warn shm.small=patch"});
+    EXPECT_NE(result.out.find("request.object"), std::string::npos);
+}
+
+// A ConfigMap reviewed with the workload gives its data: here a topology
+// file NCCL would ignore (an hwloc export), which blocks.
+TEST(ReviewCli, ConfigMapsAmongTheInputsAreRead) {
+    const std::string path = temp_path("with-config-map.yaml");
+    std::ofstream(path) << R"(apiVersion: v1
+kind: ConfigMap
+metadata: {name: nccl-topology}
+data:
+  topo.xml: |
+    <topology version="2.0">
+      <object type="Machine"/>
+    </topology>
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: c
+    image: i
+    env: [{name: NCCL_TOPO_FILE, value: /opt/topo/topo.xml}]
+    resources: {limits: {nvidia.com/gpu: 8, cpu: "8", memory: 64Gi}}
+    volumeMounts:
+    - {name: topo, mountPath: /opt/topo}
+    - {name: dshm, mountPath: /dev/shm}
+  volumes:
+  - {name: topo, configMap: {name: nccl-topology}}
+  - {name: dshm, emptyDir: {medium: Memory, sizeLimit: 8Gi}}
+)";
+    auto result = run_command(cli() + " review --format json " + quote_arg(path));
+    EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
+    EXPECT_EQ(summarize(result.out), (std::vector<std::string>{"ConfigMap: skipped", "Pod: topo.silently-ignored=block"}));
+}
+
+TEST(ReviewCli, MalformedInputIsExitTwoNamingTheField) {
+    struct Case {
+        const char* text;
+        const char* named;
+    };
+    const Case cases[] = {
+        {"apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: c\n    env: [NCCL_ALGO=Ring]\n", "spec.containers[0].env[0]"},
+        {"apiVersion: v1\nkind: Pod\nspec:\n  containers: [}\n", "not YAML or JSON"},
+        {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{}}", "request.object"},
+        {"apiVersion: v1\nkind: Pod\nspec:\n  volumes: [{name: v, emptyDir: {sizeLimit: huge}}]\n  containers: [{name: c}]\n",
+         "spec.volumes[0].emptyDir.sizeLimit"},
+    };
+    for (const auto& c : cases) {
+        const std::string path = temp_path("bad.yaml");
+        std::ofstream(path) << c.text;
+        auto result = run_command(cli() + " review " + quote_arg(path));
+        EXPECT_EQ(result.exit_code, 2) << c.text;
+        EXPECT_NE(result.err.find(c.named), std::string::npos) << result.err;
+    }
+    EXPECT_EQ(run_command(cli() + " review /no/such/file.yaml").exit_code, 2);
+    EXPECT_EQ(run_command(cli() + " review --patch --patched " + k8s("kubeflow-simple.yaml")).exit_code, 2);
+}
+
+// Every prefix of every fixture: a truncated manifest is reviewed or
+// refused, never a crash.
+TEST(ReviewCli, TruncatedManifestsNeverCrash) {
+    for (const auto& fixture : pinned()) {
+        std::ifstream in(fixture_path(std::string("k8s/") + fixture.file));
+        std::stringstream text;
+        text << in.rdbuf();
+        const std::string whole = text.str();
+        for (std::size_t cut = 0; cut < whole.size(); cut += whole.size() / 23 + 1) {
+            const std::string path = temp_path("cut.yaml");
+            std::ofstream(path) << whole.substr(0, cut);
+            auto result = run_command(cli() + " review " + quote_arg(path));
+            EXPECT_TRUE(result.exit_code >= 0 && result.exit_code <= 3) << fixture.file << " cut at " << cut << ": "
+                                                                       << result.exit_code << result.err;
+        }
+    }
+}
+
+}  // namespace
+}  // namespace launchguard

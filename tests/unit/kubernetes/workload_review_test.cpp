@@ -1,0 +1,725 @@
+// The Kubernetes adapter: a manifest becomes launches whose unknowns stay
+// unknown, every K-context rule fires on a small manifest written for it and
+// stays quiet on its fixed form, and the patch applies and settles.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <map>
+#include <set>
+
+#include <boost/json.hpp>
+
+#include "kubernetes/json_patch.h"
+#include "kubernetes/manifest_documents.h"
+#include "kubernetes/workload_review.h"
+#include "support/launch_fixture.h"
+#include "unit/rules/node_rules_test_support.h"
+
+namespace launchguard::kubernetes {
+namespace {
+
+namespace json = boost::json;
+
+const Profile& profile_named(const std::string& name) {
+    static std::map<std::string, Profile> cache;
+    auto it = cache.find(name);
+    if (it == cache.end()) {
+        auto loaded = load_profile(name);
+        EXPECT_TRUE(loaded) << loaded.error().to_string();
+        it = cache.emplace(name, loaded ? *loaded : default_profile()).first;
+    }
+    return it->second;
+}
+
+// The example of issue 6: a node class whose topology file must be mounted.
+const Profile& topology_profile() {
+    static const Profile profile = [] {
+        auto parsed = parse_profile(
+            "name: ndv5-site\n"
+            "topology:\n  required: true\n  host_path: /opt/microsoft/ndv5-topo.xml\n",
+            "test profile");
+        EXPECT_TRUE(parsed) << parsed.error().to_string();
+        return parsed ? *parsed : default_profile();
+    }();
+    return profile;
+}
+
+json::value parse_yaml(std::string_view yaml) {
+    auto documents = read_manifest_documents(yaml, "test.yaml");
+    EXPECT_TRUE(documents) << documents.error().to_string();
+    if (!documents || documents->empty()) return nullptr;
+    return documents->front().object;
+}
+
+WorkloadReview review(const json::value& object, const Profile& profile, ReviewOptions options = {}) {
+    auto result = review_workload(object, profile, options);
+    EXPECT_TRUE(result) << result.error().to_string();
+    return result ? *result : WorkloadReview{};
+}
+
+std::set<std::string> fired(const WorkloadReview& review) {
+    std::set<std::string> ids;
+    for (const auto& finding : review.report.findings) ids.insert(finding.rule);
+    return ids;
+}
+
+bool undecided(const WorkloadReview& review, const std::string& rule) {
+    return std::any_of(review.report.unknowns.begin(), review.report.unknowns.end(),
+                       [&](const Unknown& u) { return u.rule == rule; });
+}
+
+const Finding* finding_of(const WorkloadReview& review, const std::string& rule) {
+    for (const auto& finding : review.report.findings) {
+        if (finding.rule == rule) return &finding;
+    }
+    return nullptr;
+}
+
+std::string evidence(const Finding& finding, const std::string& key) { return testing::evidence_of(finding, key); }
+
+// A single 8-GPU pod that passes every K rule under the h100-cx7-ib profile:
+// Guaranteed with integer CPUs, 64 GiB /dev/shm, root with IPC_LOCK.
+json::value good_pod() {
+    return parse_yaml(R"(
+apiVersion: v1
+kind: Pod
+metadata:
+  name: trainer
+  namespace: ml
+spec:
+  securityContext:
+    runAsUser: 0
+  containers:
+  - name: trainer
+    image: nvcr.io/nvidia/pytorch:24.05-py3
+    resources:
+      limits:
+        nvidia.com/gpu: 8
+        cpu: "32"
+        memory: 256Gi
+    securityContext:
+      capabilities:
+        add: ["IPC_LOCK"]
+    volumeMounts:
+    - name: dshm
+      mountPath: /dev/shm
+  volumes:
+  - name: dshm
+    emptyDir:
+      medium: Memory
+      sizeLimit: 64Gi
+)");
+}
+
+json::object& first_container(json::value& object, const std::string& pod_pointer = "/spec") {
+    return object.at_pointer(pod_pointer + "/containers/0").as_object();
+}
+
+void add_env(json::value& object, const std::string& name, const std::string& value,
+             const std::string& pod_pointer = "/spec") {
+    json::object& container = first_container(object, pod_pointer);
+    if (!container.contains("env")) container["env"] = json::array{};
+    container["env"].as_array().push_back(json::object{{"name", name}, {"value", value}});
+}
+
+// The good pod as a two-pod Job: a multi-node launch.
+json::value good_job(int parallelism = 2) {
+    json::value pod = good_pod();
+    json::value job = json::object{
+        {"apiVersion", "batch/v1"},
+        {"kind", "Job"},
+        {"metadata", json::object{{"name", "train"}}},
+        {"spec", json::object{{"parallelism", parallelism},
+                              {"completions", parallelism},
+                              {"template", json::object{{"spec", pod.at("spec")}}}}}};
+    return job;
+}
+
+constexpr const char* kJobPod = "/spec/template/spec";
+
+// The image may carry a net plugin (libnccl-net.so), which would make
+// NCCL_NET=IB wrong; NCCL_NET_PLUGIN=none says it does not.
+void without_net_plugin(json::value& object, const std::string& pod_pointer = "/spec") {
+    add_env(object, "NCCL_NET_PLUGIN", "none", pod_pointer);
+}
+
+// ---------------------------------------------------------------- each K rule fires, and stays quiet when fixed
+
+struct EnvCase {
+    const char* rule;
+    const char* profile;
+    const char* name;
+    const char* bad;
+    const char* good;  // nullptr: the variable left out
+};
+
+class EnvRuleTest : public ::testing::TestWithParam<EnvCase> {};
+
+TEST_P(EnvRuleTest, FiresOnTheBadValueAndStaysQuietOnTheGoodOne) {
+    const EnvCase& c = GetParam();
+    json::value bad = good_job();
+    add_env(bad, c.name, c.bad, kJobPod);
+    WorkloadReview fired_review = review(bad, profile_named(c.profile));
+    ASSERT_TRUE(fired(fired_review).count(c.rule)) << c.rule << " did not fire on " << c.name << "=" << c.bad;
+    const Finding* finding = finding_of(fired_review, c.rule);
+    EXPECT_EQ(evidence(*finding, "template"), "spec.template.spec.containers[0]");
+    EXPECT_EQ(evidence(*finding, "container"), "trainer");
+
+    json::value good = good_job();
+    if (c.good != nullptr) add_env(good, c.name, c.good, kJobPod);
+    WorkloadReview quiet = review(good, profile_named(c.profile));
+    EXPECT_FALSE(fired(quiet).count(c.rule)) << c.rule << " fired on the fixed manifest";
+    EXPECT_FALSE(undecided(quiet, c.rule)) << c.rule << " could not decide on the fixed manifest";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    KubernetesRules, EnvRuleTest,
+    ::testing::Values(EnvCase{"nccl.p2p-disabled", "h100-cx7-ib", "NCCL_P2P_DISABLE", "1", "0"},
+                      EnvCase{"nccl.shm-disabled", "h100-cx7-ib", "NCCL_SHM_DISABLE", "1", nullptr},
+                      EnvCase{"nccl.nvls-disabled", "h100-cx7-ib", "NCCL_NVLS_ENABLE", "0", nullptr},
+                      EnvCase{"nccl.cumem-disabled", "gb200-nvl72", "NCCL_CUMEM_ENABLE", "0", nullptr},
+                      EnvCase{"nccl.algo-restricted", "h100-cx7-ib", "NCCL_ALGO", "Ring", nullptr},
+                      EnvCase{"nccl.proto-restricted", "h100-cx7-ib", "NCCL_PROTO", "Simple", nullptr},
+                      EnvCase{"nccl.channels-capped", "h100-cx7-ib", "NCCL_MAX_NCHANNELS", "2", nullptr},
+                      EnvCase{"nccl.buffsize-suspicious", "h100-cx7-ib", "NCCL_BUFFSIZE", "8M", nullptr},
+                      EnvCase{"conf.lint", "h100-cx7-ib", "NCCL_IB_TIMEOUT", "22s", "22"},
+                      EnvCase{"net.ib-disabled", "h100-cx7-ib", "NCCL_IB_DISABLE", "1", "0"},
+                      EnvCase{"net.gdr-level-low", "h100-cx7-ib", "NCCL_NET_GDR_LEVEL", "LOC", nullptr},
+                      EnvCase{"net.gdr-read-off", "h100-cx7-ib", "NCCL_NET_GDR_READ", "0", nullptr}),
+    [](const ::testing::TestParamInfo<EnvCase>& param) {
+        std::string name = param.param.rule;
+        std::replace_if(name.begin(), name.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
+        return name;
+    });
+
+TEST(KubernetesRules, FallbackUnguardedFiresOnAMultiNodeJobWithoutNcclNet) {
+    json::value job = good_job();
+    // A net plugin in the image would be in charge: unknown, not a finding.
+    EXPECT_TRUE(undecided(review(job, profile_named("h100-cx7-ib")), "net.fallback-unguarded"));
+    without_net_plugin(job, kJobPod);
+    // good_job sets no NCCL_NET; the h100 profile says the nodes have IB.
+    EXPECT_TRUE(fired(review(job, profile_named("h100-cx7-ib"))).count("net.fallback-unguarded"));
+    add_env(job, "NCCL_NET", "IB", kJobPod);
+    EXPECT_FALSE(fired(review(job, profile_named("h100-cx7-ib"))).count("net.fallback-unguarded"));
+    // One pod is one node: no inter-node fallback to guard against.
+    json::value single = good_job(1);
+    without_net_plugin(single, kJobPod);
+    EXPECT_FALSE(fired(review(single, profile_named("h100-cx7-ib"))).count("net.fallback-unguarded"));
+}
+
+TEST(KubernetesRules, RdmaResourcesAreEvidenceOfAnRdmaNode) {
+    // The default profile names no RDMA NICs; an rdma/ib device does.
+    json::value job = good_job();
+    without_net_plugin(job, kJobPod);
+    first_container(job, kJobPod)["resources"].as_object()["limits"].as_object()["rdma/ib"] = 1;
+    const WorkloadReview reviewed = review(job, default_profile());
+    ASSERT_TRUE(fired(reviewed).count("net.fallback-unguarded"));
+    EXPECT_EQ(evidence(*finding_of(reviewed, "net.fallback-unguarded"), "rdma_devices"), "rdma/ib");
+    first_container(job, kJobPod)["resources"].as_object()["limits"].as_object().erase("rdma/ib");
+    EXPECT_TRUE(undecided(review(job, default_profile()), "net.fallback-unguarded"));
+}
+
+TEST(KubernetesRules, QpsLowAtScale) {
+    // 64 Jobs x 1 pod x 8 GPUs = 512 GPUs on 800 Gb/s ConnectX-8.
+    json::value jobset = parse_yaml(R"(
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: pretrain}
+spec:
+  replicatedJobs:
+  - name: workers
+    replicas: 64
+    template:
+      spec:
+        parallelism: 1
+        completions: 1
+        template:
+          spec:
+            containers:
+            - name: trainer
+              image: trainer:1
+              env:
+              - {name: NCCL_NET, value: IB}
+              resources:
+                limits: {nvidia.com/gpu: 8, cpu: "32", memory: 256Gi}
+)");
+    const WorkloadReview low = review(jobset, profile_named("b300-cx8"));
+    ASSERT_TRUE(fired(low).count("net.qps-low"));
+    EXPECT_EQ(evidence(*finding_of(low, "net.qps-low"), "template"),
+              "spec.replicatedJobs[0].template.spec.template.spec.containers[0]");
+    add_env(jobset, "NCCL_IB_QPS_PER_CONNECTION", "4", "/spec/replicatedJobs/0/template/spec/template/spec");
+    EXPECT_FALSE(fired(review(jobset, profile_named("b300-cx8"))).count("net.qps-low"));
+    // Eight Jobs are 64 GPUs: below the threshold.
+    jobset.at_pointer("/spec/replicatedJobs/0").as_object()["replicas"] = 8;
+    EXPECT_FALSE(fired(review(jobset, profile_named("b300-cx8"))).count("net.qps-low"));
+}
+
+TEST(KubernetesRules, ShmSmallWithoutAMemoryVolume) {
+    json::value pod = good_pod();
+    EXPECT_FALSE(fired(review(pod, default_profile())).count("shm.small"));
+    first_container(pod).erase("volumeMounts");
+    const WorkloadReview reviewed = review(pod, default_profile());
+    ASSERT_TRUE(fired(reviewed).count("shm.small"));
+    EXPECT_NE(evidence(*finding_of(reviewed, "shm.small"), "shm_size").find("64 MiB"), std::string::npos);
+    // hostIPC shares the node's /dev/shm, whose size the spec does not give.
+    pod.at("spec").as_object()["hostIPC"] = true;
+    const WorkloadReview host_ipc = review(pod, default_profile());
+    EXPECT_FALSE(fired(host_ipc).count("shm.small"));
+    EXPECT_TRUE(undecided(host_ipc, "shm.small"));
+}
+
+TEST(KubernetesRules, MemlockNeedsIpcLockAsRoot) {
+    json::value pod = good_pod();
+    const Profile& rdma = profile_named("h100-cx7-ib");
+    EXPECT_FALSE(fired(review(pod, rdma)).count("mem.memlock"));
+    pod.at("spec").as_object()["securityContext"].as_object()["runAsUser"] = 1000;
+    const WorkloadReview non_root = review(pod, rdma);
+    ASSERT_TRUE(fired(non_root).count("mem.memlock"));
+    EXPECT_EQ(evidence(*finding_of(non_root, "mem.memlock"), "runs_as_root"), "no");
+    json::value no_cap = good_pod();
+    first_container(no_cap).erase("securityContext");
+    EXPECT_TRUE(fired(review(no_cap, rdma)).count("mem.memlock"));
+}
+
+TEST(KubernetesRules, NotPinnableUnlessGuaranteedWithWholeCpus) {
+    json::value pod = good_pod();
+    EXPECT_FALSE(fired(review(pod, default_profile())).count("cpu.k8s-not-pinnable"));
+    first_container(pod)["resources"].as_object()["limits"].as_object()["cpu"] = "31500m";
+    const WorkloadReview fractional = review(pod, default_profile());
+    ASSERT_TRUE(fired(fractional).count("cpu.k8s-not-pinnable"));
+    EXPECT_EQ(evidence(*finding_of(fractional, "cpu.k8s-not-pinnable"), "fractional_cpus"),
+              "spec.containers[0] (trainer): 31500m CPU");
+
+    // A sidecar without resources demotes the pod to Burstable.
+    json::value sidecar = good_pod();
+    sidecar.at("spec").as_object()["containers"].as_array().push_back(
+        json::object{{"name", "proxy"}, {"image", "envoy:1"}});
+    const WorkloadReview burstable = review(sidecar, default_profile());
+    ASSERT_TRUE(fired(burstable).count("cpu.k8s-not-pinnable"));
+    EXPECT_EQ(evidence(*finding_of(burstable, "cpu.k8s-not-pinnable"), "breaks_guaranteed"),
+              "spec.containers[1] (proxy): no CPU limit, no memory limit");
+}
+
+// ---------------------------------------------------------------- topology: files from volumes
+
+TEST(KubernetesRules, TopoFileMissingWhenTheConfigMapDoesNotProjectIt) {
+    json::value pod = parse_yaml(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: c
+    image: i
+    env:
+    - {name: NCCL_TOPO_FILE, value: /opt/nvidia-topology/topo.xml}
+    resources: {limits: {nvidia.com/gpu: 8}}
+    volumeMounts:
+    - {name: topo, mountPath: /opt/nvidia-topology}
+  volumes:
+  - name: topo
+    configMap:
+      name: nvidia-topology
+      items:
+      - {key: ndv4, path: ndv4-topo.xml}
+)");
+    const WorkloadReview missing = review(pod, default_profile());
+    ASSERT_TRUE(fired(missing).count("topo.file-missing"));
+    EXPECT_EQ(evidence(*finding_of(missing, "topo.file-missing"), "found"), "missing");
+
+    pod.at_pointer("/spec/volumes/0/configMap/items/0").as_object()["path"] = "topo.xml";
+    const WorkloadReview present = review(pod, default_profile());
+    EXPECT_FALSE(fired(present).count("topo.file-missing"));
+    EXPECT_FALSE(undecided(present, "topo.file-missing"));
+    // Its content is in the ConfigMap, not in the spec.
+    EXPECT_TRUE(undecided(present, "topo.silently-ignored"));
+}
+
+std::string fixture_file(const std::string& relative) {
+    std::ifstream in(testing::fixture_path(relative));
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+// A ConfigMap among the reviewed objects carries the file itself.
+json::value pod_with_topology_config_map() {
+    json::value pod = good_pod();
+    add_env(pod, "NCCL_TOPO_FILE", "/etc/nccl/topo.xml");
+    first_container(pod)["volumeMounts"].as_array().push_back(
+        json::object{{"name", "topo"}, {"mountPath", "/etc/nccl/topo.xml"}, {"subPath", "topo.xml"}});
+    pod.at("spec").as_object()["volumes"].as_array().push_back(
+        json::object{{"name", "topo"}, {"configMap", json::object{{"name", "nccl-topology"}}}});
+    return pod;
+}
+
+TEST(KubernetesRules, SilentlyIgnoredReadsAnInlineConfigMap) {
+    json::value pod = pod_with_topology_config_map();
+    EXPECT_TRUE(undecided(review(pod, default_profile()), "topo.silently-ignored"));
+
+    ReviewOptions with_data;
+    // An hwloc export is not an NCCL topology file: NCCL reads it and ignores it.
+    with_data.config_maps["nccl-topology"] = {{"topo.xml", "<topology version=\"2.0\">\n  <object type=\"Machine\"/>\n</topology>\n"}};
+    const WorkloadReview ignored = review(pod, default_profile(), with_data);
+    ASSERT_TRUE(fired(ignored).count("topo.silently-ignored"));
+    EXPECT_EQ(evidence(*finding_of(ignored, "topo.silently-ignored"), "template"), "spec.containers[0]");
+
+    with_data.config_maps["nccl-topology"] = {{"topo.xml", fixture_file("nccl-topo/ndv5-topo.xml")}};
+    const WorkloadReview good = review(pod, default_profile(), with_data);
+    EXPECT_FALSE(fired(good).count("topo.silently-ignored"));
+    EXPECT_FALSE(undecided(good, "topo.silently-ignored"));
+
+    // A key the ConfigMap does not have is not there.
+    with_data.config_maps["nccl-topology"] = {{"other.xml", "x"}};
+    EXPECT_TRUE(fired(review(pod, default_profile(), with_data)).count("topo.file-missing"));
+}
+
+TEST(KubernetesEnvironment, AnEnvFromConfigMapTheReviewHasIsRead) {
+    json::value job = good_job();
+    first_container(job, kJobPod)["envFrom"] = json::array{json::object{{"configMapRef", json::object{{"name", "nccl-env"}}}}};
+    ReviewOptions with_data;
+    with_data.fix_blocking = true;
+    with_data.config_maps["nccl-env"] = {{"NCCL_IB_DISABLE", "1"}, {"NCCL_NET", "IB"}};
+    const WorkloadReview reviewed = review(job, profile_named("h100-cx7-ib"), with_data);
+    ASSERT_TRUE(fired(reviewed).count("net.ib-disabled"));
+    EXPECT_FALSE(undecided(reviewed, "net.fallback-unguarded"));
+    // Removing an env entry cannot unset what the ConfigMap sets: still a block.
+    EXPECT_EQ(finding_of(reviewed, "net.ib-disabled")->action, Action::block);
+}
+
+TEST(KubernetesRules, APathUnderNoVolumeIsUnknownNeverMissing) {
+    json::value pod = good_pod();
+    add_env(pod, "NCCL_TOPO_FILE", "/opt/topo.xml");
+    const WorkloadReview reviewed = review(pod, default_profile());
+    EXPECT_FALSE(fired(reviewed).count("topo.file-missing"));
+    EXPECT_TRUE(undecided(reviewed, "topo.file-missing"));
+}
+
+TEST(KubernetesRules, IssueExampleTopologyRequiredBlocksThenPatchesThenPasses) {
+    json::value pod = good_pod();
+    // Under enforce, without fixing: a block naming topo.required.
+    const WorkloadReview validate = review(pod, topology_profile());
+    EXPECT_EQ(validate.report.decision, Decision::block);
+    ASSERT_TRUE(fired(validate).count("topo.required"));
+    EXPECT_EQ(finding_of(validate, "topo.required")->action, Action::block);
+    EXPECT_TRUE(validate.patch.empty());
+
+    // The mutating side fixes it: volume, mount and NCCL_TOPO_FILE.
+    ReviewOptions mutate;
+    mutate.fix_blocking = true;
+    const WorkloadReview patched_review = review(pod, topology_profile(), mutate);
+    EXPECT_EQ(patched_review.report.decision, Decision::patch);
+    const json::value expected = json::parse(R"([
+      {"op":"add","path":"/spec/volumes/-","value":{"name":"launchguard-ndv5-topo-xml",
+        "hostPath":{"path":"/opt/microsoft/ndv5-topo.xml","type":"File"}}},
+      {"op":"add","path":"/spec/containers/0/volumeMounts/-","value":{"name":"launchguard-ndv5-topo-xml",
+        "mountPath":"/opt/microsoft/ndv5-topo.xml","readOnly":true}},
+      {"op":"add","path":"/spec/containers/0/env","value":[{"name":"NCCL_TOPO_FILE",
+        "value":"/opt/microsoft/ndv5-topo.xml"}]}
+    ])");
+    EXPECT_EQ(json::value(patched_review.patch), expected) << json::serialize(patched_review.patch);
+
+    auto patched = apply_json_patch(pod, patched_review.patch);
+    ASSERT_TRUE(patched) << patched.error().to_string();
+    const WorkloadReview again = review(*patched, topology_profile());
+    EXPECT_EQ(again.report.decision, Decision::allow) << json::serialize(*patched);
+    EXPECT_TRUE(fired(again).empty());
+    EXPECT_TRUE(review(*patched, topology_profile(), mutate).patch.empty());
+
+    // The same pod under the default profile is allowed untouched.
+    const WorkloadReview lax = review(pod, default_profile(), mutate);
+    EXPECT_EQ(lax.report.decision, Decision::allow);
+    EXPECT_TRUE(lax.patch.empty());
+}
+
+TEST(KubernetesRules, TopoNotPropagatedOnAzureWithoutTheMount) {
+    const WorkloadReview reviewed = review(good_pod(), profile_named("azure-ndv5"));
+    ASSERT_TRUE(fired(reviewed).count("topo.not-propagated"));
+    EXPECT_EQ(evidence(*finding_of(reviewed, "topo.not-propagated"), "profile_host_path"),
+              "/opt/microsoft/ndv5-topo.xml");
+    ReviewOptions mutate;
+    mutate.fix_blocking = true;
+    auto patched = apply_json_patch(good_pod(), review(good_pod(), profile_named("azure-ndv5"), mutate).patch);
+    ASSERT_TRUE(patched);
+    const WorkloadReview fixed = review(*patched, profile_named("azure-ndv5"));
+    EXPECT_FALSE(fired(fixed).count("topo.not-propagated"));
+    EXPECT_FALSE(fired(fixed).count("topo.required"));
+}
+
+// ---------------------------------------------------------------- where the environment comes from
+
+TEST(KubernetesEnvironment, EnvFromMakesAbsentVariablesUnknownNotUnset) {
+    json::value job = good_job();
+    first_container(job, kJobPod)["envFrom"] = json::array{json::object{{"configMapRef", json::object{{"name", "nccl-env"}}}}};
+    const WorkloadReview reviewed = review(job, profile_named("h100-cx7-ib"));
+    EXPECT_FALSE(fired(reviewed).count("net.fallback-unguarded"));
+    ASSERT_TRUE(undecided(reviewed, "net.fallback-unguarded"));
+    bool names_config_map = std::any_of(reviewed.report.unknowns.begin(), reviewed.report.unknowns.end(),
+                                        [](const Unknown& u) { return u.reason.find("ConfigMap nccl-env") != std::string::npos; });
+    EXPECT_TRUE(names_config_map);
+    // What env sets explicitly beats envFrom, so it is still decided.
+    add_env(job, "NCCL_IB_DISABLE", "1", kJobPod);
+    EXPECT_TRUE(fired(review(job, profile_named("h100-cx7-ib"))).count("net.ib-disabled"));
+}
+
+TEST(KubernetesEnvironment, ShellExportsInArgsCount) {
+    json::value pod = good_pod();
+    first_container(pod)["command"] = json::array{"/bin/bash", "-c"};
+    first_container(pod)["args"] = json::array{"set -e\nexport NCCL_ALGO=Tree NCCL_DEBUG=INFO\npython train.py\n"};
+    const WorkloadReview reviewed = review(pod, profile_named("h100-cx7-ib"));
+    ASSERT_TRUE(fired(reviewed).count("nccl.algo-restricted"));
+    EXPECT_EQ(evidence(*finding_of(reviewed, "nccl.algo-restricted"), "NCCL_ALGO"), "Tree");
+}
+
+TEST(KubernetesEnvironment, ASourcedScriptMayHoldAnything) {
+    json::value job = good_job();
+    first_container(job, kJobPod)["command"] = json::array{"bash", "-c", "source /usr/local/gib/scripts/set_nccl_env.sh && python t.py"};
+    const WorkloadReview reviewed = review(job, profile_named("h100-cx7-ib"));
+    EXPECT_FALSE(fired(reviewed).count("net.fallback-unguarded"));
+    EXPECT_TRUE(undecided(reviewed, "net.fallback-unguarded"));
+}
+
+json::value mpi_job(const std::string& launcher_command) {
+    json::value job = parse_yaml(R"(
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata: {name: nccl-tests}
+spec:
+  slotsPerWorker: 8
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - name: launcher
+            image: nccl-tests:1
+            env:
+            - {name: NCCL_ALGO, value: Ring}
+    Worker:
+      replicas: 4
+      template:
+        spec:
+          containers:
+          - name: worker
+            image: nccl-tests:1
+            env:
+            - {name: NCCL_NET, value: IB}
+            resources:
+              limits: {nvidia.com/gpu: 8, cpu: "32", memory: 256Gi}
+            volumeMounts:
+            - {name: dshm, mountPath: /dev/shm}
+          volumes:
+          - name: dshm
+            emptyDir: {medium: Memory}
+)");
+    job.at_pointer("/spec/mpiReplicaSpecs/Launcher/template/spec/containers/0").as_object()["command"] =
+        json::array{"/bin/sh", "-c", launcher_command};
+    return job;
+}
+
+TEST(KubernetesEnvironment, WhatTheLauncherPassesWithMinusXReachesTheWorkers) {
+    const WorkloadReview reviewed = review(
+        mpi_job("mpirun --allow-run-as-root -np 32 -x NCCL_IB_DISABLE=1 -x NCCL_ALGO -x LD_LIBRARY_PATH all_reduce_perf -b 8 -n 100"),
+        profile_named("h100-cx7-ib"));
+    ASSERT_TRUE(fired(reviewed).count("net.ib-disabled"));
+    EXPECT_EQ(evidence(*finding_of(reviewed, "net.ib-disabled"), "template"),
+              "spec.mpiReplicaSpecs.Worker.template.spec.containers[0]");
+    // `-x NCCL_ALGO` forwards the launcher's own value.
+    ASSERT_TRUE(fired(reviewed).count("nccl.algo-restricted"));
+    EXPECT_EQ(evidence(*finding_of(reviewed, "nccl.algo-restricted"), "NCCL_ALGO"), "Ring");
+    // The launcher requests no GPU: only the worker is judged.
+    for (const auto& finding : reviewed.report.findings) {
+        EXPECT_NE(evidence(finding, "template").find("Worker"), std::string::npos) << finding.rule;
+    }
+}
+
+TEST(KubernetesEnvironment, TheLaunchersShellExpandsItsOwnVariables) {
+    // aks-rdma-infiniband's pattern: a ConfigMap in the launcher's envFrom,
+    // passed on with -x NAME=${NAME}.
+    json::value job = mpi_job("mpirun -np 32 -x NCCL_IB_DISABLE=${NCCL_IB_DISABLE} all_reduce_perf");
+    job.at_pointer("/spec/mpiReplicaSpecs/Launcher/template/spec/containers/0").as_object()["envFrom"] =
+        json::array{json::object{{"configMapRef", json::object{{"name", "nccl-env-vars"}}}}};
+    const WorkloadReview unread = review(job, profile_named("h100-cx7-ib"));
+    EXPECT_FALSE(fired(unread).count("net.ib-disabled"));
+    EXPECT_TRUE(undecided(unread, "net.ib-disabled"));
+
+    ReviewOptions with_data;
+    with_data.config_maps["nccl-env-vars"] = {{"NCCL_IB_DISABLE", "1"}};
+    const WorkloadReview expanded = review(job, profile_named("h100-cx7-ib"), with_data);
+    ASSERT_TRUE(fired(expanded).count("net.ib-disabled"));
+    EXPECT_EQ(evidence(*finding_of(expanded, "net.ib-disabled"), "NCCL_IB_DISABLE"), "1");
+}
+
+TEST(KubernetesEnvironment, AVariableTheLauncherSetsIsNotPatchedInTheWorkerEnv) {
+    ReviewOptions mutate;
+    mutate.fix_blocking = true;
+    // net.ib-disabled's fix unsets a variable mpirun -x sets: no env patch can do it.
+    const WorkloadReview reviewed =
+        review(mpi_job("mpirun -np 32 -x NCCL_IB_DISABLE=1 all_reduce_perf"), profile_named("h100-cx7-ib"), mutate);
+    ASSERT_TRUE(fired(reviewed).count("net.ib-disabled"));
+    EXPECT_EQ(finding_of(reviewed, "net.ib-disabled")->action, Action::block);
+    EXPECT_EQ(reviewed.report.decision, Decision::block);
+}
+
+// ---------------------------------------------------------------- the shape of the job
+
+TEST(KubernetesShape, ReplicaCountsGiveNodesAndGpus) {
+    const WorkloadReview mpi = review(mpi_job("mpirun -np 32 all_reduce_perf"), profile_named("h100-cx7-ib"));
+    // 4 workers: multi-node, so the IB fallback guard matters (NCCL_NET is set: quiet, decided).
+    EXPECT_FALSE(undecided(mpi, "net.fallback-unguarded"));
+
+    json::value pytorch = parse_yaml(R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: ddp}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - {name: pytorch, image: t, env: [{name: NCCL_NET_PLUGIN, value: none}], resources: {limits: {nvidia.com/gpu: 8}}}
+    Worker:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - {name: pytorch, image: t, env: [{name: NCCL_NET_PLUGIN, value: none}], resources: {limits: {nvidia.com/gpu: 8}}}
+)");
+    // Master + Worker = 2 nodes: the fallback guard applies to both templates.
+    const WorkloadReview ddp = review(pytorch, profile_named("h100-cx7-ib"));
+    int fallback = 0;
+    for (const auto& finding : ddp.report.findings) fallback += finding.rule == "net.fallback-unguarded" ? 1 : 0;
+    EXPECT_EQ(fallback, 2);
+}
+
+TEST(KubernetesShape, ABarePodRevealsItsShapeOnlyThroughWhatItsControllerWrote) {
+    json::value pod = good_pod();
+    without_net_plugin(pod);
+    const WorkloadReview alone = review(pod, profile_named("h100-cx7-ib"));
+    EXPECT_TRUE(undecided(alone, "net.fallback-unguarded"));
+    add_env(pod, "PET_NNODES", "4");
+    EXPECT_TRUE(fired(review(pod, profile_named("h100-cx7-ib"))).count("net.fallback-unguarded"));
+
+    json::value torchrun = good_pod();
+    without_net_plugin(torchrun);
+    first_container(torchrun)["command"] =
+        json::array{"torchrun", "--nnodes=2", "--nproc-per-node=8", "train.py", "--nnodes", "9"};
+    EXPECT_TRUE(fired(review(torchrun, profile_named("h100-cx7-ib"))).count("net.fallback-unguarded"));
+}
+
+TEST(KubernetesShape, APodWithoutGpusIsAllowedUntouched) {
+    json::value pod = good_pod();
+    first_container(pod)["resources"].as_object()["limits"].as_object().erase("nvidia.com/gpu");
+    first_container(pod).erase("volumeMounts");  // would be shm.small on a GPU pod
+    ReviewOptions mutate;
+    mutate.fix_blocking = true;
+    const WorkloadReview reviewed = review(pod, topology_profile(), mutate);
+    EXPECT_TRUE(reviewed.supported);
+    EXPECT_FALSE(reviewed.requests_gpus);
+    EXPECT_TRUE(reviewed.report.findings.empty());
+    EXPECT_EQ(reviewed.report.decision, Decision::allow);
+    EXPECT_TRUE(reviewed.patch.empty());
+    EXPECT_FALSE(reviewed.note.empty());
+}
+
+TEST(KubernetesShape, AmdGpusCountToo) {
+    json::value pod = good_pod();
+    auto& limits = first_container(pod)["resources"].as_object()["limits"].as_object();
+    limits.erase("nvidia.com/gpu");
+    limits["amd.com/gpu"] = "8";
+    EXPECT_TRUE(review(pod, default_profile()).requests_gpus);
+}
+
+TEST(KubernetesShape, UnsupportedKindsAreSkippedNotErrors) {
+    const WorkloadReview service = review(parse_yaml("apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {}\n"),
+                                          default_profile());
+    EXPECT_FALSE(service.supported);
+    EXPECT_NE(service.note.find("Service"), std::string::npos);
+    EXPECT_TRUE(service.patch.empty());
+    // A Volcano Job is not a batch/v1 Job.
+    EXPECT_FALSE(review(parse_yaml("apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nspec: {}\n"), default_profile()).supported);
+}
+
+// ---------------------------------------------------------------- malformed input
+
+TEST(KubernetesErrors, MalformedFieldsAreErrorsNamingTheField) {
+    struct Case {
+        const char* yaml;
+        const char* field;
+    };
+    const Case cases[] = {
+        {"apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: c\n    env: [\"NCCL_ALGO=Ring\"]\n",
+         "spec.containers[0].env[0]"},
+        {"apiVersion: v1\nkind: Pod\nspec: {}\n", "spec.containers"},
+        {"apiVersion: v1\nkind: Pod\nspec:\n  containers: {name: c}\n", "spec.containers"},
+        {"apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: c\n    volumeMounts: [{name: x, mountPath: /x}]\n",
+         "spec.containers[0].volumeMounts[0].name"},
+        {"apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nspec:\n  mpiReplicaSpecs:\n    Worker:\n      replicas: two\n"
+         "      template: {spec: {containers: [{name: c}]}}\n",
+         "spec.mpiReplicaSpecs.Worker.replicas"},
+        {"apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: c\n    resources: {limits: {nvidia.com/gpu: lots}}\n",
+         "spec.containers[0].resources.limits.nvidia.com/gpu"},
+        {"apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: c\n    resources: {limits: {cpu: fast}}\n",
+         "spec.containers[0].resources.limits.cpu"},
+        {"kind: Pod\nspec: {}\n", "apiVersion"},
+        {"apiVersion: batch/v1\nkind: Job\nspec: {}\n", "spec.template"},
+    };
+    for (const auto& c : cases) {
+        auto result = review_workload(parse_yaml(c.yaml), default_profile(), {});
+        ASSERT_FALSE(result) << c.yaml;
+        EXPECT_EQ(result.error().field, c.field) << c.yaml << "\n" << result.error().to_string();
+    }
+    EXPECT_FALSE(review_workload(json::value("a string"), default_profile(), {}));
+}
+
+TEST(KubernetesDocuments, YamlScalarsResolveAsKubectlReadsThem) {
+    auto documents = read_manifest_documents(
+        "a: 8\nb: \"8\"\nc: yes\nd: ~\ne: 1.5\nf: 0x10\ng: 5120Mi\n---\n---\nkind: List\nitems: [{kind: Pod}, {kind: Service}]\n",
+        "t.yaml");
+    ASSERT_TRUE(documents);
+    ASSERT_EQ(documents->size(), 3U);
+    const json::object& first = documents->at(0).object.as_object();
+    EXPECT_EQ(first.at("a"), json::value(8));
+    EXPECT_EQ(first.at("b"), json::value("8"));
+    EXPECT_EQ(first.at("c"), json::value(true));
+    EXPECT_TRUE(first.at("d").is_null());
+    EXPECT_EQ(first.at("e"), json::value(1.5));
+    EXPECT_EQ(first.at("f"), json::value(16));
+    EXPECT_EQ(first.at("g"), json::value("5120Mi"));
+    EXPECT_EQ(documents->at(2).where, "document 3, items[1]");
+
+    auto review_doc = read_manifest_documents(
+        R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"1","object":{"kind":"Pod"}}})",
+        "r.json");
+    ASSERT_TRUE(review_doc);
+    ASSERT_EQ(review_doc->size(), 1U);
+    EXPECT_TRUE(review_doc->front().admission_review);
+
+    auto bad = read_manifest_documents("a: [1, 2\n", "bad.yaml");
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().file, "bad.yaml");
+    EXPECT_FALSE(read_manifest_documents(R"({"kind":"AdmissionReview"})", "r.json"));
+}
+
+TEST(KubernetesNodeLabels, SelectorAndSingleValueAffinity) {
+    json::value job = mpi_job("mpirun all_reduce_perf");
+    json::object& spec = job.at_pointer("/spec/mpiReplicaSpecs/Worker/template/spec").as_object();
+    spec["nodeSelector"] = json::object{{"node.kubernetes.io/instance-type", "Standard_ND96isr_H100_v5"}};
+    spec["affinity"] = json::parse(R"({"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{
+        "nodeSelectorTerms":[{"matchExpressions":[
+          {"key":"nvidia.com/gpu.product","operator":"In","values":["NVIDIA-H100-80GB-HBM3"]},
+          {"key":"zone","operator":"In","values":["a","b"]}]}]}}})");
+    auto labels = requested_node_labels(job);
+    EXPECT_EQ(labels.size(), 2U);
+    EXPECT_EQ(labels["node.kubernetes.io/instance-type"], "Standard_ND96isr_H100_v5");
+    EXPECT_EQ(labels["nvidia.com/gpu.product"], "NVIDIA-H100-80GB-HBM3");
+    EXPECT_TRUE(requested_node_labels(json::value("x")).empty());
+}
+
+}  // namespace
+}  // namespace launchguard::kubernetes
