@@ -1,0 +1,92 @@
+#include "webhook_config.h"
+
+#include <gtest/gtest.h>
+
+#include "unit/probe/temp_tree.h"
+
+namespace launchguard::webhook {
+namespace {
+
+using test::TempTree;
+
+TEST(WebhookConfig, WithoutAFileServesTheEmbeddedDefaultInEnforce) {
+    auto config = default_webhook_config("default", Mode::enforce);
+    ASSERT_TRUE(config.ok()) << config.error().to_string();
+    EXPECT_EQ(config->default_profile, "default");
+    EXPECT_EQ(config->modes.site_mode, Mode::enforce);
+    EXPECT_FALSE(config->user_profiles);
+    EXPECT_FALSE(default_webhook_config("no-such-profile", Mode::warn).ok());
+}
+
+TEST(WebhookConfig, LoadsProfilesSelectionAndUserPolicy) {
+    TempTree tree;
+    tree.write("webhook.yaml",
+               "mode: patch\n"
+               "defaultProfile: default\n"
+               "profiles: [azure-ndv5, h100-cx7-ib]\n"
+               "selection:\n"
+               "  - match: {node.kubernetes.io/instance-type: Standard_ND96isr_H100_v5}\n"
+               "    profile: azure-ndv5\n"
+               "  - match: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3, kubernetes.io/arch: amd64}\n"
+               "    profile: h100-cx7-ib\n"
+               "userModes: [enforce, warn]\n"
+               "userProfiles: true\n");
+    auto config = load_webhook_config(tree.path("webhook.yaml"));
+    ASSERT_TRUE(config.ok()) << config.error().to_string();
+    EXPECT_EQ(config->modes.site_mode, Mode::patch);
+    EXPECT_EQ(config->profiles.size(), 3U);
+    ASSERT_EQ(config->selection.size(), 2U);
+    EXPECT_EQ(config->selection[1].match.size(), 2U);
+    EXPECT_TRUE(config->user_profiles);
+
+    Choice azure = choose(*config, {{"node.kubernetes.io/instance-type", "Standard_ND96isr_H100_v5"}}, {});
+    EXPECT_EQ(azure.profile->name, "azure-ndv5");
+    EXPECT_EQ(azure.reason, "selection node.kubernetes.io/instance-type=Standard_ND96isr_H100_v5");
+    // Every label of a rule must match.
+    Choice partial = choose(*config, {{"nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"}}, {});
+    EXPECT_EQ(partial.profile->name, "default");
+    Choice annotated = choose(*config, {}, {{"launchguard.dev/profile", "h100-cx7-ib"}, {"launchguard.dev/mode", "warn"}});
+    EXPECT_EQ(annotated.profile->name, "h100-cx7-ib");
+    EXPECT_EQ(annotated.mode, Mode::warn);
+    EXPECT_TRUE(annotated.refusal.empty());
+}
+
+TEST(WebhookConfig, APodCannotChooseALaxerCheckThanTheSitePermits) {
+    auto config = default_webhook_config("default", Mode::enforce);
+    ASSERT_TRUE(config.ok());
+    Choice off = choose(*config, {}, {{"launchguard.dev/mode", "off"}});
+    EXPECT_EQ(off.mode, Mode::enforce);
+    EXPECT_EQ(off.refusal, "launchguard.dev/mode=off is not allowed on this cluster (allowed: enforce, warn)");
+    Choice bogus = choose(*config, {}, {{"launchguard.dev/mode", "sometimes"}});
+    EXPECT_EQ(bogus.refusal, "launchguard.dev/mode=sometimes: expected enforce, patch, warn or off");
+    Choice profile = choose(*config, {}, {{"launchguard.dev/profile", "default"}});
+    EXPECT_EQ(profile.refusal, "launchguard.dev/profile is not honoured on this cluster");
+    EXPECT_TRUE(choose(*config, {}, {{"launchguard.dev/mode", "warn"}}).refusal.empty());
+}
+
+TEST(WebhookConfig, BadFilesNameTheFieldAndLine) {
+    TempTree tree;
+    auto error_of = [&](const std::string& yaml) {
+        tree.write("bad.yaml", yaml);
+        auto config = load_webhook_config(tree.path("bad.yaml"));
+        return config.ok() ? std::string("accepted") : config.error().to_string();
+    };
+    const std::string file = tree.path("bad.yaml");
+    EXPECT_EQ(error_of("mode: strict\n"), file + ":1: mode: expected enforce, patch or warn");
+    EXPECT_EQ(error_of("mode: off\n"), file + ":1: mode: expected enforce, patch or warn");
+    EXPECT_EQ(error_of("modes: warn\n"),
+              file + ":1: modes: unknown key (keys: mode, defaultProfile, profiles, selection, userModes, userProfiles)");
+    EXPECT_EQ(error_of("selection:\n  - match: {a: b}\n    profile: azure-ndv5\n"),
+              file + ":3: selection[0].profile: profile 'azure-ndv5' is not loaded (add it to profiles)");
+    EXPECT_EQ(error_of("selection:\n  - profile: default\n"),
+              file + ":2: selection[0]: expected {match: {LABEL: VALUE, ...}, profile: NAME}");
+    EXPECT_EQ(error_of("userModes: [enforce, lax]\n"), file + ":1: userModes[1]: expected enforce, patch, warn or off");
+    EXPECT_EQ(error_of("userProfiles: yes please\n"), file + ":1: userProfiles: expected true or false");
+    EXPECT_NE(error_of("profiles: [no-such-profile]\n").find("profiles[0]"), std::string::npos);
+    EXPECT_NE(error_of("mode: [\n").find("not valid YAML"), std::string::npos);
+    EXPECT_EQ(load_webhook_config(tree.path("missing.yaml")).error().to_string(),
+              tree.path("missing.yaml") + ": cannot read the webhook configuration");
+}
+
+}  // namespace
+}  // namespace launchguard::webhook

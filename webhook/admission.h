@@ -1,0 +1,37 @@
+// POST /mutate and POST /validate: an AdmissionReview v1 in, an
+// AdmissionReview v1 out, over the same core as every other front end
+// (kubernetes/workload_review.h). Pure: no sockets, no clock, no globals,
+// so the unit tests call it exactly as the server does.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "metrics.h"
+#include "webhook_config.h"
+
+namespace launchguard::webhook {
+
+enum class Endpoint { mutate, validate };
+
+struct Answer {
+    unsigned status = 200;
+    std::string body;
+    std::string content_type = "application/json";
+    // For the server's one log line per request: uid, kind, namespace, name,
+    // profile, mode, decision and the rules by action, or the error.
+    std::map<std::string, std::string> log;
+};
+
+// Never throws. A malformed review (not JSON, not an AdmissionReview v1,
+// no request or uid) is HTTP 400 with the reason; everything else is a 200
+// AdmissionReview whose response echoes the uid. Only /mutate ever carries
+// a patch, and only a non-empty one.
+Answer admit(Endpoint endpoint, std::string_view body, const WebhookConfig& config, Metrics& metrics);
+
+// Kubernetes asks for warnings of at most 120 characters; cut at a UTF-8
+// character boundary with "..." so kubectl shows whole characters.
+std::string fit_warning(std::string_view text, std::size_t max_chars = 120);
+
+}  // namespace launchguard::webhook

@@ -1,0 +1,60 @@
+// launchguard-webhook's HTTPS server: Boost.Beast over OpenSSL, HTTP/1.1
+// with keep-alive (the only protocol the API server uses for webhooks), a
+// strand per connection, a deadline on every step, a body limit, and one
+// error path. SIGTERM drains: the listener closes, /readyz turns 503, idle
+// connections close, requests in flight complete and are answered with
+// `Connection: close`, then the process exits.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "metrics.h"
+#include "tls.h"
+#include "util/error.h"
+#include "webhook_config.h"
+
+namespace launchguard::webhook {
+
+struct ServerOptions {
+    std::string address = "0.0.0.0";
+    unsigned short port = 8443;
+    int threads = 2;
+    std::size_t body_limit = 8U << 20;                         // 413 past it
+    std::chrono::milliseconds handshake_timeout{10'000};
+    std::chrono::milliseconds request_timeout{10'000};         // from the first byte to the last of a request
+    std::chrono::milliseconds idle_timeout{90'000};            // keep-alive between requests
+    std::chrono::milliseconds drain_timeout{20'000};           // in-flight work after SIGTERM
+    std::chrono::milliseconds certificate_check{1'000};        // how often the files are looked at
+};
+
+// level: "info", "warn", "error"; fields are logged as key=value or JSON.
+using LogFunction = std::function<void(const std::string& level, const std::string& message,
+                                       const std::map<std::string, std::string>& fields)>;
+
+class Server {
+public:
+    Server(ServerOptions options, const WebhookConfig& config, CertificateStore& certificates, Metrics& metrics,
+           LogFunction log);
+    ~Server();
+    Server(const Server&) = delete;
+    Server& operator=(const Server&) = delete;
+
+    // Binds and listens; the port actually bound (for port 0).
+    Result<unsigned short> listen();
+    // Serves on options.threads threads until drained; returns when every
+    // connection is closed (or the drain timeout passed).
+    void run();
+    // Thread-safe; what SIGTERM and SIGINT do.
+    void drain();
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace launchguard::webhook
