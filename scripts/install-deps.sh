@@ -22,13 +22,17 @@ build_packages=(
   libhwloc-dev hwloc
   libyaml-cpp-dev libcli11-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
-  python3-jsonpatch python3-yaml
-  util-linux
+  util-linux openssl curl
+  python3 python3-yaml python3-jsonpatch
 )
 slurm_packages=(munge slurmctld slurmd slurm-client libslurm-dev)
 
 packages=("${build_packages[@]}")
 if [ "$with_slurm" -eq 1 ]; then packages+=("${slurm_packages[@]}"); fi
+
+# The webhook's schema check runs on Node.js (npm kubernetes-models); the
+# machine's own node is used when there is one.
+command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,480 @@
+#!/usr/bin/python3
+"""launchguard-webhook as the API server calls it: TLS with SNI <svc>.<ns>.svc,
+ALPN http/1.1, AdmissionReview v1 POSTs with ?timeout=, keep-alive.
+
+Usage: webhook_test.py WEBHOOK_BINARY FIXTURES_DIR NODE_MODULES
+
+Starts the real server on 127.0.0.1:0 with a CA and serving certificate made
+here by the openssl CLI, and checks: the envelope on every fixture manifest,
+every JSON Patch applied by an independent implementation (python3-jsonpatch)
+and re-admitted to an empty patch, every patched object validated offline
+against the Kubernetes API schemas (npm kubernetes-models in NODE_MODULES,
+validate_schema.mjs), the HTTP error paths (400, 404, 405, 413),
+TLS versions and ALPN, certificate rotation under load without a failed
+request, and SIGTERM under load completing the request in flight.  Prints
+PASS/FAIL lines and "N passed, M failed"; exits non-zero on any failure.
+Uses Debian's python3 (python3-yaml, python3-jsonpatch), not a virtualenv.
+"""
+import base64
+import copy
+import glob
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import warnings
+
+import jsonpatch
+import yaml
+
+SNI = "launchguard.launchguard.svc"
+warnings.filterwarnings("ignore", category=DeprecationWarning)  # TLS 1.0/1.1 are set on purpose below
+passes = 0
+fails = 0
+
+
+def check(ok, what, detail=""):
+    global passes, fails
+    if ok:
+        passes += 1
+        print(f"PASS: {what}")
+    else:
+        fails += 1
+        print(f"FAIL: {what}" + (f"\n    | {detail}" if detail else ""))
+    sys.stdout.flush()
+
+
+def run(*cmd):
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+class Certificates:
+    """A CA and serving pairs it signs, with the SANs the API server checks."""
+
+    def __init__(self, root):
+        self.root = root
+        run("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-days", "2", "-subj", "/CN=launchguard-test-ca", "-keyout", self.path("ca.key"), "-out", self.path("ca.crt"))
+        with open(self.path("san.ext"), "w") as f:
+            f.write(f"subjectAltName=DNS:{SNI},DNS:launchguard.launchguard.svc.cluster.local,IP:127.0.0.1\n")
+
+    def path(self, name):
+        return os.path.join(self.root, name)
+
+    def issue(self, name):
+        run("openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-subj", f"/CN={SNI}", "-keyout", self.path(name + ".key"), "-out", self.path(name + ".csr"))
+        run("openssl", "x509", "-req", "-in", self.path(name + ".csr"), "-CA", self.path("ca.crt"),
+            "-CAkey", self.path("ca.key"), "-CAcreateserial", "-days", "2", "-extfile", self.path("san.ext"),
+            "-out", self.path(name + ".crt"))
+        return self.path(name + ".crt"), self.path(name + ".key")
+
+
+class Client(http.client.HTTPSConnection):
+    """An HTTPS connection that dials 127.0.0.1 but speaks TLS to the service name."""
+
+    def __init__(self, port, cafile, timeout=10, **tls):
+        context = ssl.create_default_context(cafile=cafile)
+        context.set_alpn_protocols(tls.pop("alpn", ["http/1.1"]))
+        if "maximum_version" in tls:
+            context.maximum_version = tls.pop("maximum_version")
+        if "minimum_version" in tls:
+            context.minimum_version = tls.pop("minimum_version")
+        super().__init__("127.0.0.1", port, timeout=timeout, context=context)
+        self._tls_context = context
+
+    def connect(self):
+        sock = socket.create_connection((self.host, self.port), self.timeout)
+        self.sock = self._tls_context.wrap_socket(sock, server_hostname=SNI)
+
+    def post(self, path, body, headers=None):
+        h = {"Content-Type": "application/json"}
+        h.update(headers or {})
+        self.request("POST", path, body=body, headers=h)
+        r = self.getresponse()
+        return r.status, r.read(), r
+
+    def get(self, path):
+        self.request("GET", path)
+        r = self.getresponse()
+        return r.status, r.read()
+
+
+class Webhook:
+    def __init__(self, binary, work, cert, key, *extra):
+        self.port_file = os.path.join(work, "port")
+        if os.path.exists(self.port_file):
+            os.unlink(self.port_file)
+        self.log = open(os.path.join(work, "webhook.log"), "a")
+        self.proc = subprocess.Popen([binary, "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key,
+                                      "--port-file", self.port_file, "--log-format", "json", *extra],
+                                     stdout=self.log, stderr=self.log)
+        deadline = time.time() + 10
+        while time.time() < deadline and not os.path.exists(self.port_file):
+            if self.proc.poll() is not None:
+                raise RuntimeError("launchguard-webhook exited at start, see webhook.log")
+            time.sleep(0.05)
+        time.sleep(0.05)
+        self.port = int(open(self.port_file).read())
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        self.log.close()
+
+
+def raw_tls_socket(port, cafile):
+    """A TLS socket to the webhook for requests written by hand."""
+    context = ssl.create_default_context(cafile=cafile)
+    return context.wrap_socket(socket.create_connection(("127.0.0.1", port), 10), server_hostname=SNI)
+
+
+def read_until_closed(sock):
+    reply = b""
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return reply
+        reply += chunk
+
+
+def review(obj, uid, operation="CREATE"):
+    kind = obj.get("kind", "")
+    group, _, version = obj.get("apiVersion", "v1").rpartition("/")
+    return json.dumps({
+        "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+        "request": {"uid": uid, "kind": {"group": group, "version": version, "kind": kind},
+                    "resource": {"group": group, "version": version, "resource": kind.lower() + "s"},
+                    "namespace": obj.get("metadata", {}).get("namespace", "default"),
+                    "operation": operation, "userInfo": {"username": "test"}, "object": obj,
+                    "oldObject": None, "dryRun": False, "options": {}}})
+
+
+def response_of(status, body):
+    if status != 200:
+        return None
+    doc = json.loads(body)
+    if doc.get("apiVersion") != "admission.k8s.io/v1" or doc.get("kind") != "AdmissionReview":
+        return None
+    return doc.get("response")
+
+
+def manifests(fixtures):
+    docs = []
+    for path in sorted(glob.glob(os.path.join(fixtures, "k8s", "**", "*.yaml"), recursive=True)):
+        try:
+            with open(path) as f:
+                loaded = [d for d in yaml.safe_load_all(f) if isinstance(d, dict) and "kind" in d]
+        except yaml.YAMLError:
+            continue  # Helm templates are not YAML before rendering
+        docs.extend((os.path.relpath(path, fixtures), d) for d in loaded)
+    return docs
+
+
+def test_envelope_and_patches(port, cafile, fixtures, patched_files, profile):
+    client = Client(port, cafile)
+    docs = manifests(fixtures)
+    check(len(docs) >= 5, f"[{profile}] fixture manifests found ({len(docs)})")
+    for name, obj in docs:
+        name = f"[{profile}] {name}"
+        uid = f"uid-{abs(hash(name + obj['kind'])) % 10**9}"
+        status, body, _ = client.post("/validate?timeout=10s", review(obj, uid))
+        resp = response_of(status, body)
+        ok = resp is not None and resp.get("uid") == uid and "patch" not in resp and "patchType" not in resp \
+            and isinstance(resp.get("allowed"), bool) and all(len(w) <= 120 for w in resp.get("warnings", []))
+        check(ok, f"/validate {name} {obj['kind']}: uid echoed, no patch fields, warnings <= 120 chars",
+              body[:300])
+        status, body, _ = client.post("/mutate?timeout=10s", review(obj, uid))
+        resp = response_of(status, body)
+        if resp is None or resp.get("uid") != uid or resp.get("allowed") is not True:
+            check(False, f"/mutate {name} {obj['kind']}: allowed with uid echoed", body[:300])
+            continue
+        if "patch" not in resp:
+            check("patchType" not in resp, f"/mutate {name} {obj['kind']}: no patch, no patchType")
+            continue
+        ops = json.loads(base64.b64decode(resp["patch"]))
+        check(resp.get("patchType") == "JSONPatch" and len(ops) > 0, f"/mutate {name} {obj['kind']}: JSONPatch, non-empty")
+        try:
+            patched = jsonpatch.apply_patch(copy.deepcopy(obj), ops)
+        except Exception as e:  # noqa: BLE001 - any failure to apply is the finding
+            check(False, f"/mutate {name} {obj['kind']}: patch applies (python3-jsonpatch)", f"{e}: {ops}")
+            continue
+        check(True, f"/mutate {name} {obj['kind']}: patch applies (python3-jsonpatch)")
+        status, body, _ = client.post("/mutate", review(patched, uid + "-again"))
+        again = response_of(status, body)
+        check(again is not None and "patch" not in again, f"/mutate {name} {obj['kind']}: re-admitted patched object gets no patch",
+              body[:300])
+        status, body, _ = client.post("/validate", review(patched, uid + "-validate"))
+        checked = response_of(status, body)
+        check(checked is not None and checked.get("allowed") is True,
+              f"/validate {name} {obj['kind']}: the patched object is allowed", body[:400])
+        out = os.path.join(os.environ["LG_WEBHOOK_OUT"], f"patched-{profile}-{uid}.json")
+        with open(out, "w") as f:
+            json.dump(patched, f)
+        patched_files.append(out)
+    client.close()
+
+
+def test_http_errors(port, cafile):
+    client = Client(port, cafile)
+    status, body = client.get("/healthz")
+    check(status == 200 and body == b"ok\n", "GET /healthz: 200 ok")
+    status, body = client.get("/readyz")
+    check(status == 200, "GET /readyz: 200 while serving")
+    status, body = client.get("/metrics")
+    check(status == 200 and b"launchguard_webhook_requests_total" in body
+          and b"launchguard_webhook_request_duration_seconds_bucket" in body, "GET /metrics: Prometheus text")
+    status, body, _ = client.post("/validate", b"{not json")
+    check(status == 400 and b"not JSON" in body, "malformed JSON: 400 with the reason")
+    status, body, _ = client.post("/validate", json.dumps({"apiVersion": "admission.k8s.io/v1beta1",
+                                                           "kind": "AdmissionReview", "request": {"uid": "x"}}))
+    check(status == 400 and b"apiVersion" in body, "wrong apiVersion: 400 naming it")
+    status, body, _ = client.post("/mutate", json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"}))
+    check(status == 400 and b"request is missing" in body, "missing request: 400")
+    status, body = client.get("/validate")
+    check(status == 405, "GET /validate: 405")
+    status, body = client.get("/nowhere")
+    check(status == 404, "unknown path: 404")
+    status, body = client.get("/healthz")
+    check(status == 200, "the same keep-alive connection still serves after the errors")
+    # The API server never sends more than 3 MiB; the server refuses a larger
+    # body from its Content-Length, before reading it, and closes.
+    sock = raw_tls_socket(port, cafile)
+    sock.sendall((f"POST /validate HTTP/1.1\r\nHost: {SNI}\r\nContent-Type: application/json\r\n"
+                  f"Content-Length: {9 << 20}\r\n\r\n").encode() + b"[0,0,0")
+    reply = read_until_closed(sock)
+    sock.close()
+    check(reply.startswith(b"HTTP/1.1 413 "), "a 9 MiB body: 413 before it is read", reply[:120])
+    client.close()
+
+
+def test_tls(port, cafile):
+    for version, name in ((ssl.TLSVersion.TLSv1_2, "1.2"), (ssl.TLSVersion.TLSv1_3, "1.3")):
+        c = Client(port, cafile, minimum_version=version, maximum_version=version)
+        status, _ = c.get("/healthz")
+        check(status == 200 and c.sock.version() == f"TLSv{name}", f"TLS {name} accepted")
+        c.close()
+    c = Client(port, cafile, maximum_version=ssl.TLSVersion.TLSv1_1, minimum_version=ssl.TLSVersion.TLSv1)
+    try:
+        c.get("/healthz")
+        check(False, "TLS 1.1 refused")
+    except (ssl.SSLError, ConnectionError, OSError):
+        check(True, "TLS 1.1 refused")
+    c = Client(port, cafile)
+    c.get("/healthz")
+    check(c.sock.selected_alpn_protocol() == "http/1.1", "ALPN: http/1.1 selected")
+    c.close()
+    c = Client(port, cafile, alpn=["h2"])
+    try:
+        c.get("/healthz")
+        check(False, "ALPN h2 only: refused (the server speaks HTTP/1.1 only)")
+    except (ssl.SSLError, ConnectionError, OSError):
+        check(True, "ALPN h2 only: refused (the server speaks HTTP/1.1 only)")
+
+
+def peer_serial(port, cafile):
+    c = Client(port, cafile)
+    c.connect()
+    der = c.sock.getpeercert(binary_form=True)
+    c.close()
+    return der
+
+
+def load(port, cafile, stop, counts, body, keep_alive):
+    client = Client(port, cafile)
+    while not stop.is_set():
+        try:
+            status, data, _ = client.post("/validate", body)
+            counts["ok" if status == 200 and response_of(status, data) is not None else "bad"] += 1
+        except Exception as e:  # noqa: BLE001
+            counts["bad"] += 1
+            counts.setdefault("errors", []).append(repr(e))
+            client.close()
+            client = Client(port, cafile)
+        if not keep_alive:
+            client.close()
+            client = Client(port, cafile)
+    client.close()
+
+
+def test_rotation(port, cafile, certs, tls_crt, tls_key):
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "rot"},
+           "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+    body = review(pod, "rotation")
+    before = peer_serial(port, cafile)
+    stop = threading.Event()
+    counts = [{"ok": 0, "bad": 0}, {"ok": 0, "bad": 0}]
+    workers = [threading.Thread(target=load, args=(port, cafile, stop, counts[0], body, True)),
+               threading.Thread(target=load, args=(port, cafile, stop, counts[1], body, False))]
+    for w in workers:
+        w.start()
+    for i in range(3):
+        time.sleep(0.7)
+        crt, key = certs.issue(f"rotated{i}")
+        # As a Secret update lands: both files replaced, one after the other.
+        shutil.copy(key, tls_key + ".new")
+        os.replace(tls_key + ".new", tls_key)
+        shutil.copy(crt, tls_crt + ".new")
+        os.replace(tls_crt + ".new", tls_crt)
+    time.sleep(2.0)
+    stop.set()
+    for w in workers:
+        w.join()
+    ok = counts[0]["ok"] + counts[1]["ok"]
+    bad = counts[0]["bad"] + counts[1]["bad"]
+    check(bad == 0 and ok > 50, f"3 certificate rotations under load: {ok} requests, {bad} failed",
+          str(counts[0].get("errors", [])[:3] + counts[1].get("errors", [])[:3]))
+    after = peer_serial(port, cafile)
+    with open(certs.path("rotated2.crt")) as f:
+        expected = ssl.PEM_cert_to_DER_cert(f.read())
+    check(after != before and after == expected, "new connections get the last rotated certificate")
+
+
+def test_sigterm(binary, work, cafile, tls_crt, tls_key):
+    server = Webhook(binary, work, tls_crt, tls_key)
+    idle = Client(server.port, cafile)
+    idle.get("/healthz")  # an idle keep-alive connection
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "drain"},
+           "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+    body = review(pod, "in-flight").encode()
+    # A request in flight: headers and half of the body sent, then SIGTERM.
+    sock = raw_tls_socket(server.port, cafile)
+    head = (f"POST /validate HTTP/1.1\r\nHost: {SNI}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode()
+    sock.sendall(head + body[: len(body) // 2])
+    time.sleep(0.2)
+    server.proc.send_signal(signal.SIGTERM)
+    time.sleep(0.3)
+    try:
+        late = Client(server.port, cafile, timeout=2)
+        late.get("/healthz")
+        refused = False
+    except (ConnectionError, OSError, ssl.SSLError, http.client.HTTPException):
+        refused = True
+    check(refused, "after SIGTERM no new connection is accepted")
+    sock.sendall(body[len(body) // 2:])
+    reply = read_until_closed(sock)
+    head_end = reply.find(b"\r\n\r\n")
+    status_line = reply.split(b"\r\n", 1)[0]
+    check(status_line == b"HTTP/1.1 200 OK" and b"Connection: close" in reply[:head_end]
+          and response_of(200, reply[head_end + 4:]) is not None,
+          "SIGTERM with a request in flight: it is answered (200, Connection: close)", reply[:200])
+    try:
+        code = server.proc.wait(timeout=25)
+    except subprocess.TimeoutExpired:
+        code = None
+    check(code == 0, f"the server exits 0 once drained (exit {code})")
+    try:
+        idle.get("/healthz")
+        closed = False
+    except (ConnectionError, OSError, http.client.HTTPException):
+        closed = True
+    check(closed, "idle keep-alive connections were closed by the drain")
+    server.stop()
+
+
+def test_issue_example(port_default, port_topology, cafile, fixtures):
+    """A profile that requires a topology file, a pod without one: /validate
+    denies naming topo.required; /mutate adds the hostPath volume, the mount
+    and NCCL_TOPO_FILE; the patched pod passes. Under default it is allowed."""
+    with open(os.path.join(fixtures, "k8s", "gpu-pod-without-topology.yaml")) as f:
+        pod = yaml.safe_load(f)
+    topo = Client(port_topology, cafile)
+    status, body, _ = topo.post("/validate", review(pod, "example-1"))
+    resp = response_of(status, body) or {}
+    message = resp.get("status", {}).get("message", "")
+    check(resp.get("allowed") is False and "topo.required" in message and "/opt/microsoft/ndv5-topo.xml" in message,
+          "issue example: /validate denies the pod naming topo.required and the fix", message or body[:300])
+    status, body, _ = topo.post("/mutate", review(pod, "example-2"))
+    resp = response_of(status, body) or {}
+    ops = json.loads(base64.b64decode(resp["patch"])) if "patch" in resp else []
+    patched = jsonpatch.apply_patch(copy.deepcopy(pod), ops) if ops else pod
+    container = patched["spec"]["containers"][0]
+    host_paths = [v.get("hostPath", {}).get("path") for v in patched["spec"].get("volumes", [])]
+    mounts = {m["mountPath"]: m for m in container.get("volumeMounts", [])}
+    env = {e["name"]: e.get("value") for e in container.get("env", [])}
+    check("/opt/microsoft/ndv5-topo.xml" in host_paths
+          and mounts.get("/opt/microsoft/ndv5-topo.xml", {}).get("readOnly") is True
+          and env.get("NCCL_TOPO_FILE") == "/opt/microsoft/ndv5-topo.xml",
+          "issue example: /mutate adds the hostPath volume, the read-only mount and NCCL_TOPO_FILE", json.dumps(ops))
+    status, body, _ = topo.post("/validate", review(patched, "example-3"))
+    check((response_of(status, body) or {}).get("allowed") is True, "issue example: the patched pod passes /validate",
+          body[:300])
+    status, body, _ = topo.post("/mutate", review(patched, "example-4"))
+    check("patch" not in (response_of(status, body) or {"patch": 1}), "issue example: mutating it again patches nothing")
+    topo.close()
+    plain = Client(port_default, cafile)
+    status, body, _ = plain.post("/validate", review(pod, "example-5"))
+    check((response_of(status, body) or {}).get("allowed") is True, "issue example: under the default profile it is allowed",
+          body[:300])
+    plain.close()
+
+
+def test_schemas(node_modules, patched_files):
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "validate_schema.mjs")
+    if not os.path.isdir(os.path.join(node_modules, "kubernetes-models")):
+        check(False, "kubernetes-models installed for the schema check",
+              f"{node_modules}/kubernetes-models missing (scripts/test.sh installs it)")
+        return
+    check(len(patched_files) > 0, f"patched objects to validate ({len(patched_files)})")
+    if not patched_files:
+        return
+    result = subprocess.run(["node", script, node_modules, *patched_files], capture_output=True, text=True)
+    check(result.returncode == 0, f"every patched object is valid against the Kubernetes API schema "
+          f"({len(patched_files)} objects, kubernetes-models)", result.stdout + result.stderr)
+
+
+def main():
+    if len(sys.argv) != 4:
+        print(__doc__)
+        return 2
+    binary, fixtures, node_modules = sys.argv[1], sys.argv[2], sys.argv[3]
+    work = tempfile.mkdtemp(prefix="lgwebhook.")
+    os.environ["LG_WEBHOOK_OUT"] = work
+    patched_files = []
+    certs = Certificates(work)
+    crt, key = certs.issue("first")
+    tls_crt, tls_key = certs.path("tls.crt"), certs.path("tls.key")
+    shutil.copy(crt, tls_crt)
+    shutil.copy(key, tls_key)
+    cafile = certs.path("ca.crt")
+    server = Webhook(binary, work, tls_crt, tls_key)
+    try:
+        test_http_errors(server.port, cafile)
+        test_tls(server.port, cafile)
+        test_envelope_and_patches(server.port, cafile, fixtures, patched_files, "default")
+        topology = Webhook(binary, work, tls_crt, tls_key, "--profile",
+                           os.path.join(fixtures, "k8s", "ndv5-topology-profile.yaml"))
+        try:
+            test_envelope_and_patches(topology.port, cafile, fixtures, patched_files, "ndv5-topology")
+            test_issue_example(server.port, topology.port, cafile, fixtures)
+        finally:
+            topology.stop()
+        test_rotation(server.port, cafile, certs, tls_crt, tls_key)
+    finally:
+        server.stop()
+    check(server.proc.returncode == 0, f"SIGTERM on an idle server: exit {server.proc.returncode}")
+    test_schemas(node_modules, patched_files)
+    test_sigterm(binary, work, cafile, tls_crt, tls_key)
+    print(f"{passes} passed, {fails} failed")
+    if fails == 0 and not os.environ.get("LG_WEBHOOK_KEEP"):
+        shutil.rmtree(work, ignore_errors=True)
+    else:
+        print(f"webhook: work dir kept: {work} (webhook.log)")
+    return 0 if fails == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
