@@ -133,6 +133,12 @@ void BM_CaptureHostSide(benchmark::State& state) {
 }
 BENCHMARK(BM_CaptureHostSide)->Unit(benchmark::kMicrosecond);
 
+// The rest of user_init's work: the profile, for its topology.host_path.
+void BM_LoadEmbeddedProfile(benchmark::State& state) {
+    for (auto _ : state) benchmark::DoNotOptimize(load_profile("default"));
+}
+BENCHMARK(BM_LoadEmbeddedProfile)->Unit(benchmark::kMicrosecond);
+
 void BM_EvaluateLaunchWithHostView(benchmark::State& state) {
     auto& l = launch();
     LaunchContext ctx = l.ctx;

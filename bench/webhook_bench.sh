@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# webhook_bench.sh — launchguard-webhook's /mutate next to nginx serving a
+# static response of the same size over TLS, on this machine, in the same run.
+#
+# Usage: bench/webhook_bench.sh WEBHOOK_BINARY [SECONDS]
+#   needs nginx-light, wrk, nghttp2-client (h2load), openssl, /usr/bin/python3
+#
+# The request: a ~10 KB AdmissionReview of a real manifest
+# (tests/fixtures/k8s/, the largest multi-container workload there), sent by
+# keep-alive HTTP/1.1 over TLS 1.3 as the API server sends it.  nginx answers
+# every POST with the webhook's own response to that review (a file of the
+# same size), so both sides move the same bytes; nginx does no work besides.
+#   1. throughput: wrk -t2 -c16 for SECONDS (default 10), twice each,
+#      alternating webhook / nginx; the median of requests/s;
+#   2. latency at a fixed rate: h2load --h1 -c10 --rps 100 (1,000 requests/s)
+#      for SECONDS, per-request times from --log-file, p50 / p99;
+#   3. peak RSS of the webhook (VmHWM) after both.
+# Targets (issue 6): >= 50 % of nginx's requests/s; p99 <= 2 ms at 1,000/s
+# (and its ratio to nginx's p99); peak RSS <= 50 MB.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd -P)
+src=$(cd "$here/.." && pwd -P)
+webhook=${1:?usage: webhook_bench.sh WEBHOOK_BINARY [SECONDS]}
+seconds=${2:-10}
+for tool in nginx wrk h2load openssl /usr/bin/python3; do
+  command -v "$tool" >/dev/null || { echo "webhook_bench: $tool not found (apt-get install nginx-light wrk nghttp2-client)" >&2; exit 2; }
+done
+
+work=$(mktemp -d /tmp/lgwhbench.XXXXXX)
+chmod 0755 "$work"  # nginx's workers run as www-data
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  [ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
+  if [ -n "${LG_BENCH_KEEP:-}" ]; then echo "work dir kept: $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+# --- certificates, as the chart makes them: a CA and a serving pair with SANs
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=bench-ca \
+  -keyout "$work/ca.key" -out "$work/ca.crt" 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=launchguard.launchguard.svc \
+  -keyout "$work/tls.key" -out "$work/tls.csr" 2>/dev/null
+echo "subjectAltName=DNS:launchguard.launchguard.svc,IP:127.0.0.1" >"$work/san.ext"
+openssl x509 -req -in "$work/tls.csr" -CA "$work/ca.crt" -CAkey "$work/ca.key" -CAcreateserial -days 1 \
+  -extfile "$work/san.ext" -out "$work/tls.crt" 2>/dev/null
+
+# --- the review: the largest workload among the fixtures, as an AdmissionReview
+/usr/bin/python3 - "${LG_BENCH_FIXTURES:-$src/tests/fixtures/k8s}" "$work/review.json" <<'PY'
+import glob, json, os, sys, yaml
+best = None
+for path in glob.glob(os.path.join(sys.argv[1], "**", "*.yaml"), recursive=True):
+    try:
+        docs = [d for d in yaml.safe_load_all(open(path)) if isinstance(d, dict) and "kind" in d]
+    except yaml.YAMLError:
+        continue
+    for d in docs:
+        size = len(json.dumps(d))
+        if best is None or size > best[0]:
+            best = (size, d)
+obj = best[1]
+group, _, version = obj.get("apiVersion", "v1").rpartition("/")
+review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+          "request": {"uid": "bench", "kind": {"group": group, "version": version, "kind": obj["kind"]},
+                      "resource": {"group": group, "version": version, "resource": obj["kind"].lower() + "s"},
+                      "namespace": "bench", "operation": "CREATE",
+                      "userInfo": {"username": "system:serviceaccount:kube-system:job-controller",
+                                   "groups": ["system:serviceaccounts", "system:authenticated"]},
+                      "object": obj, "oldObject": None, "dryRun": False,
+                      "options": {"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions"}}}
+# Real objects as the API server sends them carry managedFields and status;
+# pad with a managedFields entry so the review is ~10 KB like a real one.
+meta = obj.setdefault("metadata", {})
+meta.setdefault("managedFields", [{"manager": "kubectl-client-side-apply", "operation": "Update",
+                                   "apiVersion": obj.get("apiVersion", "v1"), "fieldsType": "FieldsV1",
+                                   "fieldsV1": {"f:metadata": {"f:labels": {".": {}}}, "f:spec": {".": {}}}}])
+text = json.dumps(review)
+while len(text) < 10000:
+    meta["managedFields"].append(dict(meta["managedFields"][0]))
+    text = json.dumps(review)
+open(sys.argv[2], "w").write(text)
+print(f"review: {obj['kind']} {meta.get('name', '?')}, {len(text)} bytes")
+PY
+
+"$webhook" --listen 127.0.0.1:0 --tls-cert "$work/tls.crt" --tls-key "$work/tls.key" --threads 2 \
+  --port-file "$work/webhook.port" --log-format json >"$work/webhook.log" 2>&1 &
+webhook_pid=$!
+pids+=("$webhook_pid")
+for _ in $(seq 50); do [ -s "$work/webhook.port" ] && break; sleep 0.1; done
+wport=$(cat "$work/webhook.port")
+curl -sS --cacert "$work/ca.crt" --resolve launchguard.launchguard.svc:"$wport":127.0.0.1 \
+  -H 'Content-Type: application/json' --data-binary @"$work/review.json" \
+  "https://launchguard.launchguard.svc:$wport/mutate" -o "$work/response.json"
+echo "webhook response: $(wc -c <"$work/response.json") bytes"
+
+# --- nginx: the same certificate, the same response bytes for every POST
+mkdir -p "$work/static" "$work/nginx-tmp"
+cp "$work/response.json" "$work/static/mutate"
+chmod 0644 "$work/static/mutate"
+nport=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+cat >"$work/nginx.conf" <<NGINX
+worker_processes 2;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $work/nginx-tmp;
+  keepalive_requests 1000000;
+  server {
+    listen 127.0.0.1:$nport ssl;
+    ssl_certificate $work/tls.crt;
+    ssl_certificate_key $work/tls.key;
+    ssl_protocols TLSv1.2 TLSv1.3;
+    client_max_body_size 16m;
+    location / {
+      root $work/static;
+      default_type application/json;
+      error_page 405 =200 \$uri;   # POST to a static file: answer with the file
+    }
+  }
+}
+NGINX
+nginx -c "$work/nginx.conf" -p "$work"
+for _ in $(seq 50); do [ -s "$work/nginx.pid" ] && break; sleep 0.1; done
+nbytes=$(curl -sS --fail --cacert "$work/ca.crt" --resolve launchguard.launchguard.svc:"$nport":127.0.0.1 \
+  --data-binary @"$work/review.json" "https://launchguard.launchguard.svc:$nport/mutate" | wc -c)
+echo "nginx response: $nbytes bytes"
+
+cat >"$work/post.lua" <<LUA
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+local f = io.open("$work/review.json", "rb")
+wrk.body = f:read("*a")
+f:close()
+LUA
+
+rps() { wrk -t2 -c16 -d"${seconds}s" -s "$work/post.lua" "https://127.0.0.1:$1/mutate" | awk '/Requests\/sec/ {print $2}'; }
+declare -a w_rps n_rps
+for round in 1 2; do
+  w_rps+=("$(rps "$wport")")
+  n_rps+=("$(rps "$nport")")
+done
+median2() { /usr/bin/python3 -c 'import statistics,sys; print(f"{statistics.median(map(float, sys.argv[1:])):.0f}")' "$@"; }
+wr=$(median2 "${w_rps[@]}"); nr=$(median2 "${n_rps[@]}")
+
+latency() {  # port -> "p50_ms p99_ms"
+  rm -f "$work/lat.log"
+  h2load --h1 -c10 --rps 100 -D "$seconds" -d "$work/review.json" -H 'content-type: application/json' \
+    --log-file="$work/lat.log" "https://127.0.0.1:$1/mutate" >"$work/h2load.out" 2>&1
+  /usr/bin/python3 - "$work/lat.log" <<'PY'
+import sys
+times = sorted(int(l.split("\t")[2]) for l in open(sys.argv[1]) if l.strip() and l.split("\t")[1] == "200")
+p = lambda q: times[min(len(times) - 1, int(q * len(times)))] / 1000
+print(f"{p(0.50):.3f} {p(0.99):.3f} {len(times)}")
+PY
+}
+read -r wp50 wp99 wn <<<"$(latency "$wport")"
+read -r np50 np99 nn <<<"$(latency "$nport")"
+rss_kb=$(awk '/VmHWM/ {print $2}' "/proc/$webhook_pid/status")
+
+echo
+echo "launchguard-webhook vs nginx (static, same bytes), TLS 1.3, keep-alive, ${seconds} s per run, $(nproc) CPUs"
+printf '%-34s %12s %12s %10s\n' "" "webhook" "nginx" "ratio"
+printf '%-34s %12s %12s %9.0f%%\n' "requests/s (wrk -t2 -c16, median of 2)" "$wr" "$nr" "$(echo "$wr $nr" | awk '{print 100*$1/$2}')"
+printf '%-34s %12s %12s\n' "p50 at 1,000/s (h2load --h1), ms" "$wp50" "$np50"
+printf '%-34s %12s %12s %9.1fx\n' "p99 at 1,000/s (h2load --h1), ms" "$wp99" "$np99" "$(echo "$wp99 $np99" | awk '{print $1/$2}')"
+printf '%-34s %12s %12s\n' "requests measured at 1,000/s" "$wn" "$nn"
+printf '%-34s %12s\n' "peak RSS of the webhook (VmHWM)" "$((rss_kb / 1024)) MB"
+echo "raw: webhook ${w_rps[*]} req/s; nginx ${n_rps[*]} req/s"
