@@ -237,6 +237,11 @@ TEST(Cli, TopoCommandParsesAsNcclWould) {
     EXPECT_NE(mapped.out.find("0000:84:00.0  gpu  NUMA 1 (node agrees)"), std::string::npos) << mapped.out;
     EXPECT_NE(mapped.out.find("0000:04:00.0  ib-nic  NUMA 1 (node agrees)"), std::string::npos) << mapped.out;
     EXPECT_NE(mapped.out.find("0000:03:00.0  gpu  NUMA 1 (node: NUMA 0)"), std::string::npos) << mapped.out;
+    // ... and that disagreement makes `topo` fail, as bus-id drift does.
+    EXPECT_EQ(mapped.exit_code, 1) << mapped.out;
+    EXPECT_NE(mapped.out.find("GPU 0000:03:00.0 (line 5): file NUMA 1 CPUs 8-15,24-31, node NUMA 0 CPUs 0-7,16-23"),
+              std::string::npos)
+        << mapped.out;
 
     EXPECT_EQ(run_command(cli() + " topo /nonexistent.xml").exit_code, 2);
 }

@@ -822,6 +822,58 @@ TEST(TopoBusidDrift, UnknownWithoutANodeTopologyOnlyWhenThereIsAFileToCompare) {
     EXPECT_TRUE(run_rule("topo.busid-drift", launch_from_yaml("{}")).quiet());
 }
 
+// ======================================================== topo.numa-drift
+
+TEST(TopoNumaDrift, FiresWhenTheFilePutsAGpuOnTheOtherSocket) {
+    // tests/fixtures/cli: GPU 0000:03:00.0 under <cpu numaid="1">, where hwloc has it on NUMA node 0.
+    auto result = run_rule("topo.numa-drift", on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml",
+                                                      fixture_text("cli/topo-32em64t-swapped-numa.xml")));
+    ASSERT_TRUE(result.fired());
+    const Finding& finding = result.finding();
+    EXPECT_EQ(finding.action, Action::block);
+    EXPECT_TRUE(mentions(finding.message, "NCCL_TOPO_FILE=/opt/topo.xml places 1 device(s) on another NUMA node"));
+    EXPECT_EQ(result.evidence("GPU 0000:03:00.0"),
+              "file line 5: NUMA 1, CPUs 8-15,24-31 (<cpu> on line 4); node: NUMA 0, CPUs 0-7,16-23");
+    EXPECT_EQ(result.evidence("NIC 0000:04:00.0"), "");  // the NIC is where the node has it
+    EXPECT_TRUE(mentions(result.evidence("node_topology"), "32em64t-2n8c2t-pci-normalio.xml"));
+    ASSERT_EQ(finding.remediation.size(), 1U);
+    EXPECT_TRUE(mentions(finding.remediation[0].text, "NCCL_TOPO_DUMP_FILE"));
+}
+
+TEST(TopoNumaDrift, FiresWhenTheSocketsAreRightButTheNicsAreCrossed) {
+    // topology_for_32em64t() hangs the node's only NIC (NUMA 1 by hwloc) under socket 0 with affinity 0000ffff.
+    auto result = run_rule("topo.numa-drift",
+                           on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml", topology_for_32em64t()));
+    ASSERT_TRUE(result.fired());
+    EXPECT_EQ(result.evidence("NIC 0000:04:00.0"),
+              "file line 5: NUMA 0, CPUs 0-15 (<cpu> on line 2); node: NUMA 1, CPUs 8-15,24-31");
+}
+
+TEST(TopoNumaDrift, QuietWhenTheFilePlacesEveryDeviceAsTheNodeDoes) {
+    EXPECT_TRUE(run_rule("topo.numa-drift", on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml",
+                                                     fixture_text("cli/topo-32em64t-agreeing.xml")))
+                    .quiet());
+}
+
+TEST(TopoNumaDrift, UndecidedWithoutTheNodeTopology) {
+    auto ctx = launch_from_yaml("runtime: pyxis\n");
+    ctx.env.value()["NCCL_TOPO_FILE"] = "/opt/topo.xml";
+    MemoryFileView view;
+    view.add_file("/opt/topo.xml", fixture_text("cli/topo-32em64t-swapped-numa.xml"));
+    use_view(ctx, view);
+    auto result = run_rule("topo.numa-drift", ctx);
+    EXPECT_TRUE(result.undecided());
+}
+
+TEST(TopoNumaDrift, ProposesTheProfilesFileWhenTheTaskUsesAnother) {
+    auto result = run_rule("topo.numa-drift", on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml",
+                                                      fixture_text("cli/topo-32em64t-swapped-numa.xml")),
+                           azure_profile());
+    ASSERT_TRUE(result.fired());
+    EXPECT_EQ(result.finding().remediation[0].kind, Kind::mount_file);
+    EXPECT_EQ(result.set_env("NCCL_TOPO_FILE"), kNdv5File);
+}
+
 // ======================================================== topo.required
 
 TEST(TopoRequired, FiresWhenTheProfileNeedsAFileAndNoneIsInEffect) {
@@ -887,7 +939,8 @@ TEST(TopoRequired, UnknownWhenTheEnvironmentOrTheViewCannotTell) {
 
 TEST(TopologyRules, RegisteredInCatalogOrderWithDocumentation) {
     std::vector<std::string> expected = {"topo.file-missing",  "topo.not-propagated", "topo.silently-ignored",
-                                         "topo.nccl-rejects", "topo.busid-drift",    "topo.required"};
+                                         "topo.nccl-rejects", "topo.busid-drift",    "topo.numa-drift",
+                                         "topo.required"};
     std::vector<const Rule*> rules;
     register_topology_rules(rules);
     ASSERT_EQ(rules.size(), expected.size());
