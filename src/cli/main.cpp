@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
     add_topo_command(app, runner);
     add_profile_command(app, runner);
     add_enroot_hook_command(app, runner);
+    add_review_command(app, runner);
 
     try {
         app.parse(argc, argv);
