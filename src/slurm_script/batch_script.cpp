@@ -18,6 +18,11 @@ constexpr std::size_t kMaxWords = 4096;
 // Quotes and $(...) inside each other, and ${a:-${b:-...}} defaults, are
 // followed this deep; deeper text is kept as written and counts as unknown.
 constexpr int kMaxNesting = 64;
+// Variables tracked: real scripts set dozens; each step copies the exported
+// ones, so a script that sets tens of thousands must not multiply them.
+constexpr std::size_t kMaxVariables = 1024;
+// A value longer than this (A=$A$A doubles) is unknown rather than built.
+constexpr std::size_t kMaxValueBytes = 64U << 10;
 
 bool is_name_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0 || c == '_'; }
 bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
@@ -526,7 +531,16 @@ private:
             unknown(written);
             return;
         }
-        word.text += *it->second.value;
+        append_text(word, *it->second.value, written, unknown);
+    }
+
+    template <typename Unknown>
+    static void append_text(Word& word, std::string_view text, std::string_view written, Unknown&& unknown) {
+        if (word.text.size() + text.size() > kMaxValueBytes) {
+            unknown(std::string(written) + " (longer than " + std::to_string(kMaxValueBytes) + " bytes)");
+            return;
+        }
+        word.text += text;
     }
 
     // ${NAME}, ${NAME:-default}, ${NAME-default}, ${NAME:=default}; any other form is unknown.
@@ -552,7 +566,7 @@ private:
         }
         auto it = variables.find(name);
         if (it != variables.end() && it->second.value && !(op.front() == ':' && it->second.value->empty())) {
-            word.text += *it->second.value;
+            append_text(word, *it->second.value, written, unknown);
             return;
         }
         if (it != variables.end() && !it->second.value) {
@@ -567,7 +581,7 @@ private:
         if (!value.known) {
             unknown(written);
         } else {
-            word.text += value.text;
+            append_text(word, value.text, written, unknown);
         }
         if (assign && std::isdigit(static_cast<unsigned char>(name.front())) == 0) {
             set_variable(std::string(name), value.known ? std::optional<std::string>(value.text) : std::nullopt,
@@ -575,8 +589,20 @@ private:
         }
     }
 
+    // False, with one note, once the script has set kMaxVariables others.
+    bool room_for(const std::string& name) {
+        if (variables.size() < kMaxVariables || variables.count(name) != 0) return true;
+        if (!variables_dropped_) {
+            script_.notes.push_back("the script sets more than " + std::to_string(kMaxVariables) +
+                                    " variables; the later ones (first: " + name + ") are not followed");
+            variables_dropped_ = true;
+        }
+        return false;
+    }
+
     void set_variable(const std::string& name, std::optional<std::string> value, const std::string& why, int line,
                       const std::string& origin, bool export_it) {
+        if (!room_for(name)) return;
         ShellVariable& variable = variables[name];
         if (conditional_depth > 0 && value) {
             value.reset();
@@ -596,6 +622,7 @@ private:
         bool append = eq > 0 && eq != std::string_view::npos && text[eq - 1] == '+';
         std::string name(text.substr(0, append ? eq - 1 : eq));
         if (raw.is_array) {
+            if (!room_for(name)) return;
             ShellVariable& variable = variables[name];
             if (!append) {
                 variable.array.clear();
@@ -623,6 +650,10 @@ private:
                 } else {
                     prefix = *it->second.value;
                 }
+            }
+            if (word.known && prefix.size() + word.text.size() > kMaxValueBytes) {
+                word.known = false;
+                word.why_unknown = "longer than " + std::to_string(kMaxValueBytes) + " bytes";
             }
             if (word.known) known = prefix + word.text;
         }
@@ -700,7 +731,7 @@ private:
             std::string origin = keyword + " on line " + std::to_string(line);
             if (is_assignment(arg)) {
                 assign(arg, line, export_it, origin);
-            } else if (is_name(arg.raw) && export_it) {
+            } else if (is_name(arg.raw) && export_it && room_for(arg.raw)) {
                 auto [it, inserted] = variables.try_emplace(arg.raw);
                 if (inserted) {
                     // export NAME of a variable the script never set: the submitter's value, unknown.
@@ -730,6 +761,7 @@ private:
     BatchScript& script_;
     int nesting_;
     int expand_depth_ = 0;
+    bool variables_dropped_ = false;
 };
 
 // srun options that take a value (the rest are flags). pyxis adds its own.
@@ -796,6 +828,10 @@ std::size_t read_options(const std::vector<Word>& words, const std::vector<int>&
 
 void Shell::run_srun(const std::vector<const RawWord*>& prefixes, const std::vector<RawWord>& args,
                      const RawCommand& command) {
+    if (script_.steps.size() >= kMaxSteps) {
+        ++script_.steps_dropped;
+        return;
+    }
     SrunStep step;
     step.line = command.line;
     step.last_line = command.last_line;
@@ -965,6 +1001,10 @@ Result<BatchScript> parse_batch_script(std::string_view text, const std::string&
     Shell shell(script, 0);
     shell.run(lexer.commands());
     script.exported = shell.exported_variables();
+    if (script.steps_dropped > 0) {
+        script.notes.push_back(std::to_string(script.steps_dropped) + " srun command(s) after the first " +
+                               std::to_string(kMaxSteps) + " were not judged");
+    }
     return script;
 }
 

@@ -24,6 +24,9 @@ namespace launchguard::slurm_script {
 
 // sbatch itself refuses scripts above 4 MiB by default; a review needs far less.
 inline constexpr std::size_t kMaxScriptBytes = 1U << 20;
+// Steps kept for judging; a script that runs more (srun in a generated
+// list) is judged on its first ones, with a note, so a review stays cheap.
+inline constexpr std::size_t kMaxSteps = 64;
 
 // One option as written (#SBATCH line or srun argument), split into name and value.
 struct Option {
@@ -62,7 +65,8 @@ struct BatchScript {
     std::string path;
     std::vector<Option> directives;    // #SBATCH, in order
     VariableMap exported;              // exported at the end of the script (for steps: see SrunStep)
-    std::vector<SrunStep> steps;
+    std::vector<SrunStep> steps;       // at most kMaxSteps
+    std::size_t steps_dropped = 0;     // srun commands after the first kMaxSteps
     std::vector<std::string> notes;    // what the reader could not follow, with line numbers
     std::vector<std::string> lines;    // the script's physical lines, for `review --patched`
     int last_directive_line = 0;       // 0 when there is none

@@ -213,6 +213,40 @@ TEST(BatchScriptHostile, DeepNestingAndRandomBytesNeverCrashOrHang) {
     }
 }
 
+TEST(BatchScriptHostile, ManyStepsAreJudgedUpToTheLimit) {
+    std::string text = "#!/bin/bash\n";
+    for (int i = 0; i < 10000; ++i) text += "srun ./a\n";
+    BatchScript script = parse(text);
+    EXPECT_EQ(script.steps.size(), kMaxSteps);
+    EXPECT_EQ(script.steps_dropped, 10000U - kMaxSteps);
+    ASSERT_FALSE(script.notes.empty());
+    EXPECT_EQ(script.notes.back(), "9936 srun command(s) after the first 64 were not judged");
+}
+
+TEST(BatchScriptHostile, ManyVariablesAreFollowedUpToTheLimit) {
+    std::string text = "#!/bin/bash\n";
+    for (int i = 0; i < 50000; ++i) text += "export A" + std::to_string(i) + "=1\n";
+    text += "srun ./a\nsrun ./b\n";
+    BatchScript script = parse(text);
+    ASSERT_EQ(script.steps.size(), 2U);
+    EXPECT_EQ(script.steps[0].environment.size(), 1024U);
+    ASSERT_FALSE(script.notes.empty());
+    EXPECT_EQ(script.notes[0], "the script sets more than 1024 variables; the later ones (first: A1024) are not followed");
+}
+
+TEST(BatchScriptHostile, ValuesThatDoubleStopAtTheLimit) {
+    // 16 bytes doubled 12 times is 64 KiB, the limit; the 13th doubling is unknown, not built.
+    std::string text = "#!/bin/bash\nexport A=xxxxxxxxxxxxxxxx\n";
+    for (int i = 0; i < 13; ++i) text += "A=$A$A\n";
+    BatchScript script = parse(text + "srun ./a\n");
+    ASSERT_EQ(script.steps.size(), 1U);
+    EXPECT_EQ(value_of(script.steps[0].environment, "A"), "<unknown: $A (longer than 65536 bytes)>");
+
+    std::string endless = "#!/bin/bash\nexport A=xxxxxxxxxxxxxxxx\n";
+    for (int i = 0; i < 5000; ++i) endless += "A=$A$A$A$A\nA+=$A\n";
+    EXPECT_EQ(parse(endless + "srun ./a\n").steps.size(), 1U);
+}
+
 TEST(BatchScript, RecognisesBatchScripts) {
     EXPECT_TRUE(looks_like_batch_script("#!/bin/bash\n"));
     EXPECT_TRUE(looks_like_batch_script("# job\n#SBATCH -N 2\n"));
