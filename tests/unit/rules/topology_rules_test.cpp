@@ -849,6 +849,34 @@ TEST(TopoNumaDrift, FiresWhenTheSocketsAreRightButTheNicsAreCrossed) {
               "file line 5: NUMA 0, CPUs 0-15 (<cpu> on line 2); node: NUMA 1, CPUs 8-15,24-31");
 }
 
+TEST(TopoNumaDrift, FiresWhenTheFilePairsAGpuWithAFarNic) {
+    // The 32em64t node with a second NIC on socket 0; the file hangs the
+    // socket-1 NIC under GPU 0000:03:00.0's switch instead of that one.
+    std::string file = "<system version=\"1\">\n"
+                       "  <cpu numaid=\"0\" affinity=\"00ff00ff\">\n"
+                       "    <pci busid=\"ffff:ff:01.0\" class=\"0x060400\">\n"
+                       "      <pci busid=\"0000:03:00.0\" class=\"0x030200\"/>\n"
+                       "      <pci busid=\"0000:04:00.0\" class=\"0x020700\"/>\n"
+                       "    </pci>\n"
+                       "    <pci busid=\"0000:05:00.0\" class=\"0x020700\"/>\n"
+                       "  </cpu>\n"
+                       "</system>\n";
+    auto ctx = on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml", file);
+    Nic second;
+    second.hca = "mlx5_1";
+    second.busid = "0000:05:00.0";
+    second.numa_node = 0;
+    second.pci_bridges = {"0000:00:1e.0"};
+    ctx.topology.value().nics.push_back(second);
+    auto result = run_rule("topo.numa-drift", ctx);
+    ASSERT_TRUE(result.fired());
+    EXPECT_TRUE(mentions(result.finding().message, "1 GPU(s) paired with a NIC the node does not put nearest"));
+    EXPECT_EQ(result.evidence("nearest NIC of GPU 0000:03:00.0"),
+              "file line 4: 0000:04:00.0 (PIX); node: 0000:05:00.0 (PHB)");
+    EXPECT_EQ(result.evidence("NIC 0000:04:00.0"), "file line 5: NUMA 0, CPUs 0-7,16-23 (<cpu> on line 2); node: "
+                                                   "NUMA 1, CPUs 8-15,24-31");
+}
+
 TEST(TopoNumaDrift, QuietWhenTheFilePlacesEveryDeviceAsTheNodeDoes) {
     EXPECT_TRUE(run_rule("topo.numa-drift", on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml",
                                                      fixture_text("cli/topo-32em64t-agreeing.xml")))
