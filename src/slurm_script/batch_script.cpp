@@ -681,10 +681,10 @@ private:
                 if (w == "for" || w == "case" || w == "select" || w == "function" || w.ends_with("()")) return;
             } else if (w == "fi" || w == "done" || w == "esac" || w == "}") {
                 conditional_depth = std::max(0, conditional_depth - 1);
-            } else if (w == "then" || w == "else" || w == "elif" || w == "do" || w == "!" || w == "time" ||
-                       w == "exec" || w == "[[" ) {
-                if (w == "[[") return;  // a test: nothing to read
-            } else {
+            } else if (w == "[[" || w == "[" || w == "test") {
+                return;  // a test: nothing to read
+            } else if (w != "then" && w != "else" && w != "elif" && w != "do" && w != "!" && w != "time" &&
+                       w != "exec") {
                 break;
             }
             ++first;
@@ -764,7 +764,9 @@ private:
     bool variables_dropped_ = false;
 };
 
-// srun options that take a value (the rest are flags). pyxis adds its own.
+// srun and sbatch options whose value may follow as the next word; the rest
+// are flags or take a value only as --name=value (--exclusive, --nice).
+// pyxis adds the --container-* ones.
 constexpr std::array kValueOptions = {
     "--nodes", "--ntasks", "--ntasks-per-node", "--gpus-per-node", "--gpus", "--gres", "--cpu-bind", "--gpu-bind",
     "--gpus-per-task", "--export", "--container-image", "--container-mounts", "--container-workdir",
@@ -773,9 +775,9 @@ constexpr std::array kValueOptions = {
     "--ntasks-per-socket", "--ntasks-per-gpu", "--constraint", "--qos", "--nodelist", "--exclude", "--chdir",
     "--distribution", "--reservation", "--dependency", "--array", "--mail-type", "--mail-user", "--signal",
     "--wait-all-nodes", "--cpu-freq", "--gpu-freq", "--network", "--input", "--open-mode", "--begin", "--comment",
-    "--threads-per-core", "--sockets-per-node", "--cores-per-socket", "--hint", "--switches", "--kill-on-bad-exit",
-    "--container-image-save", "--container-save", "--export-file", "--gres-flags", "--tres-per-task", "--nice"};
-constexpr std::string_view kValueShortOptions = "NnGcoepitAJCwxDqdmrSkK";
+    "--threads-per-core", "--sockets-per-node", "--cores-per-socket", "--hint", "--switches",
+    "--container-save", "--export-file", "--gres-flags", "--tres-per-task"};
+constexpr std::string_view kValueShortOptions = "NnGcoepitAJCwxDqdmrS";
 
 bool takes_value(std::string_view name) {
     if (name.size() == 2 && name[0] == '-' && name[1] != '-') return kValueShortOptions.find(name[1]) != std::string_view::npos;
@@ -841,8 +843,9 @@ void Shell::run_srun(const std::vector<const RawWord*>& prefixes, const std::vec
         Shell scratch(script_, nesting_);
         scratch.variables = variables;
         scratch.assign(*prefix, command.line, true, "srun prefix on line " + std::to_string(command.line));
-        const auto& name = prefix->raw.substr(0, prefix->raw.find('='));
-        const auto& v = scratch.variables[name];
+        std::string name = prefix->raw.substr(0, prefix->raw.find('='));
+        if (name.ends_with('+')) name.pop_back();
+        const ShellVariable& v = scratch.variables[name];
         step.environment[name] = Variable{name, v.value, command.line, v.origin, v.why_unknown};
     }
 
