@@ -270,7 +270,9 @@ std::vector<StepLaunch> launches_from_script(const BatchScript& script, const Pr
             }
         }
         if (const Option* bind = options.get("--cpu-bind"); bind && bind->value_known) {
-            env["SLURM_CPU_BIND"] = bind->value;  // what srun hands the task
+            ctx.requested_cpu_bind = Fact<std::string>::known(bind->value, where(*bind));
+        } else {
+            ctx.requested_cpu_bind = Fact<std::string>::unknown("the script sets no --cpu-bind");
         }
         if (const Option* gpu_bind = options.get("--gpu-bind"); gpu_bind && gpu_bind->value_known) {
             env["SLURM_GPU_BIND"] = gpu_bind->value;

@@ -201,8 +201,18 @@ TEST(ScriptReview, IbDisabledInABashCStepIsFound) {
 
 TEST(ScriptReview, BindingByIdIsFoundFromSrunCpuBind) {
     ScriptReview r = review(kPyxis + "srun --cpu-bind=map_cpu:0,1,2,3 ./a\n");
-    EXPECT_NE(finding(r, "cpu.bind-by-id"), nullptr) << ::testing::PrintToString(fired(r));
-    EXPECT_EQ(finding(review(kPyxis + "srun --cpu-bind=ldoms ./a\n"), "cpu.bind-by-id"), nullptr);
+    const Finding* f = finding(r, "cpu.bind-by-id");
+    ASSERT_NE(f, nullptr) << ::testing::PrintToString(fired(r));
+    EXPECT_EQ(evidence(*f, "--cpu-bind"), "map_cpu:0,1,2,3");
+    EXPECT_EQ(evidence(*f, "requested_in"), "line 3: --cpu-bind=map_cpu:0,1,2,3");
+    // A mask list the user wrote is by id too (in a task's environment Slurm's own masks look the same).
+    EXPECT_NE(finding(review(kPyxis + "srun --cpu-bind mask_cpu:0x3,0xc ./a\n"),
+                      "cpu.bind-by-id"),
+              nullptr);
+    for (const char* topology : {"ldoms", "sockets", "cores", "map_ldom:0,1", "none"}) {
+        EXPECT_EQ(finding(review(kPyxis + "srun --cpu-bind=" + topology + " ./a\n"), "cpu.bind-by-id"), nullptr)
+            << topology;
+    }
 }
 
 TEST(ScriptReview, ComputedValuesAreUnknownNeverGuessed) {
