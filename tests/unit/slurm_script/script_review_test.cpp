@@ -189,6 +189,42 @@ TEST(ScriptReview, EnvironmentRulesFireOnExportsAndStayQuietOnGoodOnes) {
     EXPECT_EQ(finding(good, "nccl.p2p-disabled"), nullptr);
 }
 
+// One row per rule that decides from what a script exports: the line that
+// makes it fire, and a line that keeps it quiet (judged by hand against
+// NCCL.md: each firing line is a silent slowdown on that profile's hardware).
+struct RuleRow {
+    const char* rule;
+    const char* profile;
+    const char* fires;
+    const char* quiet;
+    Action action;
+};
+
+TEST(ScriptReview, EachEnvironmentRuleFiresAndStaysQuiet) {
+    const RuleRow rows[] = {
+        {"net.gdr-level-low", "h100-cx7-ib", "export NCCL_NET_GDR_LEVEL=LOC", "export NCCL_NET_GDR_LEVEL=PXB",
+         Action::warn},
+        {"net.gdr-read-off", "h100-cx7-ib", "export NCCL_NET_GDR_READ=0", "export NCCL_NET_GDR_READ=1", Action::warn},
+        {"nccl.shm-disabled", "h100-cx7-ib", "export NCCL_SHM_DISABLE=1", "export NCCL_SHM_DISABLE=0", Action::warn},
+        {"nccl.cumem-disabled", "gb200-nvl72", "export NCCL_CUMEM_ENABLE=0", "export NCCL_CUMEM_ENABLE=1",
+         Action::block},
+        {"nccl.algo-restricted", "h100-cx7-ib", "export NCCL_ALGO=Ring", "unset NCCL_ALGO", Action::warn},
+        {"nccl.proto-restricted", "h100-cx7-ib", "export NCCL_PROTO=Simple", "unset NCCL_PROTO", Action::warn},
+        {"nccl.channels-capped", "h100-cx7-ib", "export NCCL_MAX_NCHANNELS=2", "unset NCCL_MAX_NCHANNELS",
+         Action::warn},
+        {"topo.file-missing", "h100-cx7-ib", "export NCCL_TOPO_FILE=/var/run/topo.xml",
+         "export NCCL_TOPO_FILE=/opt/topo.xml", Action::block},
+    };
+    for (const auto& row : rows) {
+        std::string step = "srun --container-image=img ./a\n";
+        ScriptReview fires = review(kPyxis + row.fires + "\n" + step, row.profile);
+        const Finding* f = finding(fires, row.rule);
+        ASSERT_NE(f, nullptr) << row.rule << ::testing::PrintToString(fired(fires));
+        EXPECT_EQ(f->action, row.action) << row.rule;
+        EXPECT_EQ(finding(review(kPyxis + row.quiet + "\n" + step, row.profile), row.rule), nullptr) << row.rule;
+    }
+}
+
 TEST(ScriptReview, IbDisabledInABashCStepIsFound) {
     ScriptReview r = review(kPyxis + "srun bash -c 'export NCCL_IB_DISABLE=1; ./a'\n", "h100-cx7-ib");
     const Finding* f = finding(r, "net.ib-disabled");
