@@ -29,6 +29,9 @@ struct ReviewSettings {
 // Kubernetes manifests (YAML or JSON, multi-document, AdmissionReviews).
 int review_kubernetes(const std::vector<ReviewInput>& inputs, const ReviewSettings& settings);
 
+// One Slurm batch script (review_slurm.cpp).
+int review_slurm_script(const ReviewInput& input, const ReviewSettings& settings);
+
 // The exit code for several reviews: bad input first, then block, patch, allow.
 int combine_exit_codes(int a, int b);
 

@@ -1,12 +1,12 @@
 // `launchguard review FILE...|-`: reads each input and hands it to the
 // reviewer of its kind (`--kind`, else detected).
-#include <fstream>
 #include <iostream>
 #include <iterator>
-#include <sstream>
 
 #include "cli/command.h"
 #include "cli/review.h"
+#include "slurm_script/batch_script.h"
+#include "util/input_file.h"
 
 namespace launchguard::cli {
 namespace {
@@ -22,10 +22,14 @@ struct ReviewArgs {
     bool fix_blocking = false;
 };
 
-enum class SpecKind { kubernetes };
+enum class SpecKind { kubernetes, slurm };
 
-// Which reviewer reads an input when --kind does not say.
-SpecKind detect_kind(const ReviewInput& /*input*/) { return SpecKind::kubernetes; }
+// Which reviewer reads an input when --kind does not say: a batch script
+// starts with #! or carries #SBATCH lines; everything else is taken as
+// manifests, whose reader says clearly what it cannot parse.
+SpecKind detect_kind(const ReviewInput& input) {
+    return slurm_script::looks_like_batch_script(input.text) ? SpecKind::slurm : SpecKind::kubernetes;
+}
 
 int run_review(const ReviewArgs& args) {
     auto mode = parse_mode(args.mode);
@@ -39,13 +43,16 @@ int run_review(const ReviewArgs& args) {
         ReviewInput input;
         input.origin = file;
         if (file == "-") {
-            input.text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+            // Bounded like every other input: one byte past the bound says "too large".
+            std::string text(kMaxInputFileBytes + 1, '\0');
+            std::cin.read(text.data(), static_cast<std::streamsize>(text.size()));
+            text.resize(static_cast<std::size_t>(std::cin.gcount()));
+            if (text.size() > kMaxInputFileBytes) return bad_input("-: standard input is larger than the input bound");
+            input.text = std::move(text);
         } else {
-            std::ifstream stream(file, std::ios::binary);
-            if (!stream) return bad_input(file + ": cannot open");
-            std::ostringstream text;
-            text << stream.rdbuf();
-            input.text = text.str();
+            auto text = read_text_file(file);
+            if (!text) return bad_input(text.error().to_string());
+            input.text = std::move(text).value();
         }
         inputs.push_back(std::move(input));
     }
@@ -61,14 +68,16 @@ int run_review(const ReviewArgs& args) {
     settings.fix_blocking = args.fix_blocking || args.patch || args.patched;
 
     std::vector<ReviewInput> kubernetes;
+    int code = kExitAllow;
     for (auto& input : inputs) {
         SpecKind kind = detect_kind(input);
         if (args.kind == "kubernetes") kind = SpecKind::kubernetes;
+        if (args.kind == "slurm") kind = SpecKind::slurm;
         switch (kind) {
             case SpecKind::kubernetes: kubernetes.push_back(std::move(input)); break;
+            case SpecKind::slurm: code = combine_exit_codes(code, review_slurm_script(input, settings)); break;
         }
     }
-    int code = kExitAllow;
     if (!kubernetes.empty()) code = combine_exit_codes(code, review_kubernetes(kubernetes, settings));
     return code;
 }
@@ -89,11 +98,13 @@ int combine_exit_codes(int a, int b) {
 
 void add_review_command(CLI::App& app, CommandRunner& runner) {
     auto args = std::make_shared<ReviewArgs>();
-    CLI::App* cmd = app.add_subcommand("review", "Review a launch spec before submitting it: Kubernetes manifests");
-    cmd->add_option("files", args->files, "Manifest files (YAML or JSON, several documents each), or - for stdin")
+    CLI::App* cmd = app.add_subcommand(
+        "review", "Review a launch spec before submitting it: Kubernetes manifests or a Slurm batch script");
+    cmd->add_option("files", args->files,
+                    "Manifests (YAML or JSON, several documents each), Slurm batch scripts (#!/#SBATCH), or - for stdin")
         ->required();
-    cmd->add_option("--kind", args->kind, "What the inputs are (default: detect)")
-        ->check(CLI::IsMember({"auto", "kubernetes"}))
+    cmd->add_option("--kind", args->kind, "What the inputs are: auto (detect), kubernetes or slurm")
+        ->check(CLI::IsMember({"auto", "kubernetes", "slurm"}))
         ->capture_default_str();
     cmd->add_option("--profile", args->profile, "Embedded profile name or a profile YAML file")->capture_default_str();
     cmd->add_option("--mode", args->mode, "enforce, patch or warn")->capture_default_str();
@@ -101,7 +112,9 @@ void add_review_command(CLI::App& app, CommandRunner& runner) {
         ->check(CLI::IsMember({"text", "json"}))
         ->capture_default_str();
     cmd->add_flag("--patch", args->patch, "Print the JSON Patch that fixes what can be fixed (the report goes to stderr)");
-    cmd->add_flag("--patched", args->patched, "Print the manifests with the patch applied (the report goes to stderr)");
+    cmd->add_flag("--patched", args->patched,
+                  "Print the manifests with the patch applied (the report goes to stderr), or the batch script with "
+                  "its fixes applied");
     cmd->add_flag("--fix-blocking", args->fix_blocking,
                   "Patch blocking findings the patch fully fixes, as the mutating webhook does (implied by --patch, --patched)");
     cmd->callback([&runner, args] { runner = [args] { return run_review(*args); }; });

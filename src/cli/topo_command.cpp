@@ -6,6 +6,7 @@
 #include "cli/command.h"
 #include "nccl/topology_drift.h"
 #include "nccl/topology_file.h"
+#include "nccl/topology_placement.h"
 #include "probe/hwloc_probe.h"
 #include "report/json_report.h"
 #include "util/input_file.h"
@@ -41,6 +42,12 @@ std::optional<int> node_numa(const std::optional<NodeTopology>& node, const std:
     return std::nullopt;
 }
 
+std::string join_ids(const std::vector<std::string>& ids) {
+    std::string joined;
+    for (const auto& id : ids) joined += (joined.empty() ? "" : ", ") + id;
+    return joined;
+}
+
 int run_topo(const TopoArgs& args) {
     auto text = read_text_file(args.file);
     if (!text) return bad_input(text.error().to_string());
@@ -53,7 +60,11 @@ int run_topo(const TopoArgs& args) {
         node = std::move(loaded.value());
     }
     std::optional<nccl::TopologyDrift> drift;
-    if (node) drift = nccl::compare_with_node(topo, *node);
+    std::optional<nccl::PlacementDrift> placement;
+    if (node) {
+        drift = nccl::compare_with_node(topo, *node);
+        placement = nccl::compare_placement(topo, *node);
+    }
 
     if (args.format == "json") {
         boost::json::object o;
@@ -90,6 +101,31 @@ int run_topo(const TopoArgs& args) {
             d["gpus_missing"] = boost::json::array(drift->gpus_missing.begin(), drift->gpus_missing.end());
             d["nics_missing"] = boost::json::array(drift->nics_missing.begin(), drift->nics_missing.end());
             d["not_on_node"] = boost::json::array(drift->not_on_node.begin(), drift->not_on_node.end());
+            boost::json::array misplaced;
+            for (const auto& m : placement->devices) {
+                boost::json::object device;
+                device["kind"] = m.kind;
+                device["busid"] = m.busid;
+                device["line"] = m.line;
+                device["file_numa"] = m.file_numa;
+                device["node_numa"] = m.node_numa;
+                device["file_cpus"] = m.file_cpus;
+                device["node_cpus"] = m.node_cpus;
+                misplaced.push_back(std::move(device));
+            }
+            d["misplaced"] = std::move(misplaced);
+            boost::json::array pairings;
+            for (const auto& p : placement->pairings) {
+                boost::json::object pairing;
+                pairing["gpu"] = p.gpu_busid;
+                pairing["line"] = p.gpu_line;
+                pairing["file_nearest"] = boost::json::array(p.file_nearest.begin(), p.file_nearest.end());
+                pairing["file_path"] = nccl::to_string(p.file_path);
+                pairing["node_nearest"] = boost::json::array(p.node_nearest.begin(), p.node_nearest.end());
+                pairing["node_path"] = nccl::to_string(p.node_path);
+                pairings.push_back(std::move(pairing));
+            }
+            d["nic_pairings"] = std::move(pairings);
             o["drift"] = std::move(d);
         }
         std::cout << pretty_json(o);
@@ -123,11 +159,23 @@ int run_topo(const TopoArgs& args) {
             for (const auto& b : drift->gpus_missing) std::cout << "  GPU " << printable_text(b) << " is not in the file\n";
             for (const auto& b : drift->nics_missing) std::cout << "  NIC " << printable_text(b) << " is not in the file\n";
             for (const auto& b : drift->not_on_node) std::cout << "  file lists " << printable_text(b) << ", which this node lacks\n";
-            if (!drift->drifted() && drift->not_on_node.empty()) std::cout << "  none: every GPU and NIC is listed\n";
+            for (const auto& m : placement->devices) {
+                std::cout << "  " << m.kind << " " << printable_text(m.busid) << " (line " << m.line << "): file NUMA " << m.file_numa
+                          << (m.file_cpus.empty() ? "" : " CPUs " + printable_text(m.file_cpus)) << ", node NUMA " << m.node_numa
+                          << (m.node_cpus.empty() ? "" : " CPUs " + m.node_cpus) << "\n";
+            }
+            for (const auto& p : placement->pairings) {
+                std::cout << "  GPU " << printable_text(p.gpu_busid) << " (line " << p.gpu_line << "): nearest NIC by the file "
+                          << printable_text(join_ids(p.file_nearest)) << " (" << nccl::to_string(p.file_path) << "), by the node "
+                          << join_ids(p.node_nearest) << " (" << nccl::to_string(p.node_path) << ")\n";
+            }
+            if (!drift->drifted() && drift->not_on_node.empty() && !placement->drifted()) {
+                std::cout << "  none: every GPU and NIC is listed where the node has it\n";
+            }
         }
     }
     bool bad = topo.outcome != nccl::TopoOutcome::accepted || !topo.upper_case_busids.empty() ||
-               (drift && drift->drifted());
+               (drift && drift->drifted()) || (placement && placement->drifted());
     return bad ? kExitBlock : kExitAllow;
 }
 

@@ -85,6 +85,9 @@ struct LaunchContext {
     Fact<std::vector<Gpu>> gpus;                 // GPUs assigned to the task, resolved against the topology
     Fact<NodeTopology> topology;
     Fact<std::vector<NetInterface>> interfaces;  // netdevs in the task's network namespace
+    // --cpu-bind as the launch's spec writes it ("mask_cpu:0x3,0xc"): known to
+    // spec front ends; a live task sees only slurmd's rewrite in SLURM_CPU_BIND.
+    Fact<std::string> requested_cpu_bind;
     NodeFacts node;
     JobShape job;
     ContainerFacts container;

@@ -35,6 +35,9 @@ struct Gpu {
     std::string name;      // "nvml0", product name when known
     int numa_node = -1;    // -1 when unknown
     CpuSet local_cpus;     // CPUs of the nearest NUMA node / locality
+    // Bus ids of the PCI-to-PCI bridges above the device, nearest the CPU
+    // first; empty when it hangs off a host bridge directly (as in most VMs).
+    std::vector<std::string> pci_bridges;
     PciLinkState link;
 };
 
@@ -52,6 +55,7 @@ struct Nic {
     std::string busid;
     int numa_node = -1;
     CpuSet local_cpus;
+    std::vector<std::string> pci_bridges;  // as Gpu::pci_bridges
     std::vector<IbPort> ports;
     PciLinkState link;
 };

@@ -347,9 +347,18 @@ private:
             if (const auto* v = node.attr("class")) pci.cls = *v;
             // <pci> only ever sits below a <cpu> (the handler tables), and
             // <cpu> does not nest: the last one opened encloses it.
-            if (!result_.cpus.empty()) pci.numaid = result_.cpus.back().numaid;
+            if (!result_.cpus.empty()) {
+                pci.numaid = result_.cpus.back().numaid;
+                pci.affinity = result_.cpus.back().affinity;
+                pci.cpu_line = result_.cpus.back().line;
+            }
+            pci.bridges = open_pcis_;
             pci.line = node.line;
+            open_pcis_.push_back(pci.busid);
             result_.pcis.push_back(std::move(pci));
+            load_children(&node, level, depth);
+            open_pcis_.pop_back();
+            return;
         }
         load_children(&node, level, depth);
     }
@@ -400,6 +409,7 @@ private:
 
     CharStream in_;
     TopologyFile result_;
+    std::vector<std::string> open_pcis_;  // <pci> elements enclosing the reader's position
     std::size_t stored_nodes_ = 0;
     std::size_t systems_ = 0;
     std::size_t system_children_ = 0;

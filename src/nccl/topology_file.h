@@ -24,6 +24,11 @@ struct TopoPci {
     std::string busid;   // exactly as written (case preserved)
     std::string cls;     // "0x030200"
     std::string numaid;  // numaid of the enclosing <cpu>: the NUMA node NCCL will place it on
+    std::string affinity;  // affinity of the enclosing <cpu>: where NCCL pins the device's threads
+    int cpu_line = 0;      // line of the enclosing <cpu>
+    // Bus ids of the enclosing <pci> elements, outermost first: the switches
+    // NCCL counts when it classifies a GPU-NIC path (PIX, PXB, PHB).
+    std::vector<std::string> bridges;
     int line = 0;
 };
 

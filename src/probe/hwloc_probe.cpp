@@ -47,13 +47,14 @@ CpuSet to_cpuset(hwloc_const_bitmap_t bitmap) {
     return set;
 }
 
-std::string busid_of(const hwloc_obj_t pci) {
+std::string format_busid(const hwloc_obj_attr_u::hwloc_pcidev_attr_s& pci) {
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%01x", static_cast<unsigned>(pci->attr->pcidev.domain),
-                  static_cast<unsigned>(pci->attr->pcidev.bus), static_cast<unsigned>(pci->attr->pcidev.dev),
-                  static_cast<unsigned>(pci->attr->pcidev.func));
+    std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%01x", static_cast<unsigned>(pci.domain),
+                  static_cast<unsigned>(pci.bus), static_cast<unsigned>(pci.dev), static_cast<unsigned>(pci.func));
     return buf;
 }
+
+std::string busid_of(const hwloc_obj_t pci) { return format_busid(pci->attr->pcidev); }
 
 std::string info(hwloc_obj_t obj, const char* name) {
     const char* v = hwloc_obj_get_info_by_name(obj, name);
@@ -68,6 +69,18 @@ void locality(hwloc_topology_t topo, hwloc_obj_t io, int& numa_node, CpuSet& loc
     if (anc == nullptr) return;
     local_cpus = to_cpuset(anc->cpuset);
     if (anc->nodeset != nullptr && hwloc_bitmap_weight(anc->nodeset) == 1) numa_node = hwloc_bitmap_first(anc->nodeset);
+}
+
+// The PCI-to-PCI bridges (switch ports) between a device and its host
+// bridge, nearest the CPU first: the part of the tree NCCL's path types count.
+std::vector<std::string> bridges_above(hwloc_obj_t pci) {
+    std::vector<std::string> bridges;
+    for (hwloc_obj_t up = pci->parent; up != nullptr && up->type == HWLOC_OBJ_BRIDGE; up = up->parent) {
+        if (up->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_PCI) {
+            bridges.insert(bridges.begin(), format_busid(up->attr->bridge.upstream.pci));
+        }
+    }
+    return bridges;
 }
 
 PciLinkState link_of(hwloc_obj_t pci) {
@@ -168,6 +181,7 @@ NodeTopology convert(hwloc_topology_t topo, std::string source) {
             cand.gpu.busid = busid_of(pci);
             if (cand.gpu.name.empty()) cand.gpu.name = info(pci, "PCIDevice");
             locality(topo, pci, cand.gpu.numa_node, cand.gpu.local_cpus);
+            cand.gpu.pci_bridges = bridges_above(pci);
             cand.gpu.link = link_of(pci);
             gpus.push_back(std::move(cand));
         }
@@ -177,6 +191,7 @@ NodeTopology convert(hwloc_topology_t topo, std::string source) {
             nic.netdevs = netdevs;
             nic.busid = busid_of(pci);
             locality(topo, pci, nic.numa_node, nic.local_cpus);
+            nic.pci_bridges = bridges_above(pci);
             nic.ports = ib_ports(fabric);
             nic.link = link_of(pci);
             out.nics.push_back(std::move(nic));

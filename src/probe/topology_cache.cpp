@@ -47,6 +47,13 @@ CpuSet cpus_from(const json::object& o, const char* key) {
     return *parsed;
 }
 
+// Caches written before launchguard recorded PCI bridges lack them: the
+// devices then look switchless, which topo.numa-drift treats as a tie.
+std::vector<std::string> bridges_from(const json::object& o) {
+    const json::value* bridges = o.if_contains("pci_bridges");
+    return bridges == nullptr ? std::vector<std::string>{} : json::value_to<std::vector<std::string>>(*bridges);
+}
+
 }  // namespace
 
 std::string topology_to_json(const NodeTopology& topo) {
@@ -66,6 +73,7 @@ std::string topology_to_json(const NodeTopology& topo) {
         o["name"] = g.name;
         o["numa_node"] = g.numa_node;
         o["local_cpus"] = g.local_cpus.to_list();
+        o["pci_bridges"] = json::value_from(g.pci_bridges);
         o["link"] = link_to_json(g.link);
         gpus.push_back(std::move(o));
     }
@@ -78,6 +86,7 @@ std::string topology_to_json(const NodeTopology& topo) {
         o["busid"] = n.busid;
         o["numa_node"] = n.numa_node;
         o["local_cpus"] = n.local_cpus.to_list();
+        o["pci_bridges"] = json::value_from(n.pci_bridges);
         json::array ports;
         for (const auto& p : n.ports) {
             json::object po;
@@ -123,6 +132,7 @@ Result<NodeTopology> topology_from_json(std::string_view text, const std::string
             g.name = str(o, "name");
             g.numa_node = json::value_to<int>(o.at("numa_node"));
             g.local_cpus = cpus_from(o, "local_cpus");
+            g.pci_bridges = bridges_from(o);
             g.link = link_state_from_json(o.at("link").as_object());
             topo.gpus.push_back(std::move(g));
         }
@@ -134,6 +144,7 @@ Result<NodeTopology> topology_from_json(std::string_view text, const std::string
             n.busid = str(o, "busid");
             n.numa_node = json::value_to<int>(o.at("numa_node"));
             n.local_cpus = cpus_from(o, "local_cpus");
+            n.pci_bridges = bridges_from(o);
             for (const auto& pv : o.at("ports").as_array()) {
                 const auto& po = pv.as_object();
                 IbPort p;

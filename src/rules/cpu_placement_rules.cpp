@@ -284,11 +284,14 @@ SlurmBinding parse_slurm_binding(std::string_view text) {
 }
 
 // Why a binding is by CPU id rather than by topology; empty when it is not.
-std::string by_id_reason(const SlurmBinding& binding) {
+// `as_requested`: the binding the user wrote, not slurmd's rewrite of it.
+std::string by_id_reason(const SlurmBinding& binding, bool as_requested) {
     if (binding.type == "map_cpu") return "map_cpu pins local task N to the N-th listed CPU id";
     if (binding.type == "rank") return "rank pins local task N to CPU id N";
-    // mask_cpu is left alone: Slurm writes its own topology-aware bindings
-    // in that form too, so a warning would fire on every default srun.
+    // In a task's environment mask_cpu is left alone: Slurm writes its own
+    // topology-aware bindings in that form too, so a warning would fire on
+    // every default srun. Written by the user, it is a list of CPU ids.
+    if (binding.type == "mask_cpu" && as_requested) return "mask_cpu pins local task N to the N-th listed CPU mask";
     return {};
 }
 
@@ -301,8 +304,13 @@ void check_bind_by_id(const RuleInput& in, RuleOutput& out) {
     }
     const Environment& env = *ctx.env;
     std::string variable;
+    std::string value;
     SlurmBinding binding;
-    if (auto it = env.find("SLURM_CPU_BIND"); it != env.end()) {
+    if (ctx.requested_cpu_bind) {
+        variable = "--cpu-bind";
+        value = ctx.requested_cpu_bind.value();
+        binding = parse_slurm_binding(value);
+    } else if (auto it = env.find("SLURM_CPU_BIND"); it != env.end()) {
         variable = "SLURM_CPU_BIND";
         binding = parse_slurm_binding(it->second);
     } else if (auto type = env.find("SLURM_CPU_BIND_TYPE"); type != env.end()) {
@@ -314,13 +322,14 @@ void check_bind_by_id(const RuleInput& in, RuleOutput& out) {
     } else {
         return;  // no Slurm CPU binding in effect
     }
-    std::string reason = by_id_reason(binding);
+    std::string reason = by_id_reason(binding, ctx.requested_cpu_bind.is_known());
     if (reason.empty()) return;
 
-    const std::string& value = env.find(variable)->second;
+    if (value.empty()) value = env.find(variable)->second;
     Finding& finding = out.fire(variable + "=" + value + " binds tasks to CPUs by id, not by GPU locality (" + reason +
                                 "): the placement is right only while CPU numbering and GPU order happen to line up");
     finding.evidence.emplace_back(variable, value);
+    if (ctx.requested_cpu_bind) finding.evidence.emplace_back("requested_in", ctx.requested_cpu_bind.source());
     finding.evidence.emplace_back("binding",
                                   binding.type + (binding.list.empty() ? "" : ":" + join(binding.list, ",")));
     if (ctx.cpu_mask) finding.evidence.emplace_back("cpu_mask", describe_mask(ctx.cpu_mask));
@@ -438,13 +447,15 @@ const TableRule kBindById{
         .checks = "Reads SLURM_CPU_BIND (else SLURM_CPU_BIND_TYPE and SLURM_CPU_BIND_LIST) and fires for map_cpu and "
                   "rank. Slurm turns its default and topology-aware bindings (cores, sockets, ldoms) into per-task "
                   "masks before the task starts and writes them as mask_cpu (22.05 without the unit in front), so "
-                  "mask_cpu stays quiet: it cannot be told apart from a user's own mask list. map_ldom, mask_ldom "
-                  "and rank_ldom are by topology and stay quiet too.",
+                  "mask_cpu stays quiet there: it cannot be told apart from a user's own mask list. Where the "
+                  "launch's spec shows the --cpu-bind the user wrote (`launchguard review` of a batch script), "
+                  "that is judged instead, and mask_cpu fires too. map_ldom, mask_ldom and rank_ldom are by "
+                  "topology and stay quiet.",
         .why = "A CPU-id list is correct for one node layout and one GPU order only. On another SKU, after a BIOS "
                "change of the CPU numbering (SMT sibling order) or with a different GPU assignment, the same list "
                "silently puts tasks on the wrong NUMA node; NCCL does not correct it (see cpu.affinity-off-gpu).",
-        .evidence = "The Slurm variable and its value, the parsed binding, and the task's CPU mask and GPUs with "
-                    "their local CPUs when known.",
+        .evidence = "The Slurm variable (or the spec's --cpu-bind and where it is written) and its value, the "
+                    "parsed binding, and the task's CPU mask and GPUs with their local CPUs when known.",
         .fix = "Bind by topology: srun --gpus-per-task=1 --gpu-bind=closest --cpu-bind=ldoms, or "
                "--cpu-bind=map_ldom:<NUMA node per local rank> when tasks need a fixed order.",
     },

@@ -16,6 +16,7 @@
 #include "rules/families.h"
 #include "rules/rule_helpers.h"
 #include "rules/table_rule.h"
+#include "util/text.h"
 
 namespace launchguard {
 namespace {
@@ -129,22 +130,10 @@ std::string_view trim(std::string_view text) {
     return text;
 }
 
-std::vector<std::string> split(std::string_view text, char separator) {
-    std::vector<std::string> parts;
-    std::size_t start = 0;
-    while (start <= text.size()) {
-        std::size_t end = text.find(separator, start);
-        if (end == std::string_view::npos) end = text.size();
-        if (end > start) parts.emplace_back(text.substr(start, end - start));
-        start = end + 1;
-    }
-    return parts;
-}
-
 void add_ld_conf_dirs(const FileView& files, const std::string& path, std::vector<std::string>& dirs) {
     auto text = files.read(path, 64U << 10);
     if (!text) return;
-    for (const auto& raw : split(*text, '\n')) {
+    for (const auto& raw : split_list(*text, '\n')) {
         std::string_view line = trim(raw);
         if (line.starts_with('/')) dirs.emplace_back(line);
     }
@@ -156,7 +145,7 @@ std::vector<std::string> loader_dirs(const RuleInput& in) {
     if (ctx.env) {
         if (auto it = ctx.env->find("LD_LIBRARY_PATH"); it != ctx.env->end()) {
             // Empty entries mean the working directory, which the task may not share with us.
-            for (const auto& dir : split(it->second, ':')) dirs.push_back(dir);
+            for (const auto& dir : split_list(it->second, ':')) dirs.push_back(dir);
         }
     }
     if (in.files) {
@@ -254,7 +243,7 @@ std::vector<std::string> requested_plugins(std::string_view value) {
                 std::equal(value.begin(), value.end(), kNone.begin(), [](char a, char b) {
                     return std::tolower(static_cast<unsigned char>(a)) == b;
                 });
-    return none ? std::vector<std::string>{} : split(value, ',');
+    return none ? std::vector<std::string>{} : split_list(value, ',');
 }
 
 // ---------------------------------------------------------------------------

@@ -13,6 +13,7 @@
 #include "nccl/host_topology.h"
 #include "nccl/topology_drift.h"
 #include "nccl/topology_file.h"
+#include "nccl/topology_placement.h"
 #include "rules/families.h"
 #include "rules/rule_helpers.h"
 #include "rules/table_rule.h"
@@ -527,6 +528,16 @@ void check_nccl_rejects(const RuleInput& in, RuleOutput& out) {
 
 // ---------------------------------------------------------------- topo.busid-drift
 
+// Puts the profile's file first in the remediation; proposing it only helps
+// when the task uses another one.
+void propose_profile_file(Finding& finding, const Profile& profile, const TopoFileInEffect& in_use) {
+    std::string profile_path = profile_container_path(profile);
+    bool uses_profile_file = profile_path == in_use.path || profile_path == in_use.info.resolved_path;
+    if (profile.topology.host_path.empty() || uses_profile_file) return;
+    auto ops = mount_and_point(profile.topology.host_path, profile_path);
+    finding.remediation.insert(finding.remediation.begin(), ops.begin(), ops.end());
+}
+
 // "0000:3b:00.0 (written 0000:3B:00.0)" when only the case differs.
 std::vector<std::string> annotate_case(const std::vector<std::string>& missing, const nccl::TopologyFile& parsed) {
     std::vector<std::string> shown;
@@ -542,14 +553,22 @@ std::string count_of(std::size_t missing, std::size_t total, std::string_view wh
     return std::to_string(missing) + " of " + std::to_string(total) + " " + std::string(what);
 }
 
-void check_busid_drift(const RuleInput& in, RuleOutput& out) {
-    auto topo = read_topo_file(in, out, "whether the topology file describes this node");
-    if (!topo || topo->parsed.outcome != nccl::TopoOutcome::accepted) return;
+// The file NCCL accepts, when there is one and the node is known to compare
+// it with; otherwise says why the rule cannot decide `question`.
+std::optional<ParsedTopo> accepted_file_on_known_node(const RuleInput& in, RuleOutput& out, std::string_view question) {
+    auto topo = read_topo_file(in, out, "whether the topology file " + std::string(question));
+    if (!topo || topo->parsed.outcome != nccl::TopoOutcome::accepted) return std::nullopt;
     if (!in.ctx.topology) {
-        out.unknown("cannot tell whether " + topo->file.label() + " describes this node because the node topology is "
-                    "unknown (" + in.ctx.topology.reason() + ")");
-        return;
+        out.unknown("cannot tell whether " + topo->file.label() + " " + std::string(question) +
+                    " because the node topology is unknown (" + in.ctx.topology.reason() + ")");
+        return std::nullopt;
     }
+    return topo;
+}
+
+void check_busid_drift(const RuleInput& in, RuleOutput& out) {
+    auto topo = accepted_file_on_known_node(in, out, "describes this node");
+    if (!topo) return;
     const NodeTopology& node = in.ctx.topology.value();
     nccl::TopologyDrift drift = nccl::compare_with_node(topo->parsed, node);
     if (!drift.drifted()) return;
@@ -575,13 +594,58 @@ void check_busid_drift(const RuleInput& in, RuleOutput& out) {
     finding.remediation = {RemediationOp::manual_step(
         "use the topology file written for this node class (its GPUs and NICs must appear with these exact lower-case "
         "bus ids), or dump one on this hardware with NCCL_TOPO_DUMP_FILE and keep its <cpu> and <pci> elements")};
-    // Proposing the profile's file only helps when the task uses another one.
-    std::string profile_path = profile_container_path(in.profile);
-    bool uses_profile_file = profile_path == topo->file.path || profile_path == topo->file.info.resolved_path;
-    if (!in.profile.topology.host_path.empty() && !uses_profile_file) {
-        auto ops = mount_and_point(in.profile.topology.host_path, profile_path);
-        finding.remediation.insert(finding.remediation.begin(), ops.begin(), ops.end());
+    propose_profile_file(finding, in.profile, topo->file);
+}
+
+// ---------------------------------------------------------------- topo.numa-drift
+
+std::string numa_and_cpus(std::string_view numa, const std::string& cpus) {
+    return "NUMA " + std::string(numa) + (cpus.empty() ? "" : ", CPUs " + cpus);
+}
+
+void check_numa_drift(const RuleInput& in, RuleOutput& out) {
+    auto topo = accepted_file_on_known_node(in, out, "places devices where this node has them");
+    if (!topo) return;
+    const NodeTopology& node = in.ctx.topology.value();
+    nccl::PlacementDrift drift = nccl::compare_placement(topo->parsed, node);
+    if (!drift.drifted()) return;
+
+    std::vector<std::string> parts;
+    if (!drift.devices.empty()) {
+        parts.push_back(std::to_string(drift.devices.size()) + " device(s) on another NUMA node or CPU set than the "
+                        "node has them");
     }
+    if (!drift.pairings.empty()) {
+        parts.push_back(std::to_string(drift.pairings.size()) + " GPU(s) paired with a NIC the node does not put "
+                        "nearest");
+    }
+    Finding& finding = out.fire(topo->file.label() + " places " + join(parts, " and ") +
+                                ": NCCL takes CPU affinity and GPU-NIC distances from the file, so it pins threads to "
+                                "the wrong socket and sends through far NICs without a message");
+    add_topo_evidence(finding, topo->file, in.ctx);
+    for (const auto& device : drift.devices) {
+        std::string node_numa = std::to_string(device.node_numa);
+        finding.evidence.emplace_back(
+            device.kind + " " + device.busid,
+            "file line " + std::to_string(device.line) + ": " + numa_and_cpus(device.file_numa, device.file_cpus) +
+                " (<cpu> on line " + std::to_string(device.cpu_line) + "); node: " +
+                numa_and_cpus(node_numa, device.node_cpus));
+    }
+    for (const auto& pairing : drift.pairings) {
+        finding.evidence.emplace_back(
+            "nearest NIC of GPU " + pairing.gpu_busid,
+            "file line " + std::to_string(pairing.gpu_line) + ": " + join(pairing.file_nearest) + " (" +
+                std::string(nccl::to_string(pairing.file_path)) + "); node: " + join(pairing.node_nearest) + " (" +
+                std::string(nccl::to_string(pairing.node_path)) + ")");
+    }
+    finding.evidence.emplace_back("node_topology", node.source.empty() ? in.ctx.topology.source() : node.source);
+
+    finding.remediation = {RemediationOp::manual_step(
+        "use this node's own topology file: each <cpu numaid affinity> must hold the GPUs and NICs the node has on "
+        "that NUMA node, each GPU under the switch of its nearest NIC. Dump one on this node with "
+        "NCCL_TOPO_DUMP_FILE=/tmp/topo.xml (one rank of any NCCL job), keep its <cpu> and <pci> elements, or compare "
+        "with `launchguard topo FILE --live`")};
+    propose_profile_file(finding, in.profile, topo->file);
 }
 
 // ---------------------------------------------------------------- topo.required
@@ -738,6 +802,32 @@ const TableRule kBusidDrift{
     },
     check_busid_drift};
 
+const TableRule kNumaDrift{
+    RuleInfo{
+        .id = "topo.numa-drift",
+        .title = "Topology file that misplaces devices across NUMA nodes",
+        .default_action = Action::block,
+        .severity = Severity::error,
+        .scopes = kScopeLive | kScopeNode | kScopeCli,
+        .checks = "When NCCL accepts the topology file, compares, for every GPU and NIC that both the file and this "
+                  "node have, the NUMA node of the file's enclosing <cpu numaid> and its affinity mask with the NUMA "
+                  "node and CPUs hwloc reports; and, per GPU, the nearest NICs by the file's tree (PIX, PXB, PHB, SYS) "
+                  "with the nearest by the node's PCI tree. Fires on any disagreement. A node whose PCI tree shows "
+                  "no switches (a VM) ties the NICs of a socket, so the file may pick among them.",
+        .why = "NCCL does not check the file against the machine: it pins each rank's threads to the affinity of the "
+               "file's <cpu> and derives GPU-NIC distances from the file's tree. A file whose <cpu> blocks are "
+               "swapped, or that hangs a NIC under the other socket, therefore puts proxy threads on the far socket "
+               "and pairs each GPU with a far NIC, with GPUDirect RDMA judged by the wrong distance: runtime topology "
+               "drift, with no error anywhere.",
+        .evidence = "The file and where it was set; per disagreeing GPU or NIC, the file's line, NUMA node and CPUs "
+                    "(and the line of its <cpu>) next to the node's; per GPU whose pairing differs, the nearest NICs "
+                    "and path type by the file and by the node; where the node topology came from.",
+        .fix = "Use this node's own topology file (the provider's file for this VM size, or one dumped on the node "
+               "with NCCL_TOPO_DUMP_FILE, keeping its <cpu> and <pci> elements); `launchguard topo FILE --live` "
+               "shows each device's NUMA node in the file next to the node's.",
+    },
+    check_numa_drift};
+
 const TableRule kRequired{
     RuleInfo{
         .id = "topo.required",
@@ -766,6 +856,7 @@ void register_topology_rules(std::vector<const Rule*>& rules) {
     rules.push_back(&kSilentlyIgnored);
     rules.push_back(&kNcclRejects);
     rules.push_back(&kBusidDrift);
+    rules.push_back(&kNumaDrift);
     rules.push_back(&kRequired);
 }
 

@@ -237,6 +237,20 @@ TEST(Cli, TopoCommandParsesAsNcclWould) {
     EXPECT_NE(mapped.out.find("0000:84:00.0  gpu  NUMA 1 (node agrees)"), std::string::npos) << mapped.out;
     EXPECT_NE(mapped.out.find("0000:04:00.0  ib-nic  NUMA 1 (node agrees)"), std::string::npos) << mapped.out;
     EXPECT_NE(mapped.out.find("0000:03:00.0  gpu  NUMA 1 (node: NUMA 0)"), std::string::npos) << mapped.out;
+    // ... and that disagreement makes `topo` fail, as bus-id drift does.
+    EXPECT_EQ(mapped.exit_code, 1) << mapped.out;
+    EXPECT_NE(mapped.out.find("GPU 0000:03:00.0 (line 5): file NUMA 1 CPUs 8-15,24-31, node NUMA 0 CPUs 0-7,16-23"),
+              std::string::npos)
+        << mapped.out;
+    auto mapped_json = run_command(cli() + " topo " + quote_arg(fixture_path("cli/topo-32em64t-swapped-numa.xml")) +
+                                   " --hwloc-xml " + quote_arg(fixture_path("hwloc/32em64t-2n8c2t-pci-normalio.xml")) +
+                                   " --format json");
+    EXPECT_EQ(mapped_json.exit_code, 1);
+    auto mapped_report = parse_report(mapped_json.out);
+    const auto& misplaced = mapped_report.at("drift").at("misplaced").as_array();
+    ASSERT_EQ(misplaced.size(), 1U);
+    EXPECT_EQ(misplaced[0].at("busid").as_string(), "0000:03:00.0");
+    EXPECT_EQ(misplaced[0].at("node_numa").as_int64(), 0);
 
     EXPECT_EQ(run_command(cli() + " topo /nonexistent.xml").exit_code, 2);
 }

@@ -33,16 +33,29 @@ TEST(TopologyCache, RoundTripKeepsEveryFactRulesRead) {
         EXPECT_EQ(restored->gpus[i].numa_node, original.gpus[i].numa_node);
         EXPECT_EQ(restored->gpus[i].local_cpus, original.gpus[i].local_cpus);
         EXPECT_EQ(restored->gpus[i].link.hwloc_gbps, original.gpus[i].link.hwloc_gbps);
+        EXPECT_EQ(restored->gpus[i].pci_bridges, original.gpus[i].pci_bridges);
     }
+    EXPECT_FALSE(original.gpus.front().pci_bridges.empty());  // the round trip has something to keep
     ASSERT_EQ(restored->nics.size(), original.nics.size());
     const Nic& nic = restored->nics.front();
     EXPECT_EQ(nic.hca, original.nics.front().hca);
+    EXPECT_EQ(nic.pci_bridges, original.nics.front().pci_bridges);
     ASSERT_EQ(nic.ports.size(), original.nics.front().ports.size());
     EXPECT_EQ(nic.ports[0].state, original.nics.front().ports[0].state);
     EXPECT_EQ(nic.ports[0].rate_gbps, original.nics.front().ports[0].rate_gbps);
     ASSERT_TRUE(nic.link.current.has_value() == original.nics.front().link.current.has_value());
     EXPECT_EQ(restored->interfaces.size(), original.interfaces.size());
     EXPECT_NE(restored->source.find("topology cache cache.json"), std::string::npos);
+}
+
+TEST(TopologyCache, ReadsCachesWrittenBeforePciBridgesWereRecorded) {
+    std::string text = topology_to_json(recorded_node());
+    for (auto at = text.find("\"pci_bridges\":"); at != std::string::npos; at = text.find("\"pci_bridges\":")) {
+        text.erase(at, text.find(']', at) + 2 - at);  // the key, its list and the comma after it
+    }
+    auto restored = topology_from_json(text, "old-cache.json");
+    ASSERT_TRUE(restored.ok()) << restored.error().to_string() << "\n" << text;
+    EXPECT_TRUE(restored->gpus.front().pci_bridges.empty());
 }
 
 TEST(TopologyCache, RejectsOtherFilesWithTheirName) {

@@ -822,6 +822,86 @@ TEST(TopoBusidDrift, UnknownWithoutANodeTopologyOnlyWhenThereIsAFileToCompare) {
     EXPECT_TRUE(run_rule("topo.busid-drift", launch_from_yaml("{}")).quiet());
 }
 
+// ======================================================== topo.numa-drift
+
+TEST(TopoNumaDrift, FiresWhenTheFilePutsAGpuOnTheOtherSocket) {
+    // tests/fixtures/cli: GPU 0000:03:00.0 under <cpu numaid="1">, where hwloc has it on NUMA node 0.
+    auto result = run_rule("topo.numa-drift", on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml",
+                                                      fixture_text("cli/topo-32em64t-swapped-numa.xml")));
+    ASSERT_TRUE(result.fired());
+    const Finding& finding = result.finding();
+    EXPECT_EQ(finding.action, Action::block);
+    EXPECT_TRUE(mentions(finding.message, "NCCL_TOPO_FILE=/opt/topo.xml places 1 device(s) on another NUMA node"));
+    EXPECT_EQ(result.evidence("GPU 0000:03:00.0"),
+              "file line 5: NUMA 1, CPUs 8-15,24-31 (<cpu> on line 4); node: NUMA 0, CPUs 0-7,16-23");
+    EXPECT_EQ(result.evidence("NIC 0000:04:00.0"), "");  // the NIC is where the node has it
+    EXPECT_TRUE(mentions(result.evidence("node_topology"), "32em64t-2n8c2t-pci-normalio.xml"));
+    ASSERT_EQ(finding.remediation.size(), 1U);
+    EXPECT_TRUE(mentions(finding.remediation[0].text, "NCCL_TOPO_DUMP_FILE"));
+}
+
+TEST(TopoNumaDrift, FiresWhenTheSocketsAreRightButTheNicsAreCrossed) {
+    // topology_for_32em64t() hangs the node's only NIC (NUMA 1 by hwloc) under socket 0 with affinity 0000ffff.
+    auto result = run_rule("topo.numa-drift",
+                           on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml", topology_for_32em64t()));
+    ASSERT_TRUE(result.fired());
+    EXPECT_EQ(result.evidence("NIC 0000:04:00.0"),
+              "file line 5: NUMA 0, CPUs 0-15 (<cpu> on line 2); node: NUMA 1, CPUs 8-15,24-31");
+}
+
+TEST(TopoNumaDrift, FiresWhenTheFilePairsAGpuWithAFarNic) {
+    // The 32em64t node with a second NIC on socket 0; the file hangs the
+    // socket-1 NIC under GPU 0000:03:00.0's switch instead of that one.
+    std::string file = "<system version=\"1\">\n"
+                       "  <cpu numaid=\"0\" affinity=\"00ff00ff\">\n"
+                       "    <pci busid=\"ffff:ff:01.0\" class=\"0x060400\">\n"
+                       "      <pci busid=\"0000:03:00.0\" class=\"0x030200\"/>\n"
+                       "      <pci busid=\"0000:04:00.0\" class=\"0x020700\"/>\n"
+                       "    </pci>\n"
+                       "    <pci busid=\"0000:05:00.0\" class=\"0x020700\"/>\n"
+                       "  </cpu>\n"
+                       "</system>\n";
+    auto ctx = on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml", file);
+    Nic second;
+    second.hca = "mlx5_1";
+    second.busid = "0000:05:00.0";
+    second.numa_node = 0;
+    second.pci_bridges = {"0000:00:1e.0"};
+    ctx.topology.value().nics.push_back(second);
+    auto result = run_rule("topo.numa-drift", ctx);
+    ASSERT_TRUE(result.fired());
+    EXPECT_TRUE(mentions(result.finding().message, "1 GPU(s) paired with a NIC the node does not put nearest"));
+    EXPECT_EQ(result.evidence("nearest NIC of GPU 0000:03:00.0"),
+              "file line 4: 0000:04:00.0 (PIX); node: 0000:05:00.0 (PHB)");
+    EXPECT_EQ(result.evidence("NIC 0000:04:00.0"), "file line 5: NUMA 0, CPUs 0-7,16-23 (<cpu> on line 2); node: "
+                                                   "NUMA 1, CPUs 8-15,24-31");
+}
+
+TEST(TopoNumaDrift, QuietWhenTheFilePlacesEveryDeviceAsTheNodeDoes) {
+    EXPECT_TRUE(run_rule("topo.numa-drift", on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml",
+                                                     fixture_text("cli/topo-32em64t-agreeing.xml")))
+                    .quiet());
+}
+
+TEST(TopoNumaDrift, UndecidedWithoutTheNodeTopology) {
+    auto ctx = launch_from_yaml("runtime: pyxis\n");
+    ctx.env.value()["NCCL_TOPO_FILE"] = "/opt/topo.xml";
+    MemoryFileView view;
+    view.add_file("/opt/topo.xml", fixture_text("cli/topo-32em64t-swapped-numa.xml"));
+    use_view(ctx, view);
+    auto result = run_rule("topo.numa-drift", ctx);
+    EXPECT_TRUE(result.undecided());
+}
+
+TEST(TopoNumaDrift, ProposesTheProfilesFileWhenTheTaskUsesAnother) {
+    auto result = run_rule("topo.numa-drift", on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml",
+                                                      fixture_text("cli/topo-32em64t-swapped-numa.xml")),
+                           azure_profile());
+    ASSERT_TRUE(result.fired());
+    EXPECT_EQ(result.finding().remediation[0].kind, Kind::mount_file);
+    EXPECT_EQ(result.set_env("NCCL_TOPO_FILE"), kNdv5File);
+}
+
 // ======================================================== topo.required
 
 TEST(TopoRequired, FiresWhenTheProfileNeedsAFileAndNoneIsInEffect) {
@@ -887,7 +967,8 @@ TEST(TopoRequired, UnknownWhenTheEnvironmentOrTheViewCannotTell) {
 
 TEST(TopologyRules, RegisteredInCatalogOrderWithDocumentation) {
     std::vector<std::string> expected = {"topo.file-missing",  "topo.not-propagated", "topo.silently-ignored",
-                                         "topo.nccl-rejects", "topo.busid-drift",    "topo.required"};
+                                         "topo.nccl-rejects", "topo.busid-drift",    "topo.numa-drift",
+                                         "topo.required"};
     std::vector<const Rule*> rules;
     register_topology_rules(rules);
     ASSERT_EQ(rules.size(), expected.size());

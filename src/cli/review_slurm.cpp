@@ -1,0 +1,96 @@
+// `launchguard review job.sbatch`: prints the review of a batch script with
+// the same report, JSON and exit codes as `check`, plus the fixes in the
+// script's own terms, or the script with them applied (--patched).
+#include <iostream>
+
+#include <boost/json.hpp>
+
+#include "cli/command.h"
+#include "cli/review.h"
+#include "profile/profile.h"
+#include "report/json_report.h"
+#include "report/text_report.h"
+#include "slurm_script/script_review.h"
+#include "util/text_escape.h"
+
+namespace launchguard::cli {
+namespace {
+
+using slurm_script::StepReview;
+
+std::string step_summary(const StepReview& step) {
+    const LaunchContext& ctx = step.launch.context;
+    std::string out = step.launch.label + ": " + std::string(to_string(ctx.runtime));
+    if (ctx.container.image) out += " image " + ctx.container.image.value();
+    out += ", nodes " + (ctx.job.nodes ? std::to_string(ctx.job.nodes.value()) : std::string("unknown"));
+    out += ", GPUs " + (ctx.job.total_gpus ? std::to_string(ctx.job.total_gpus.value()) : std::string("unknown"));
+    return out;
+}
+
+int exit_code(Decision decision) {
+    switch (decision) {
+        case Decision::block: return kExitBlock;
+        case Decision::patch: return kExitPatch;
+        case Decision::allow: return kExitAllow;
+    }
+    return kExitAllow;
+}
+
+boost::json::object spec_json(const ReviewInput& input, const slurm_script::ScriptReview& review) {
+    boost::json::object spec;
+    spec["kind"] = "slurm";
+    spec["file"] = input.origin;
+    boost::json::array steps;
+    for (const auto& step : review.steps) {
+        boost::json::object s;
+        s["line"] = step.launch.line;
+        s["label"] = step.launch.label;
+        s["runtime"] = to_string(step.launch.context.runtime);
+        s["summary"] = step_summary(step);
+        boost::json::array fixes;
+        for (const auto& op : step.fixes.ops) fixes.emplace_back(slurm_script::fix_in_script_terms(op, step.fixes));
+        s["fixes"] = std::move(fixes);
+        steps.push_back(std::move(s));
+    }
+    spec["steps"] = std::move(steps);
+    return spec;
+}
+
+}  // namespace
+
+int review_slurm_script(const ReviewInput& input, const ReviewSettings& settings) {
+    if (settings.print_patch) {
+        return bad_input(input.origin + ": --patch prints a JSON Patch for Kubernetes manifests; for a batch script "
+                         "use --patched");
+    }
+    auto review = slurm_script::review_script(input.text, input.origin, *settings.profile, settings.mode);
+    if (!review) return bad_input(review.error().to_string());
+    const Report& report = review->report;
+
+    if (settings.print_patched) {
+        std::cout << slurm_script::patched_script(review.value());
+    } else if (settings.format == "json") {
+        boost::json::object out = report_to_json(report).as_object();
+        out["spec"] = spec_json(input, review.value());
+        std::cout << pretty_json(out);
+    } else {
+        std::cout << printable_text(input.origin) << ": Slurm batch script, " << review->steps.size()
+                  << " launch(es) judged\n";
+        for (const auto& step : review->steps) std::cout << "  " << printable_text(step_summary(step)) << "\n";
+        std::cout << render_text(report, TextStyle{stdout_is_terminal()});
+        bool header = false;
+        for (const auto& step : review->steps) {
+            for (const auto& op : step.fixes.ops) {
+                if (!header) {
+                    std::cout << "fixes in the script's terms (--patched applies the export, unset and "
+                                 "--container-mounts ones):\n";
+                    header = true;
+                }
+                std::cout << "  " << printable_text(slurm_script::fix_in_script_terms(op, step.fixes)) << "\n";
+            }
+        }
+    }
+    return exit_code(report.decision);
+}
+
+}  // namespace launchguard::cli

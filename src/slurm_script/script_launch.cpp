@@ -1,0 +1,359 @@
+#include "slurm_script/script_launch.h"
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+#include <utility>
+
+#include "util/text.h"
+
+namespace launchguard::slurm_script {
+namespace {
+
+bool under(std::string_view path, std::string_view dir) {
+    if (dir == "/") return true;
+    return path == dir || (path.starts_with(dir) && path.size() > dir.size() && path[dir.size()] == '/');
+}
+
+// The filesystem a step's tasks will see, as far as the script tells: pyxis
+// mounts, enroot's tmpfs over /var/run, and the profile's claim about where
+// the node keeps its topology file. Everything else may be in the image (or
+// on the node, for a bare step), so it is unknown, never missing.
+class ScriptFileView final : public FileView {
+public:
+    ScriptFileView(Runtime runtime, std::vector<ContainerMount> mounts, std::string image, const Profile& profile,
+                   std::string where)
+        : runtime_(runtime),
+          mounts_(std::move(mounts)),
+          image_(std::move(image)),
+          host_topology_(profile.topology.host_path),
+          container_topology_(profile.topology.container_path.empty() ? profile.topology.host_path
+                                                                      : profile.topology.container_path),
+          profile_name_(profile.name),
+          where_(std::move(where)) {}
+
+    [[nodiscard]] FileInfo stat(std::string_view path) const override {
+        FileInfo info;
+        info.resolved_path = std::string(path);
+        if (runtime_ != Runtime::pyxis) {
+            if (!host_topology_.empty() && path == host_topology_) return profile_topology(path);
+            info.detail = "on the compute node, which a batch script does not show";
+            return info;
+        }
+        const ContainerMount* mount = mount_for(path);
+        if (mount != nullptr) {
+            std::string host_path = mount->source + std::string(path.substr(mount->target == "/" ? 0 : mount->target.size()));
+            if (!host_topology_.empty() && host_path == host_topology_) return profile_topology(host_path);
+            info.detail = "mounted from the compute node's " + host_path + " (" + mount->written +
+                          "), which a batch script does not show";
+            return info;
+        }
+        if (under(path, "/var/run") || under(path, "/run")) {
+            info.kind = FileKind::missing;
+            info.detail = "enroot mounts an empty tmpfs over /var/run and no --container-mounts entry provides it";
+            return info;
+        }
+        if (!host_topology_.empty() && path == container_topology_) {
+            info.kind = FileKind::missing;
+            info.detail = "profile " + profile_name_ + " keeps the node's topology file on the host at " +
+                          host_topology_ + " and no --container-mounts entry brings it into the container";
+            return info;
+        }
+        info.detail = "no --container-mounts entry provides it; the image " +
+                      (image_.empty() ? std::string("(unknown)") : image_) + " may carry it";
+        return info;
+    }
+
+    [[nodiscard]] Result<std::string> read(std::string_view path, std::size_t /*max_bytes*/) const override {
+        return make_error(std::string(path) + ": its content is not known from the batch script");
+    }
+    [[nodiscard]] std::vector<std::string> list(std::string_view /*dir*/) const override { return {}; }
+    [[nodiscard]] std::string describe() const override { return where_; }
+
+private:
+    [[nodiscard]] FileInfo profile_topology(std::string_view host_path) const {
+        FileInfo info;
+        info.kind = FileKind::regular;
+        info.size = 1;  // non-empty by the profile's word; the real size is on the node
+        info.resolved_path = std::string(host_path);
+        info.detail = "profile " + profile_name_ + " says the node keeps its topology file at " + host_topology_;
+        return info;
+    }
+
+    [[nodiscard]] const ContainerMount* mount_for(std::string_view path) const {
+        const ContainerMount* best = nullptr;
+        for (const auto& mount : mounts_) {
+            if (under(path, mount.target) && (best == nullptr || mount.target.size() > best->target.size())) {
+                best = &mount;
+            }
+        }
+        return best;
+    }
+
+    Runtime runtime_;
+    std::vector<ContainerMount> mounts_;
+    std::string image_;
+    std::string host_topology_;
+    std::string container_topology_;
+    std::string profile_name_;
+    std::string where_;
+};
+
+// The last occurrence of an option wins, as in Slurm; step options beat #SBATCH.
+const Option* find_option(const std::vector<Option>& options, std::string_view long_name, std::string_view short_name = {}) {
+    const Option* found = nullptr;
+    for (const auto& option : options) {
+        if (option.is(long_name, short_name)) found = &option;
+    }
+    return found;
+}
+
+struct OptionLookup {
+    const std::vector<Option>& step;
+    const std::vector<Option>& directives;
+
+    [[nodiscard]] const Option* get(std::string_view long_name, std::string_view short_name = {}) const {
+        if (const Option* o = find_option(step, long_name, short_name)) return o;
+        return find_option(directives, long_name, short_name);
+    }
+};
+
+std::optional<int> parse_count(std::string_view text) {
+    // "8", "h100:8" (type:count); a range "2-4" counts as its minimum.
+    if (auto colon = text.rfind(':'); colon != std::string_view::npos) text = text.substr(colon + 1);
+    if (auto dash = text.find('-'); dash != std::string_view::npos) text = text.substr(0, dash);
+    int value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || value < 0) return std::nullopt;
+    return value;
+}
+
+// GPUs per node from --gres=gpu[:type]:N (other gres ignored).
+std::optional<int> gres_gpus(std::string_view gres) {
+    for (const auto& entry : split_list(gres, ',')) {
+        if (entry == "gpu") return 1;
+        if (entry.starts_with("gpu:")) return parse_count(entry);
+    }
+    return std::nullopt;
+}
+
+std::string where(const Option& option) {
+    return (option.line > 0 ? "line " + std::to_string(option.line) + ": " : "") + option.written;
+}
+
+JobShape job_shape(const OptionLookup& options, const Profile& profile) {
+    JobShape shape;
+    std::optional<int> nodes;
+    std::string nodes_source;
+    if (const Option* o = options.get("--nodes", "-N"); o && o->value_known) {
+        nodes = parse_count(o->value);
+        nodes_source = where(*o);
+    }
+    if (nodes) {
+        shape.nodes = Fact<int>::known(*nodes, nodes_source);
+    } else {
+        shape.nodes = Fact<int>::unknown("the script sets no --nodes (Slurm decides from the other requests)");
+    }
+
+    if (const Option* o = options.get("--ntasks", "-n"); o && o->value_known && parse_count(o->value)) {
+        shape.tasks = Fact<int>::known(*parse_count(o->value), where(*o));
+    } else if (const Option* per = options.get("--ntasks-per-node"); per && per->value_known && nodes &&
+                                                                      parse_count(per->value)) {
+        shape.tasks = Fact<int>::known(*nodes * *parse_count(per->value), nodes_source + " x " + where(*per));
+    } else {
+        shape.tasks = Fact<int>::unknown("the script sets neither --ntasks nor --nodes with --ntasks-per-node");
+    }
+
+    if (const Option* o = options.get("--gpus", "-G"); o && o->value_known && parse_count(o->value)) {
+        shape.total_gpus = Fact<int>::known(*parse_count(o->value), where(*o));
+        return shape;
+    }
+    std::optional<int> per_node;
+    std::string per_node_source;
+    if (const Option* o = options.get("--gpus-per-node"); o && o->value_known) {
+        per_node = parse_count(o->value);
+        per_node_source = where(*o);
+    } else if (const Option* gres = options.get("--gres"); gres && gres->value_known) {
+        per_node = gres_gpus(gres->value);
+        per_node_source = where(*gres);
+    } else if (const Option* exclusive = options.get("--exclusive"); exclusive && profile.node.gpus) {
+        per_node = profile.node.gpus;
+        per_node_source = where(*exclusive) + " (whole nodes; profile " + profile.name + ": " +
+                          std::to_string(*profile.node.gpus) + " GPUs per node)";
+    }
+    if (nodes && per_node) {
+        shape.total_gpus = Fact<int>::known(*nodes * *per_node, nodes_source + " x " + per_node_source);
+    } else {
+        shape.total_gpus = Fact<int>::unknown(
+            "the script requests no GPU count (--gpus, --gpus-per-node, --gres=gpu:N) for a known number of nodes");
+    }
+    return shape;
+}
+
+// pyxis starts a container only for --container-image or --container-name;
+// its other options are ignored (with an error) without one of them.
+bool starts_container(const Option& option) {
+    return option.is("--container-image") || option.is("--container-name");
+}
+
+// Variables the job sets that the image's ENV would beat: pyxis keeps an
+// image value over the job's unless --container-env names the variable.
+std::vector<std::string> overridable_by_image(const Environment& env, const std::vector<Option>& options) {
+    std::vector<std::string> kept;
+    for (const auto& option : options) {
+        if (!option.is("--container-env") || !option.value_known) continue;
+        for (auto& name : split_list(option.value, ',')) kept.push_back(std::move(name));
+    }
+    std::vector<std::string> exposed;
+    for (const auto& [name, value] : env) {
+        if (name.starts_with("NCCL_") && std::find(kept.begin(), kept.end(), name) == kept.end()) exposed.push_back(name);
+    }
+    return exposed;
+}
+
+}  // namespace
+
+std::vector<ContainerMount> parse_container_mounts(const std::string& value) {
+    std::vector<ContainerMount> mounts;
+    for (const auto& entry : split_list(value, ',')) {
+        ContainerMount mount;
+        mount.written = entry;
+        std::size_t first = entry.find(':');
+        mount.source = entry.substr(0, first);
+        if (first == std::string::npos) {
+            mount.target = mount.source;
+        } else {
+            std::size_t second = entry.find(':', first + 1);
+            mount.target = entry.substr(first + 1, second == std::string::npos ? std::string::npos : second - first - 1);
+            if (second != std::string::npos) {
+                // pyxis separates mount flags with '+' ("ro+rprivate"): ',' already separates entries.
+                std::string flags = "+" + entry.substr(second + 1) + "+";
+                mount.readonly = flags.find("+ro+") != std::string::npos;
+            }
+        }
+        while (mount.target.size() > 1 && mount.target.back() == '/') mount.target.pop_back();
+        mounts.push_back(std::move(mount));
+    }
+    return mounts;
+}
+
+std::vector<StepLaunch> launches_from_script(const BatchScript& script, const Profile& profile) {
+    std::vector<SrunStep> steps = script.steps;
+    bool batch_step = steps.empty();
+    if (batch_step) {
+        SrunStep step;
+        step.environment = script.exported;
+        steps.push_back(std::move(step));
+    }
+
+    std::vector<StepLaunch> launches;
+    for (const auto& step : steps) {
+        StepLaunch launch;
+        launch.line = step.line;
+        launch.label = batch_step ? "the batch step (the script runs no srun)" : "srun on line " + std::to_string(step.line);
+        OptionLookup options{step.options, script.directives};
+        LaunchContext& ctx = launch.context;
+
+        // pyxis applies container options per srun; #SBATCH ones only to the batch step.
+        const auto& container_options = batch_step ? script.directives : step.options;
+        bool container = std::any_of(container_options.begin(), container_options.end(), starts_container);
+        ctx.runtime = container ? Runtime::pyxis : Runtime::bare;
+
+        Environment env;
+        for (const auto& [name, variable] : step.environment) {
+            if (variable.value) {
+                env[name] = *variable.value;
+            } else {
+                launch.notes.push_back(name + " (" + variable.origin + ") is not known before the job runs" +
+                                       (variable.why_unknown.empty() ? "" : ": " + variable.why_unknown) +
+                                       "; rules judged the step without it");
+            }
+        }
+        if (const Option* bind = options.get("--cpu-bind"); bind && bind->value_known) {
+            ctx.requested_cpu_bind = Fact<std::string>::known(bind->value, where(*bind));
+        } else {
+            ctx.requested_cpu_bind = Fact<std::string>::unknown("the script sets no --cpu-bind");
+        }
+        if (const Option* gpu_bind = options.get("--gpu-bind"); gpu_bind && gpu_bind->value_known) {
+            env["SLURM_GPU_BIND"] = gpu_bind->value;
+        }
+        if (const Option* per_task = options.get("--gpus-per-task"); per_task && per_task->value_known) {
+            env["SLURM_GPUS_PER_TASK"] = per_task->value;
+        }
+        std::string env_source = launch.label + " of " + script.path +
+                                 " (the submitting shell's environment and the image's ENV are not seen)";
+        ctx.env = step.environment_complete ? Fact<Environment>::known(std::move(env), env_source)
+                                            : Fact<Environment>::unknown("srun --export is computed at run time");
+
+        std::vector<ContainerMount> mounts;
+        std::string image;
+        std::string workdir;
+        for (const auto& option : container_options) {
+            if (!option.value_known) {
+                launch.notes.push_back(option.written + " is computed at run time; the container view ignores it");
+                continue;
+            }
+            if (option.is("--container-image")) image = option.value;
+            if (option.is("--container-mounts")) {
+                for (auto& mount : parse_container_mounts(option.value)) {
+                    ctx.container.requested_mounts.push_back(mount.written);
+                    mounts.push_back(std::move(mount));
+                }
+            }
+            if (option.is("--container-mount-home")) ctx.container.requested_mounts.emplace_back("$HOME (--container-mount-home)");
+            if (option.is("--container-workdir")) workdir = option.value;
+        }
+        if (!container && !mounts.empty()) {
+            launch.notes.emplace_back("pyxis ignores --container-mounts without --container-image or --container-name");
+        }
+        if (container && ctx.env) {
+            std::vector<std::string> exposed = overridable_by_image(ctx.env.value(), container_options);
+            std::string names;
+            for (const auto& name : exposed) names += (names.empty() ? "" : ", ") + name;
+            if (!names.empty()) {
+                launch.notes.push_back("the image's ENV beats the job's value under pyxis unless --container-env "
+                                       "names the variable; not named: " + names);
+            }
+        }
+        if (container) {
+            ctx.container.image = image.empty() ? Fact<std::string>::unknown("no --container-image in the step")
+                                                : Fact<std::string>::known(image, launch.label);
+            if (!workdir.empty() && workdir.front() != '/') {
+                launch.notes.push_back("--container-workdir " + workdir + " is relative");
+            }
+        }
+        std::string describe = container ? "pyxis container" + (image.empty() ? std::string() : " of " + image) +
+                                               " as " + launch.label + " of " + script.path + " describes it"
+                                         : "the compute node, as " + script.path + " describes it";
+        ctx.files = std::make_shared<ScriptFileView>(ctx.runtime, std::move(mounts), image, profile, describe);
+
+        if (container) {
+            ctx.container.shm_bytes = Fact<std::uint64_t>::unknown(
+                "enroot bind-mounts the node's /dev/shm, whose size a batch script does not show");
+        }
+        ctx.job = job_shape(options, profile);
+        const std::string from_script = "a batch script does not show the node";
+        ctx.cpu_mask = Fact<CpuSet>::unknown("decided by Slurm on the node (" + from_script + ")");
+        ctx.gpus = Fact<std::vector<Gpu>>::unknown("assigned by Slurm on the node (" + from_script + ")");
+        ctx.topology = Fact<NodeTopology>::unknown(from_script);
+        ctx.interfaces = Fact<std::vector<NetInterface>>::unknown(from_script);
+        NodeFacts& node = ctx.node;
+        node.power = Fact<CpuPower>::unknown(from_script);
+        node.numa_balancing = Fact<bool>::unknown(from_script);
+        node.kernel_cmdline = Fact<std::string>::unknown(from_script);
+        node.virtualization = Fact<std::string>::unknown(from_script);
+        node.iommu_groups = Fact<std::vector<IommuGroup>>::unknown(from_script);
+        node.page_size = Fact<long>::unknown(from_script);
+        node.arch = Fact<std::string>::unknown(from_script);
+        node.pcie_links = Fact<std::map<std::string, PcieLinkRecord>>::unknown(from_script);
+        const std::string limits = "set on the node by Slurm and the container runtime, not in the script";
+        ctx.container.memlock = Fact<std::optional<std::uint64_t>>::unknown(limits);
+        ctx.container.capabilities = Fact<std::vector<std::string>>::unknown(limits);
+        ctx.container.runs_as_root = Fact<bool>::unknown(limits);
+        if (step.conditional) launch.notes.emplace_back("this srun runs only when a condition in the script holds");
+        launches.push_back(std::move(launch));
+    }
+    return launches;
+}
+
+}  // namespace launchguard::slurm_script

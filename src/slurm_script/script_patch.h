@@ -1,0 +1,32 @@
+// A launch's remediation in the batch script's own terms: `export` and
+// `unset` lines before the srun they fix, a pyxis --container-mounts entry on
+// that srun, and the script rewritten with them (`launchguard review --patched`).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "context/launch_context.h"
+#include "engine/finding.h"
+#include "slurm_script/batch_script.h"
+
+namespace launchguard::slurm_script {
+
+struct StepFixes {
+    int step_line = 0;          // the srun line; 0 for the batch step of a script without srun
+    Runtime runtime = Runtime::bare;
+    std::vector<RemediationOp> ops;
+};
+
+// "export NCCL_TOPO_FILE=/opt/topo.xml  (before line 58)", "--container-mounts=/h:/c:ro  (on the srun of line 58)";
+// operations a script cannot express (shm size, capabilities, manual steps) as their text.
+std::string fix_in_script_terms(const RemediationOp& op, const StepFixes& step);
+
+// Can the script itself carry this operation?
+bool script_can_apply(const RemediationOp& op, Runtime runtime);
+
+// The script with every operation it can carry applied; the rest is left to
+// the report. Applying the result's fixes again changes nothing.
+std::string apply_fixes(const BatchScript& script, const std::vector<StepFixes>& fixes);
+
+}  // namespace launchguard::slurm_script

@@ -1,0 +1,87 @@
+#include "slurm_script/script_review.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace launchguard::slurm_script {
+namespace {
+
+void merge_into(Report& merged, const StepReview& step, bool several_steps) {
+    for (auto finding : step.report.findings) {
+        finding.evidence.insert(finding.evidence.begin(), {"step", step.launch.label});
+        merged.findings.push_back(std::move(finding));
+    }
+    for (auto unknown : step.report.unknowns) {
+        if (several_steps) unknown.reason = step.launch.label + ": " + unknown.reason;
+        merged.unknowns.push_back(std::move(unknown));
+    }
+    for (const auto& note : step.launch.notes) merged.unknowns.push_back({"review", step.launch.label + ": " + note});
+    merged.patch.insert(merged.patch.end(), step.report.patch.begin(), step.report.patch.end());
+    merged.rules_evaluated = std::max(merged.rules_evaluated, step.report.rules_evaluated);
+    if (step.report.decision == Decision::block ||
+        (step.report.decision == Decision::patch && merged.decision == Decision::allow)) {
+        merged.decision = step.report.decision;
+    }
+}
+
+bool same_operation(const RemediationOp& a, const RemediationOp& b) {
+    return a.kind == b.kind && a.name == b.name && a.value == b.value && a.host_path == b.host_path &&
+           a.container_path == b.container_path && a.readonly == b.readonly && a.bytes == b.bytes && a.text == b.text;
+}
+
+std::vector<RemediationOp::Kind> applicable_kinds(Runtime runtime) {
+    std::vector<RemediationOp::Kind> kinds;
+    for (auto kind : all_remediation_kinds()) {
+        RemediationOp op;
+        op.kind = kind;
+        if (script_can_apply(op, runtime)) kinds.push_back(kind);
+    }
+    return kinds;
+}
+
+}  // namespace
+
+Result<ScriptReview> review_script(std::string_view text, const std::string& path, const Profile& profile, Mode mode) {
+    auto script = parse_batch_script(text, path);
+    if (!script) return script.error();
+
+    ScriptReview review;
+    review.script = std::move(script.value());
+    for (auto& launch : launches_from_script(review.script, profile)) {
+        EvaluationOptions options;
+        options.mode = mode;
+        options.scopes = kScriptScopes;
+        options.applicable = applicable_kinds(launch.context.runtime);
+        StepReview step;
+        step.report = evaluate(launch.context, profile, options);
+        step.fixes.step_line = launch.line;
+        step.fixes.runtime = launch.context.runtime;
+        for (const auto& finding : step.report.findings) {
+            if (finding.action != Action::block && finding.action != Action::patch) continue;
+            for (const auto& op : finding.remediation) {
+                // Two rules often propose the same mount and variable: say it once.
+                if (std::none_of(step.fixes.ops.begin(), step.fixes.ops.end(),
+                                 [&](const RemediationOp& seen) { return same_operation(seen, op); })) {
+                    step.fixes.ops.push_back(op);
+                }
+            }
+        }
+        step.launch = std::move(launch);
+        review.steps.push_back(std::move(step));
+    }
+
+    review.report.profile = profile.name;
+    review.report.profile_origin = profile.origin;
+    review.report.mode = mode;
+    for (const auto& step : review.steps) merge_into(review.report, step, review.steps.size() > 1);
+    for (const auto& note : review.script.notes) review.report.unknowns.push_back({"review", note});
+    return review;
+}
+
+std::string patched_script(const ScriptReview& review) {
+    std::vector<StepFixes> fixes;
+    for (const auto& step : review.steps) fixes.push_back(step.fixes);
+    return apply_fixes(review.script, fixes);
+}
+
+}  // namespace launchguard::slurm_script

@@ -1,0 +1,257 @@
+// parse_batch_script(): the shell a batch script is written in, read without
+// running it — directives, exports, arrays, defaults, steps, bash -c — and
+// hostile input (unbalanced quotes, endless heredocs, random bytes).
+#include "slurm_script/batch_script.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+
+#include "support/azure_fixtures.h"
+
+namespace launchguard::slurm_script {
+namespace {
+
+using testing::fixture_text;
+
+BatchScript parse(const std::string& text) {
+    auto script = parse_batch_script(text, "job.sbatch");
+    EXPECT_TRUE(script) << script.error().to_string();
+    return script ? script.value() : BatchScript{};
+}
+
+std::string value_of(const VariableMap& env, const std::string& name) {
+    auto it = env.find(name);
+    if (it == env.end()) return "<absent>";
+    return it->second.value ? *it->second.value : "<unknown: " + it->second.why_unknown + ">";
+}
+
+const Option* option(const std::vector<Option>& options, const std::string& name) {
+    for (const auto& o : options) {
+        if (o.name == name) return &o;
+    }
+    return nullptr;
+}
+
+TEST(BatchScript, ReadsDirectivesUntilTheFirstCommand) {
+    BatchScript script = parse("#!/bin/bash\n"
+                               "#SBATCH --nodes=64 # comment\n"
+                               "#SBATCH -N 2\n"
+                               "#SBATCH --gpus-per-node 8\n"
+                               "###SBATCH --exclusive\n"
+                               "echo hi\n"
+                               "#SBATCH --ntasks=9\n");
+    ASSERT_EQ(script.directives.size(), 3U);
+    EXPECT_EQ(script.directives[0].name, "--nodes");
+    EXPECT_EQ(script.directives[0].value, "64");
+    EXPECT_EQ(script.directives[1].name, "-N");
+    EXPECT_EQ(script.directives[1].value, "2");
+    EXPECT_EQ(script.directives[2].value, "8");
+    EXPECT_EQ(script.directives[2].line, 4);
+    EXPECT_EQ(script.last_directive_line, 4);
+}
+
+TEST(BatchScript, FollowsExportsPrefixesExportFlagAndBashC) {
+    BatchScript script = parse("#!/bin/bash\n"
+                               "export NCCL_IB_HCA=mlx5_0 NCCL_DEBUG=\"INFO\"\n"
+                               "NCCL_NET=IB\n"
+                               "export NCCL_NET\n"
+                               "LOCAL=1\n"
+                               "export NCCL_TUNER=/opt/$(uname -m)/x.so\n"
+                               "NCCL_IB_QPS_PER_CONNECTION=2 srun --export=ALL,NCCL_BUFFSIZE=4194304 \\\n"
+                               "    --ntasks-per-node 8 bash -c 'export NCCL_P2P_DISABLE=1; ./train'\n");
+    ASSERT_EQ(script.steps.size(), 1U);
+    const SrunStep& step = script.steps[0];
+    EXPECT_EQ(step.line, 7);
+    EXPECT_EQ(value_of(step.environment, "NCCL_IB_HCA"), "mlx5_0");
+    EXPECT_EQ(value_of(step.environment, "NCCL_DEBUG"), "INFO");
+    EXPECT_EQ(value_of(step.environment, "NCCL_NET"), "IB");
+    EXPECT_EQ(value_of(step.environment, "LOCAL"), "<absent>");  // never exported
+    EXPECT_EQ(value_of(step.environment, "NCCL_TUNER"), "<unknown: $(uname -m)>");
+    EXPECT_EQ(value_of(step.environment, "NCCL_IB_QPS_PER_CONNECTION"), "2");
+    EXPECT_EQ(value_of(step.environment, "NCCL_BUFFSIZE"), "4194304");
+    EXPECT_EQ(value_of(step.environment, "NCCL_P2P_DISABLE"), "1");
+    ASSERT_NE(option(step.options, "--ntasks-per-node"), nullptr);
+    EXPECT_EQ(option(step.options, "--ntasks-per-node")->value, "8");
+    EXPECT_EQ(step.program, "bash");
+}
+
+TEST(BatchScript, ExportNoneDropsTheScriptsEnvironment) {
+    BatchScript script = parse("export NCCL_IB_HCA=mlx5_0\nsrun --export=NONE ./a\nsrun --export=NCCL_IB_HCA ./b\n");
+    ASSERT_EQ(script.steps.size(), 2U);
+    EXPECT_EQ(value_of(script.steps[0].environment, "NCCL_IB_HCA"), "<absent>");
+    EXPECT_EQ(value_of(script.steps[1].environment, "NCCL_IB_HCA"), "mlx5_0");
+}
+
+TEST(BatchScript, ExpandsArraysAndDefaultsIntoSrunOptions) {
+    BatchScript script = parse(": \"${IMAGE:=/fsx/nccl.sqsh}\"\n"
+                               "declare -a ARGS=(\n"
+                               "    --container-image $IMAGE   # the image\n"
+                               "    --container-mounts /opt/microsoft:/opt/microsoft:ro\n"
+                               ")\n"
+                               "ARGS+=( --no-container-mount-home )\n"
+                               "srun \"${ARGS[@]}\" --cpu-bind=map_cpu:0,1 all_reduce_perf -b 8\n");
+    ASSERT_EQ(script.steps.size(), 1U);
+    const auto& options = script.steps[0].options;
+    ASSERT_NE(option(options, "--container-image"), nullptr);
+    EXPECT_EQ(option(options, "--container-image")->value, "/fsx/nccl.sqsh");
+    EXPECT_EQ(option(options, "--container-mounts")->value, "/opt/microsoft:/opt/microsoft:ro");
+    EXPECT_NE(option(options, "--no-container-mount-home"), nullptr);
+    EXPECT_EQ(option(options, "--cpu-bind")->value, "map_cpu:0,1");
+    EXPECT_EQ(script.steps[0].program, "all_reduce_perf");
+}
+
+TEST(BatchScript, AssignmentsUnderAConditionAreUnknown) {
+    BatchScript script = parse("if [[ \"$X\" == true ]]; then\n"
+                               "    export NCCL_DEBUG=INFO\n"
+                               "fi\n"
+                               "export NCCL_NET=IB\n"
+                               "srun ./a\n");
+    ASSERT_EQ(script.steps.size(), 1U);
+    EXPECT_EQ(value_of(script.steps[0].environment, "NCCL_DEBUG"),
+              "<unknown: set inside if/case/loop, so only when a condition holds>");
+    EXPECT_EQ(value_of(script.steps[0].environment, "NCCL_NET"), "IB");
+    EXPECT_FALSE(script.steps[0].conditional);
+}
+
+TEST(BatchScript, SkipsHeredocBodies) {
+    BatchScript script = parse("cat > x.py <<'EOF'\n"
+                               "srun --nodes=999 ./not-a-step\n"
+                               "export NCCL_IB_HCA=nothing\n"
+                               "EOF\n"
+                               "srun ./real\n");
+    ASSERT_EQ(script.steps.size(), 1U);
+    EXPECT_EQ(script.steps[0].line, 5);
+    EXPECT_EQ(value_of(script.exported, "NCCL_IB_HCA"), "<absent>");
+}
+
+TEST(BatchScript, ReadsTheRealFixtures) {
+    BatchScript nccl_tests = parse(fixture_text("slurm/awsome-nccl-tests-container.sbatch"));
+    ASSERT_EQ(nccl_tests.steps.size(), 1U);  // mpirun is no srun step
+    EXPECT_EQ(nccl_tests.steps[0].line, 59);
+    EXPECT_EQ(option(nccl_tests.steps[0].options, "--container-image")->value, "/fsx/nccl-tests.sqsh");
+    EXPECT_EQ(value_of(nccl_tests.steps[0].environment, "NCCL_BUFFSIZE"), "8388608");
+    EXPECT_EQ(value_of(nccl_tests.steps[0].environment, "FI_PROVIDER"), "efa");
+
+    BatchScript topology_aware = parse(fixture_text("slurm/awsome-topology-aware-nccl-tests-nccl-tests-container.sbatch"));
+    ASSERT_EQ(topology_aware.steps.size(), 1U);
+    EXPECT_EQ(value_of(topology_aware.steps[0].environment, "NCCL_DEBUG"),
+              "<unknown: set inside if/case/loop, so only when a condition holds>");
+    EXPECT_EQ(value_of(topology_aware.steps[0].environment, "NCCL_TESTS_SPLIT_MASK"), "0x0");
+
+    BatchScript megatron = parse(fixture_text("slurm/awsome-megatron-megatron-lm-slurm-llama2-pretrain-llama2.sbatch"));
+    ASSERT_EQ(megatron.steps.size(), 1U);
+    EXPECT_EQ(value_of(megatron.steps[0].environment, "NCCL_NVLS_ENABLE"), "0");
+    EXPECT_FALSE(option(megatron.steps[0].options, "--container-image")->value_known);  // $(pwd)
+    EXPECT_EQ(megatron.steps[0].program, "python");
+
+    BatchScript ddp = parse(fixture_text("slurm/awsome-pytorch-ddp-slurm-3.container-train.sbatch"));
+    ASSERT_EQ(ddp.steps.size(), 1U);
+    EXPECT_EQ(value_of(ddp.steps[0].environment, "NVIDIA_VISIBLE_DEVICES"), "void");
+}
+
+// ---------------------------------------------------------------- hostile input
+
+TEST(BatchScriptHostile, UnbalancedQuotesEndTheScriptWithANote) {
+    BatchScript script = parse("#!/bin/bash\nexport A='open\nsrun ./never\n");
+    EXPECT_TRUE(script.steps.empty());
+    ASSERT_FALSE(script.notes.empty());
+    EXPECT_NE(script.notes[0].find("line 2: unterminated single quote"), std::string::npos) << script.notes[0];
+
+    BatchScript dq = parse("srun \"$(echo \"x)\" ./a\n");
+    EXPECT_FALSE(dq.notes.empty());
+}
+
+TEST(BatchScriptHostile, UnclosedHeredocAndContinuationAtTheEnd) {
+    BatchScript heredoc = parse("cat <<EOF\nsrun ./a\n");
+    EXPECT_TRUE(heredoc.steps.empty());
+    EXPECT_FALSE(heredoc.notes.empty());
+    BatchScript continuation = parse("srun --nodes=2 \\");
+    ASSERT_EQ(continuation.steps.size(), 1U);
+    BatchScript array = parse("A=( --x\nsrun ./a\n");
+    EXPECT_FALSE(array.notes.empty());
+}
+
+TEST(BatchScriptHostile, RefusesTooLargeAndBinaryInput) {
+    std::string huge(kMaxScriptBytes + 1, '#');
+    auto too_large = parse_batch_script(huge, "big.sbatch");
+    ASSERT_FALSE(too_large);
+    EXPECT_NE(too_large.error().to_string().find("big.sbatch"), std::string::npos);
+    auto binary = parse_batch_script(std::string("#!/bin/sh\necho\n\0x", 18), "bin.sbatch");
+    ASSERT_FALSE(binary);
+    EXPECT_EQ(binary.error().line, 3);
+}
+
+TEST(BatchScriptHostile, DeepNestingAndRandomBytesNeverCrashOrHang) {
+    std::string nested = "srun " + std::string(20000, '(') + "$(" + std::string(20000, '{') + "\n";
+    EXPECT_TRUE(parse_batch_script(nested, "n.sbatch"));
+    std::string defaults = "export A=";
+    for (int i = 0; i < 50000; ++i) defaults += "${A:-";
+    EXPECT_TRUE(parse_batch_script(defaults + "\nsrun ./a\n", "d.sbatch"));
+    std::string quotes = "export A=";
+    for (int i = 0; i < 50000; ++i) quotes += "\"$(";
+    auto deep = parse_batch_script(quotes + "\n", "q.sbatch");
+    ASSERT_TRUE(deep);
+    EXPECT_FALSE(deep.value().notes.empty());
+    std::string bash_c = "srun bash -c 'bash -c \"bash -c \\\"export A=1\\\"\"'\n";
+    EXPECT_TRUE(parse_batch_script(bash_c, "c.sbatch"));
+
+    // Mutations of a real script: every byte class the lexer branches on.
+    const std::string seed = fixture_text("slurm/awsome-topology-aware-nccl-tests-nccl-tests-container.sbatch");
+    const std::string alphabet = "'\"`$(){}[]\\\n#;&|<>=-: \tA0@*";
+    std::mt19937 random(12345);
+    for (int round = 0; round < 300; ++round) {
+        std::string text = seed;
+        for (int edit = 0; edit < 20; ++edit) {
+            std::size_t at = random() % text.size();
+            text[at] = alphabet[random() % alphabet.size()];
+        }
+        if (round % 3 == 0) text.resize(random() % text.size());
+        auto script = parse_batch_script(text, "fuzz.sbatch");
+        EXPECT_TRUE(script);
+    }
+}
+
+TEST(BatchScriptHostile, ManyStepsAreJudgedUpToTheLimit) {
+    std::string text = "#!/bin/bash\n";
+    for (int i = 0; i < 10000; ++i) text += "srun ./a\n";
+    BatchScript script = parse(text);
+    EXPECT_EQ(script.steps.size(), kMaxSteps);
+    EXPECT_EQ(script.steps_dropped, 10000U - kMaxSteps);
+    ASSERT_FALSE(script.notes.empty());
+    EXPECT_EQ(script.notes.back(), "9936 srun command(s) after the first 64 were not judged");
+}
+
+TEST(BatchScriptHostile, ManyVariablesAreFollowedUpToTheLimit) {
+    std::string text = "#!/bin/bash\n";
+    for (int i = 0; i < 50000; ++i) text += "export A" + std::to_string(i) + "=1\n";
+    text += "srun ./a\nsrun ./b\n";
+    BatchScript script = parse(text);
+    ASSERT_EQ(script.steps.size(), 2U);
+    EXPECT_EQ(script.steps[0].environment.size(), 1024U);
+    ASSERT_FALSE(script.notes.empty());
+    EXPECT_EQ(script.notes[0], "the script sets more than 1024 variables; the later ones (first: A1024) are not followed");
+}
+
+TEST(BatchScriptHostile, ValuesThatDoubleStopAtTheLimit) {
+    // 16 bytes doubled 12 times is 64 KiB, the limit; the 13th doubling is unknown, not built.
+    std::string text = "#!/bin/bash\nexport A=xxxxxxxxxxxxxxxx\n";
+    for (int i = 0; i < 13; ++i) text += "A=$A$A\n";
+    BatchScript script = parse(text + "srun ./a\n");
+    ASSERT_EQ(script.steps.size(), 1U);
+    EXPECT_EQ(value_of(script.steps[0].environment, "A"), "<unknown: $A (longer than 65536 bytes)>");
+
+    std::string endless = "#!/bin/bash\nexport A=xxxxxxxxxxxxxxxx\n";
+    for (int i = 0; i < 5000; ++i) endless += "A=$A$A$A$A\nA+=$A\n";
+    EXPECT_EQ(parse(endless + "srun ./a\n").steps.size(), 1U);
+}
+
+TEST(BatchScript, RecognisesBatchScripts) {
+    EXPECT_TRUE(looks_like_batch_script("#!/bin/bash\n"));
+    EXPECT_TRUE(looks_like_batch_script("# job\n#SBATCH -N 2\n"));
+    EXPECT_FALSE(looks_like_batch_script("apiVersion: v1\nkind: Pod\n"));
+}
+
+}  // namespace
+}  // namespace launchguard::slurm_script

@@ -1,0 +1,306 @@
+// review_script(): batch scripts judged as launches — small scripts written
+// for each rule that can decide from a script (fires / stays quiet), the
+// container view pyxis options describe, fixes in the script's terms, and
+// the real scripts from tests/fixtures/slurm with their findings pinned.
+#include "slurm_script/script_review.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "support/azure_fixtures.h"
+
+namespace launchguard::slurm_script {
+namespace {
+
+using testing::fixture_text;
+
+Profile profile_named(const std::string& name) {
+    auto profile = load_profile(name);
+    EXPECT_TRUE(profile) << profile.error().to_string();
+    return profile.value();
+}
+
+ScriptReview review(const std::string& text, const std::string& profile = "default") {
+    auto result = review_script(text, "job.sbatch", profile_named(profile), Mode::enforce);
+    EXPECT_TRUE(result) << result.error().to_string();
+    return result ? result.value() : ScriptReview{};
+}
+
+const Finding* finding(const ScriptReview& r, const std::string& rule) {
+    auto it = std::find_if(r.report.findings.begin(), r.report.findings.end(),
+                           [&](const Finding& f) { return f.rule == rule; });
+    return it == r.report.findings.end() ? nullptr : &*it;
+}
+
+std::vector<std::string> fired(const ScriptReview& r) {
+    std::vector<std::string> rules;
+    for (const auto& f : r.report.findings) rules.push_back(f.rule + ":" + std::string(to_string(f.action)));
+    return rules;
+}
+
+std::string evidence(const Finding& f, const std::string& key) {
+    for (const auto& [k, v] : f.evidence) {
+        if (k == key) return v;
+    }
+    return "";
+}
+
+std::vector<std::string> script_fixes(const ScriptReview& r) {
+    std::vector<std::string> out;
+    for (const auto& step : r.steps) {
+        for (const auto& op : step.fixes.ops) out.push_back(fix_in_script_terms(op, step.fixes));
+    }
+    return out;
+}
+
+const std::string kHeader = "#!/bin/bash\n#SBATCH --nodes=64\n#SBATCH --gpus-per-node=8\n";
+
+// ---------------------------------------------------------------- shape and net.qps-low
+
+TEST(ScriptReview, ShapeComesFromDirectivesAndSrun) {
+    ScriptReview r = review(kHeader + "srun -N 2 ./a\nsrun ./b\n");
+    ASSERT_EQ(r.steps.size(), 2U);
+    EXPECT_EQ(r.steps[0].launch.context.job.total_gpus.value(), 16);
+    EXPECT_EQ(r.steps[1].launch.context.job.total_gpus.value(), 512);
+    EXPECT_EQ(r.steps[1].launch.context.job.nodes.source(), "line 2: --nodes=64");
+    ScriptReview gres = review("#SBATCH -N 4 --gres=gpu:h100:8\nsrun ./a\n");
+    EXPECT_EQ(gres.steps[0].launch.context.job.total_gpus.value(), 32);
+    ScriptReview none = review("#SBATCH -N 4\nsrun ./a\n");
+    EXPECT_FALSE(none.steps[0].launch.context.job.total_gpus.is_known());
+}
+
+TEST(ScriptReview, QpsLowFiresAt512GpusBeforeAnyNodeIsAllocated) {
+    ScriptReview r = review(kHeader + "srun ./train\n", "b300-cx8");
+    const Finding* f = finding(r, "net.qps-low");
+    ASSERT_NE(f, nullptr) << ::testing::PrintToString(fired(r));
+    EXPECT_EQ(evidence(*f, "step"), "srun on line 4");
+    auto fixes = script_fixes(r);
+    EXPECT_NE(std::find(fixes.begin(), fixes.end(), "export NCCL_IB_QPS_PER_CONNECTION=4  (before the srun on line 4)"),
+              fixes.end())
+        << ::testing::PrintToString(fixes);
+
+    EXPECT_EQ(finding(review(kHeader + "export NCCL_IB_QPS_PER_CONNECTION=4\nsrun ./train\n", "b300-cx8"),
+                      "net.qps-low"),
+              nullptr);
+    EXPECT_EQ(finding(review("#SBATCH --nodes=2 --gpus-per-node=8\nsrun ./train\n", "b300-cx8"), "net.qps-low"),
+              nullptr);
+}
+
+// ---------------------------------------------------------------- the container view
+
+const std::string kPyxis = "#!/bin/bash\n#SBATCH --nodes=2 --gpus-per-node=8\n";
+
+TEST(ScriptReview, MissingTopologyMountIsAFindingWithTheMountAsFix) {
+    ScriptReview r = review(kPyxis + "srun --container-image=nvcr.io/nvidia/pytorch:25.01-py3 python train.py\n",
+                            "azure-ndv5");
+    const Finding* f = finding(r, "topo.not-propagated");
+    ASSERT_NE(f, nullptr) << ::testing::PrintToString(fired(r));
+    EXPECT_EQ(f->action, Action::block);
+    auto fixes = script_fixes(r);
+    EXPECT_EQ(fixes.size(), 2U) << ::testing::PrintToString(fixes);  // topo.required proposes the same two
+    EXPECT_NE(std::find(fixes.begin(), fixes.end(),
+                        "--container-mounts=/opt/microsoft/ndv5-topo.xml:/opt/microsoft/ndv5-topo.xml:ro  (on the srun "
+                        "on line 3)"),
+              fixes.end())
+        << ::testing::PrintToString(fixes);
+    EXPECT_NE(std::find(fixes.begin(), fixes.end(),
+                        "export NCCL_TOPO_FILE=/opt/microsoft/ndv5-topo.xml  (before the srun on line 3, which gets "
+                        "--container-env=NCCL_TOPO_FILE so the image's ENV cannot override it)"),
+              fixes.end())
+        << ::testing::PrintToString(fixes);
+
+    // The patched script carries both, and reviewing it again finds nothing to mount.
+    std::string patched = patched_script(r);
+    EXPECT_NE(patched.find("export NCCL_TOPO_FILE=/opt/microsoft/ndv5-topo.xml\nsrun "
+                           "--container-mounts=/opt/microsoft/ndv5-topo.xml:/opt/microsoft/ndv5-topo.xml:ro "
+                           "--container-env=NCCL_TOPO_FILE --container-image="),
+              std::string::npos)
+        << patched;
+    ScriptReview again = review(patched, "azure-ndv5");
+    EXPECT_EQ(finding(again, "topo.not-propagated"), nullptr) << ::testing::PrintToString(fired(again));
+    EXPECT_EQ(finding(again, "topo.required"), nullptr) << ::testing::PrintToString(fired(again));
+}
+
+TEST(ScriptReview, MountedTopologyFileIsQuiet) {
+    ScriptReview r = review(kPyxis + "export NCCL_TOPO_FILE=/opt/microsoft/ndv5-topo.xml\n"
+                                     "srun --container-image=img --container-mounts=/opt/microsoft:/opt/microsoft:ro ./a\n",
+                            "azure-ndv5");
+    EXPECT_EQ(finding(r, "topo.not-propagated"), nullptr) << ::testing::PrintToString(fired(r));
+    EXPECT_EQ(finding(r, "topo.file-missing"), nullptr);
+    EXPECT_EQ(finding(r, "topo.required"), nullptr);
+}
+
+TEST(ScriptReview, APathNoMountProvidesIsUnknownNotMissing) {
+    ScriptReview r = review(kPyxis + "export NCCL_TOPO_FILE=/opt/topo.xml\nsrun --container-image=img ./a\n");
+    EXPECT_EQ(finding(r, "topo.file-missing"), nullptr) << ::testing::PrintToString(fired(r));
+    const auto& files = *r.steps[0].launch.context.files;
+    FileInfo info = files.stat("/opt/topo.xml");
+    EXPECT_EQ(info.kind, FileKind::unknown);
+    EXPECT_NE(info.detail.find("the image img may carry it"), std::string::npos) << info.detail;
+    EXPECT_EQ(files.stat("/var/run/nvidia-topologyd/virtualTopology.xml").kind, FileKind::missing);
+    EXPECT_EQ(r.steps[0].launch.context.runtime, Runtime::pyxis);
+    EXPECT_EQ(r.steps[0].launch.context.container.image.value(), "img");
+}
+
+TEST(ScriptReview, PyxisNeedsAnImageOrANameAndKeepsTheImagesEnv) {
+    ScriptReview mounts_only = review(kPyxis + "srun --container-mounts=/opt:/opt ./a\n");
+    EXPECT_EQ(mounts_only.steps[0].launch.context.runtime, Runtime::bare);
+    ASSERT_FALSE(mounts_only.steps[0].launch.notes.empty());
+    EXPECT_EQ(mounts_only.steps[0].launch.notes[0],
+              "pyxis ignores --container-mounts without --container-image or --container-name");
+
+    ScriptReview env = review(kPyxis + "export NCCL_IB_HCA=mlx5 NCCL_NET=IB\n"
+                                       "srun --container-image=img --container-env=NCCL_NET ./a\n");
+    ASSERT_EQ(env.steps[0].launch.notes.size(), 1U);
+    EXPECT_EQ(env.steps[0].launch.notes[0],
+              "the image's ENV beats the job's value under pyxis unless --container-env names the variable; not "
+              "named: NCCL_IB_HCA");
+}
+
+TEST(ScriptReview, MountEntriesAsPyxisReadsThem) {
+    auto mounts = parse_container_mounts("/opt/microsoft:/opt/microsoft:ro+rprivate,/data,/a/:/b/:rw");
+    ASSERT_EQ(mounts.size(), 3U);
+    EXPECT_TRUE(mounts[0].readonly);
+    EXPECT_EQ(mounts[1].source, "/data");
+    EXPECT_EQ(mounts[1].target, "/data");
+    EXPECT_EQ(mounts[2].target, "/b");
+    EXPECT_FALSE(mounts[2].readonly);
+}
+
+TEST(ScriptReview, AStepWithoutContainerOptionsRunsBare) {
+    ScriptReview r = review(kPyxis + "srun ./a\n", "azure-ndv5");
+    EXPECT_EQ(r.steps[0].launch.context.runtime, Runtime::bare);
+    EXPECT_EQ(finding(r, "topo.not-propagated"), nullptr) << ::testing::PrintToString(fired(r));
+    // The node's own file, by the profile's word.
+    EXPECT_EQ(r.steps[0].launch.context.files->stat("/opt/microsoft/ndv5-topo.xml").kind, FileKind::regular);
+}
+
+// ---------------------------------------------------------------- environment rules
+
+TEST(ScriptReview, EnvironmentRulesFireOnExportsAndStayQuietOnGoodOnes) {
+    // h100-cx7-ib says how many GPUs a node has, so P2P has somewhere to go.
+    ScriptReview r = review(kPyxis + "export NCCL_BUFFSIZE=8M NCCL_P2P_DISABLE=1\nsrun ./a\n", "h100-cx7-ib");
+    EXPECT_EQ(::testing::PrintToString(fired(r)),
+              "{ \"conf.lint:warn\", \"nccl.p2p-disabled:warn\", \"nccl.buffsize-suspicious:warn\" }");
+    ScriptReview good = review(kPyxis + "export NCCL_BUFFSIZE=8388608\nsrun ./a\n", "h100-cx7-ib");
+    EXPECT_EQ(finding(good, "conf.lint"), nullptr);
+    EXPECT_EQ(finding(good, "nccl.p2p-disabled"), nullptr);
+}
+
+// One row per rule that decides from what a script exports: the line that
+// makes it fire, and a line that keeps it quiet (judged by hand against
+// NCCL.md: each firing line is a silent slowdown on that profile's hardware).
+struct RuleRow {
+    const char* rule;
+    const char* profile;
+    const char* fires;
+    const char* quiet;
+    Action action;
+};
+
+TEST(ScriptReview, EachEnvironmentRuleFiresAndStaysQuiet) {
+    const RuleRow rows[] = {
+        {"net.gdr-level-low", "h100-cx7-ib", "export NCCL_NET_GDR_LEVEL=LOC", "export NCCL_NET_GDR_LEVEL=PXB",
+         Action::warn},
+        {"net.gdr-read-off", "h100-cx7-ib", "export NCCL_NET_GDR_READ=0", "export NCCL_NET_GDR_READ=1", Action::warn},
+        {"nccl.shm-disabled", "h100-cx7-ib", "export NCCL_SHM_DISABLE=1", "export NCCL_SHM_DISABLE=0", Action::warn},
+        {"nccl.cumem-disabled", "gb200-nvl72", "export NCCL_CUMEM_ENABLE=0", "export NCCL_CUMEM_ENABLE=1",
+         Action::block},
+        {"nccl.algo-restricted", "h100-cx7-ib", "export NCCL_ALGO=Ring", "unset NCCL_ALGO", Action::warn},
+        {"nccl.proto-restricted", "h100-cx7-ib", "export NCCL_PROTO=Simple", "unset NCCL_PROTO", Action::warn},
+        {"nccl.channels-capped", "h100-cx7-ib", "export NCCL_MAX_NCHANNELS=2", "unset NCCL_MAX_NCHANNELS",
+         Action::warn},
+        {"topo.file-missing", "h100-cx7-ib", "export NCCL_TOPO_FILE=/var/run/topo.xml",
+         "export NCCL_TOPO_FILE=/opt/topo.xml", Action::block},
+    };
+    for (const auto& row : rows) {
+        std::string step = "srun --container-image=img ./a\n";
+        ScriptReview fires = review(kPyxis + row.fires + "\n" + step, row.profile);
+        const Finding* f = finding(fires, row.rule);
+        ASSERT_NE(f, nullptr) << row.rule << ::testing::PrintToString(fired(fires));
+        EXPECT_EQ(f->action, row.action) << row.rule;
+        EXPECT_EQ(finding(review(kPyxis + row.quiet + "\n" + step, row.profile), row.rule), nullptr) << row.rule;
+    }
+}
+
+TEST(ScriptReview, IbDisabledInABashCStepIsFound) {
+    ScriptReview r = review(kPyxis + "srun bash -c 'export NCCL_IB_DISABLE=1; ./a'\n", "h100-cx7-ib");
+    const Finding* f = finding(r, "net.ib-disabled");
+    ASSERT_NE(f, nullptr) << ::testing::PrintToString(fired(r));
+    auto fixes = script_fixes(r);
+    EXPECT_NE(std::find(fixes.begin(), fixes.end(), "unset NCCL_IB_DISABLE  (before the srun on line 3)"), fixes.end())
+        << ::testing::PrintToString(fixes);
+    EXPECT_EQ(finding(review(kPyxis + "srun ./a\n", "h100-cx7-ib"), "net.ib-disabled"), nullptr);
+}
+
+TEST(ScriptReview, BindingByIdIsFoundFromSrunCpuBind) {
+    ScriptReview r = review(kPyxis + "srun --cpu-bind=map_cpu:0,1,2,3 ./a\n");
+    const Finding* f = finding(r, "cpu.bind-by-id");
+    ASSERT_NE(f, nullptr) << ::testing::PrintToString(fired(r));
+    EXPECT_EQ(evidence(*f, "--cpu-bind"), "map_cpu:0,1,2,3");
+    EXPECT_EQ(evidence(*f, "requested_in"), "line 3: --cpu-bind=map_cpu:0,1,2,3");
+    // A mask list the user wrote is by id too (in a task's environment Slurm's own masks look the same).
+    EXPECT_NE(finding(review(kPyxis + "srun --cpu-bind mask_cpu:0x3,0xc ./a\n"),
+                      "cpu.bind-by-id"),
+              nullptr);
+    for (const char* topology : {"ldoms", "sockets", "cores", "map_ldom:0,1", "none"}) {
+        EXPECT_EQ(finding(review(kPyxis + "srun --cpu-bind=" + topology + " ./a\n"), "cpu.bind-by-id"), nullptr)
+            << topology;
+    }
+}
+
+TEST(ScriptReview, ComputedValuesAreUnknownNeverGuessed) {
+    ScriptReview r = review(kPyxis + "export NCCL_IB_QPS_PER_CONNECTION=$(nproc)\nsrun ./a\n", "b300-cx8");
+    EXPECT_EQ(finding(r, "conf.lint"), nullptr) << ::testing::PrintToString(fired(r));
+    auto mentions = [&](const std::string& text) {
+        return std::any_of(r.report.unknowns.begin(), r.report.unknowns.end(),
+                           [&](const Unknown& u) { return u.reason.find(text) != std::string::npos; });
+    };
+    EXPECT_TRUE(mentions("NCCL_IB_QPS_PER_CONNECTION (export on line 3) is not known before the job runs: $(nproc)"));
+}
+
+// ---------------------------------------------------------------- the real scripts
+
+bool has_unknown(const ScriptReview& r, const std::string& rule, const std::string& text) {
+    return std::any_of(r.report.unknowns.begin(), r.report.unknowns.end(), [&](const Unknown& u) {
+        return u.rule == rule && u.reason.find(text) != std::string::npos;
+    });
+}
+
+TEST(ScriptReviewFixtures, AwsNcclTestsOnAnH100IbCluster) {
+    // An EFA job: its NCCL settings are sound, and whether sockets could take
+    // over depends on the net plugin in the image, which a script does not show.
+    ScriptReview r = review(fixture_text("slurm/awsome-nccl-tests-container.sbatch"), "h100-cx7-ib");
+    ASSERT_EQ(r.steps.size(), 1U);
+    EXPECT_EQ(r.steps[0].launch.context.runtime, Runtime::pyxis);
+    EXPECT_EQ(r.steps[0].launch.context.job.tasks.value(), 16);
+    EXPECT_EQ(r.steps[0].launch.context.job.total_gpus.value(), 16);  // --exclusive x profile's 8 GPUs
+    EXPECT_EQ(::testing::PrintToString(fired(r)), "{}");
+    EXPECT_EQ(r.report.decision, Decision::allow);
+    EXPECT_TRUE(has_unknown(r, "net.fallback-unguarded", "/fsx/nccl-tests.sqsh"));
+    EXPECT_TRUE(has_unknown(r, "review", "NCCL_TUNER_PLUGIN (export on line 48) is not known before the job runs"));
+}
+
+TEST(ScriptReviewFixtures, MegatronTurnsNvlsOffOnAnNvswitchNode) {
+    ScriptReview r = review(fixture_text("slurm/awsome-megatron-megatron-lm-slurm-llama2-pretrain-llama2.sbatch"),
+                            "h100-cx7-ib");
+    EXPECT_EQ(::testing::PrintToString(fired(r)), "{ \"nccl.nvls-disabled:warn\" }");
+    // IMAGE and FSX_MOUNT default to $(pwd)/...: the container view says so instead of guessing.
+    EXPECT_TRUE(has_unknown(r, "review", "srun on line 143: --container-image $IMAGE is computed at run time"));
+}
+
+TEST(ScriptReviewFixtures, DefaultProfileFindsNothingToBlockInAnyFixture) {
+    for (const char* name : {"slurm/awsome-nccl-tests-container.sbatch",
+                             "slurm/awsome-topology-aware-nccl-tests-nccl-tests-container.sbatch",
+                             "slurm/awsome-megatron-megatron-lm-slurm-llama2-pretrain-llama2.sbatch",
+                             "slurm/awsome-pytorch-ddp-slurm-3.container-train.sbatch"}) {
+        ScriptReview r = review(fixture_text(name));
+        EXPECT_NE(r.report.decision, Decision::block) << name << ::testing::PrintToString(fired(r));
+        EXPECT_EQ(::testing::PrintToString(fired(r)), "{}") << name;
+    }
+}
+
+}  // namespace
+}  // namespace launchguard::slurm_script
