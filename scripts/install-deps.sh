@@ -23,6 +23,7 @@ build_packages=(
   libyaml-cpp-dev libcli11-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   util-linux
+  clang libclang-rt-14-dev  # scripts/sanitize.sh: ASan/UBSan build and libFuzzer targets
 )
 slurm_packages=(munge slurmctld slurmd slurm-client libslurm-dev)
 
