@@ -24,6 +24,7 @@ build_packages=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   util-linux openssl curl
   python3 python3-yaml python3-jsonpatch
+  clang libclang-rt-14-dev  # scripts/sanitize.sh: ASan/UBSan build and libFuzzer targets
 )
 slurm_packages=(munge slurmctld slurmd slurm-client libslurm-dev)
 

@@ -3,6 +3,7 @@
 
 #include "cli/command.h"
 #include "profile/profile.h"
+#include "util/text_escape.h"
 
 namespace launchguard::cli {
 
@@ -17,7 +18,8 @@ void add_profile_command(CLI::App& app, CommandRunner& runner) {
         runner = [file] {
             auto profile = load_profile(*file);
             if (!profile) return bad_input(profile.error().to_string());
-            std::cout << profile->origin << ": profile '" << profile->name << "' is valid ("
+            // The name is the file's own text: escape it for the terminal.
+            std::cout << printable_text(profile->origin) << ": profile '" << printable_text(profile->name) << "' is valid ("
                       << profile->actions.size() << " rule override(s))\n";
             return kExitAllow;
         };

@@ -80,6 +80,13 @@ Walk walk(const RootedFileView& view, std::string_view path) {
             int err = errno;
             w.resolved = in_view;
             if (err == ENOENT || err == ENOTDIR) {
+                // A dangling link is named by where it points ("/dev/zero"),
+                // not by the first component that is missing ("/dev").
+                if (from_link) {
+                    for (const auto& rest : pending) {
+                        if (rest.name != ".") w.resolved += "/" + rest.name;
+                    }
+                }
                 w.kind = from_link ? FileKind::dangling_symlink : FileKind::missing;
                 w.detail = from_link ? first_link + ": " + in_view + " does not exist in the view" : in_view + " does not exist";
             } else {

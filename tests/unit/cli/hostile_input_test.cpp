@@ -195,5 +195,13 @@ TEST_F(HostileInput, ReportsStayValidWhateverBytesTheLaunchHolds) {
     EXPECT_EQ(text.out.find('\r'), std::string::npos) << text.out;
 }
 
+TEST_F(HostileInput, AProfileNameCannotDriveTheTerminal) {
+    const std::string profile = write("p.yaml", "name: \"evil\\e[2J\\rname\"\n");
+    auto r = run("profile validate " + quote_arg(profile));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("evil\\x1B[2J\\rname"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace launchguard

@@ -150,5 +150,14 @@ TEST_F(RootedFileViewTest, AFifoInTheRootIsRefusedWithoutBlocking) {
     ASSERT_FALSE(read.ok());
 }
 
+TEST_F(RootedFileViewTest, ADanglingLinkIsNamedByItsWholeTarget) {
+    // The container has no /dev/zero: the link dangles, and says to what.
+    tree.symlink("/dev/zero", "opt/zero.xml");
+    RootedFileView view(tree.root());
+    FileInfo info = view.stat("/opt/zero.xml");
+    EXPECT_EQ(info.kind, FileKind::dangling_symlink);
+    EXPECT_EQ(info.resolved_path, "/dev/zero");
+}
+
 }  // namespace
 }  // namespace launchguard

@@ -1,8 +1,7 @@
 // libFuzzer target for the batch-script reader: any bytes must come back as a
 // script or an error, without a crash, a hang or undefined behaviour.
-//   cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang -DLAUNCHGUARD_FUZZ=ON
-//   cmake --build build-fuzz --target fuzz_batch_script
-//   build-fuzz/tests/fuzz/fuzz_batch_script -max_len=65536 corpus/ tests/fixtures/slurm
+//   scripts/sanitize.sh -L fuzz   (builds every fuzzer with ASan + UBSan)
+//   build-sanitize/tests/fuzz/fuzz_batch_script -max_len=65536 corpus/ tests/fixtures/slurm
 #include <cstddef>
 #include <cstdint>
 #include <string_view>

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The sanitizer build: the core, the CLI, the unit tests and the libFuzzer
+# targets compiled with clang, AddressSanitizer and UndefinedBehaviorSanitizer
+# into ./build-sanitize (or $LAUNCHGUARD_SANITIZE_BUILD_DIR), then every test
+# except the Slurm integration tests (an ASan-built SPANK plugin cannot be
+# loaded by slurmd) and the Helm chart tests (no C++), and every fuzzer for $LAUNCHGUARD_FUZZ_SECONDS (20) each.
+# The normal build in ./build stays g++ and unsanitized.
+#
+# Usage: scripts/sanitize.sh [ctest arguments, e.g. -L fuzz or -R Topo]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir="${LAUNCHGUARD_SANITIZE_BUILD_DIR:-build-sanitize}"
+fuzz_seconds="${LAUNCHGUARD_FUZZ_SECONDS:-20}"
+jobs="$(nproc)"
+
+CC=clang CXX=clang++ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DLAUNCHGUARD_SANITIZE=ON -DLAUNCHGUARD_BUILD_FUZZERS=ON -DLAUNCHGUARD_FUZZ_SECONDS="$fuzz_seconds" \
+  -DLAUNCHGUARD_BUILD_SLURM_PLUGIN=OFF -DLAUNCHGUARD_BUILD_BENCH=OFF \
+  -DLAUNCHGUARD_TEST_TOOLS_DIR="$PWD/${LAUNCHGUARD_BUILD_DIR:-build}/npm"
+cmake --build "$build_dir" -j "$jobs"
+
+# Stop at the first report, with a stack; LeakSanitizer is on (the default).
+export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_stack_use_after_return=1:strict_string_checks=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+# The Helm chart tests run no C++: the normal build's run covers them.
+ctest --test-dir "$build_dir" --output-on-failure --timeout 900 -j "$jobs" -LE 'slurm|helm' "$@"
