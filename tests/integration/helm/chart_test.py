@@ -122,7 +122,7 @@ COMBINATIONS = {
             {"match": {"node.kubernetes.io/instance-type": "Standard_ND96isr_H100_v5"}, "profile": "azure-ndv5"},
             {"match": {"example.com/site": "a"}, "profile": "site-a"}],
         "userModes": ["enforce", "warn"], "userProfiles": True},
-    "single-replica": {"replicaCount": 1, "podAntiAffinity": "none"},
+    "single-replica": {"replicaCount": 1, "podAntiAffinity": "none", "preStopSleepSeconds": 0},
 }
 
 
@@ -265,6 +265,14 @@ def check_deployment(name, objects, v):
         got = c.get(probe, {}).get("httpGet", {})
         check(got.get("path") == path and got.get("scheme") == "HTTPS" and got.get("port") in port_names,
               f"{name}: {probe} is {got}")
+    sleep = c.get("lifecycle", {}).get("preStop", {}).get("sleep", {}).get("seconds")
+    if v["preStopSleepSeconds"]:
+        check(sleep == v["preStopSleepSeconds"], f"{name}: preStop sleep {sleep}, expected {v['preStopSleepSeconds']}")
+    else:
+        check("lifecycle" not in c, f"{name}: a preStop hook although preStopSleepSeconds is 0")
+    # The webhook drains in-flight reviews for up to 20 s after SIGTERM.
+    check(spec["terminationGracePeriodSeconds"] >= (sleep or 0) + 20,
+          f"{name}: terminationGracePeriodSeconds {spec['terminationGracePeriodSeconds']} leaves no time to drain")
     args = dict(a[2:].split("=", 1) for a in c["args"])
     check(set(args) == {"listen", "tls-cert", "tls-key", "config", "log-format", "threads", "max-body-mib"},
           f"{name}: webhook flags {sorted(args)}")
