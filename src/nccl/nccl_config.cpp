@@ -344,6 +344,14 @@ std::vector<LintIssue> lint_value(std::string_view origin, int line, std::string
         if (is_integer_variable(name)) {
             if (auto problem = integer_problem(value, meant, corrected_value)) problems.push_back(*problem);
         }
+        if (name == "NCCL_TOPO_FILE" && value.empty()) {
+            // NCCL tries to open "", warns, and auto-detects: the same as an
+            // unset variable, except that the nvidia-topologyd default path
+            // is then not tried either.
+            problems.push_back("NCCL_TOPO_FILE is set but empty: NCCL warns that it cannot open '' and auto-detects "
+                               "the topology, without trying /var/run/nvidia-topologyd/virtualTopology.xml");
+            corrected_value.reset();
+        }
         std::string corrected = corrected_value ? std::string(name) + "=" + *corrected_value : std::string();
         for (auto& problem : problems) issues.push_back(make_issue(origin, line, name, std::move(problem), corrected));
     } catch (...) {

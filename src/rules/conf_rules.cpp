@@ -169,9 +169,15 @@ const nccl::ConfEntry* entry_at(const nccl::ConfFile& file, int line) {
     return it == file.entries.end() || it->line != line ? nullptr : &*it;
 }
 
+// What the variable needs when no corrected value can be offered.
+std::string wanted_value(const std::string& name) {
+    if (nccl::is_integer_variable(name)) return "an integer value";
+    return name == "NCCL_TOPO_FILE" ? "a path" : "a value";
+}
+
 // "; write NAME=8" or, when no value can be offered, what to do instead.
 std::string fix_text(const nccl::LintIssue& issue, std::string_view verb) {
-    if (issue.corrected.empty()) return "; give " + issue.name + " an integer value, or remove it";
+    if (issue.corrected.empty()) return "; give " + issue.name + " " + wanted_value(issue.name) + ", or remove it";
     return "; " + std::string(verb) + " " + issue.corrected;
 }
 
@@ -186,7 +192,7 @@ void report_conf_issue(RuleOutput& out, const nccl::ConfFile& file, const nccl::
     finding.evidence.emplace_back("corrected", issue.corrected);
     const std::string where = "in " + file.path + " line " + std::to_string(issue.line);
     finding.remediation = {RemediationOp::manual_step(
-        issue.corrected.empty() ? where + ", give " + issue.name + " an integer value, or remove the line"
+        issue.corrected.empty() ? where + ", give " + issue.name + " " + wanted_value(issue.name) + ", or remove the line"
                                 : where + ", write: " + issue.corrected)};
 }
 
@@ -197,7 +203,8 @@ void report_env_issue(RuleOutput& out, const nccl::LintIssue& issue, const std::
     finding.evidence.emplace_back("problem", issue.problem);
     finding.evidence.emplace_back("corrected", issue.corrected);
     if (issue.corrected.empty()) {
-        finding.remediation = {RemediationOp::manual_step("give " + issue.name + " an integer value, or unset it")};
+        finding.remediation = {
+            RemediationOp::manual_step("give " + issue.name + " " + wanted_value(issue.name) + ", or unset it")};
         return;
     }
     auto equals = issue.corrected.find('=');

@@ -146,6 +146,10 @@ void check_file_missing(const RuleInput& in, RuleOutput& out) {
     // An unset variable is normal (the default path is optional); topo.required
     // decides whether this node class needs a file at all.
     if (!topo.setting || topo.readable()) return;
+    // An empty value is not a missing file: NCCL warns and auto-detects, as
+    // when the variable is unset. conf.lint says so; topo.required decides
+    // whether this node class needs a file.
+    if (topo.setting->value.empty()) return;
     if (topo.info.kind == FileKind::unknown || topo.info.kind == FileKind::other) {
         out.unknown("cannot tell whether " + topo.label() + " is a readable file in the container because the view "
                     "says: " + describe_state(topo.info) +

@@ -186,15 +186,25 @@ TEST(TopoFileMissing, FiresOnADirectoryAnEmptyFileAndAnUnreadableFile) {
     EXPECT_TRUE(mentions(unreadable.finding().message, "is unreadable by the task (permission denied)"));
 }
 
-TEST(TopoFileMissing, FiresOnAnEmptyValueBecauseNcclDoesNotTryTheDefault) {
+TEST(TopoFileMissing, QuietOnAnEmptyValueWhichConfLintAndTopoRequiredJudge) {
+    // NCCL warns that it cannot open '' and auto-detects, as when the
+    // variable is unset: not a missing file. conf.lint warns; a profile that
+    // requires a file still blocks through topo.required.
     auto ctx = launch_from_yaml("env: {NCCL_TOPO_FILE: ''}\n");
     MemoryFileView view;
     view.add_file(kDefaultTopo, fixture_text("nccl-topo/ndv5-topo.xml"));
     use_view(ctx, view);
-    auto result = run_rule("topo.file-missing", ctx);
-    ASSERT_TRUE(result.fired());
-    EXPECT_EQ(result.evidence("NCCL_TOPO_FILE"), "");
-    EXPECT_EQ(result.evidence("detail"), "the value is empty");
+    EXPECT_TRUE(run_rule("topo.file-missing", ctx).quiet());
+
+    auto lint = run_rule("conf.lint", ctx);
+    ASSERT_TRUE(lint.fired());
+    EXPECT_EQ(lint.finding().action, Action::warn);
+    EXPECT_TRUE(mentions(lint.finding().message, "NCCL_TOPO_FILE is set but empty"));
+    EXPECT_TRUE(mentions(lint.finding().message, "give NCCL_TOPO_FILE a path, or remove it"));
+
+    auto required = run_rule("topo.required", ctx, azure_profile());
+    ASSERT_TRUE(required.fired());
+    EXPECT_EQ(required.finding().action, Action::block);
 }
 
 TEST(TopoFileMissing, QuietForInProcessPathsOfNetPlugins) {
