@@ -100,21 +100,22 @@ rules:
   hw.pcie-degraded: off
 YAML
 # An NCCL topology file that matches the fixture node exactly (every GPU and the
-# NIC of the hwloc XML, on their NUMA nodes), so only its presence matters.
+# NIC of the hwloc XML, on their NUMA nodes: mlx5_0 at 0000:04:00.0 is on node
+# 1, which topo.numa-drift checks), so only its presence matters.
 cat >"$state/hostfs/opt/topo/topo.xml" <<'XML'
 <system version="1">
   <cpu numaid="0" affinity="00ff00ff" arch="x86_64" vendor="GenuineIntel" familyid="6" modelid="45">
     <pci busid="0000:03:00.0" class="0x030200" link_speed="8.0 GT/s PCIe" link_width="16"/>
-    <pci busid="0000:04:00.0" class="0x020700" link_speed="8.0 GT/s PCIe" link_width="16">
-      <nic>
-        <net name="mlx5_0" dev="0" speed="100000" port="1" guid="0x1" maxconn="131072" gdr="1"/>
-      </nic>
-    </pci>
   </cpu>
   <cpu numaid="1" affinity="ff00ff00" arch="x86_64" vendor="GenuineIntel" familyid="6" modelid="45">
     <pci busid="0000:83:00.0" class="0x030200" link_speed="8.0 GT/s PCIe" link_width="16"/>
     <pci busid="0000:84:00.0" class="0x030200" link_speed="8.0 GT/s PCIe" link_width="16"/>
     <pci busid="0000:84:00.1" class="0x030000" link_speed="8.0 GT/s PCIe" link_width="16"/>
+    <pci busid="0000:04:00.0" class="0x020700" link_speed="8.0 GT/s PCIe" link_width="16">
+      <nic>
+        <net name="mlx5_0" dev="0" speed="100000" port="1" guid="0x1" maxconn="131072" gdr="1"/>
+      </nic>
+    </pci>
   </cpu>
 </system>
 XML
@@ -448,6 +449,37 @@ if as_user srun -N1 -n1 --container-image=img.sqsh bash -c 'echo task ran' >out 
 else
   fail "pyxis without a host topology file"; show out err
 fi
+
+# ------------------------------------------- 8c. hostile topology files (issue 9)
+node_ok "8c. hostile topology files"
+# What a user can point NCCL_TOPO_FILE at: 30,000 XML comments (the parser
+# once recursed per comment), a FIFO (open() would block), a symlink to
+# /dev/zero (an endless read). Each step ends with a clear answer within the
+# client's bound, and slurmd stays up.
+hostile="$state/hostile"
+mkdir -p "$hostile" && chmod 0755 "$hostile"
+/usr/bin/python3 -c 'import sys; sys.stdout.write("<!---->" * 30000)' >"$hostile/comments.xml"
+mkfifo "$hostile/fifo.xml"
+ln -sf /dev/zero "$hostile/zero.xml"
+chmod 0644 "$hostile/comments.xml"; chmod 0666 "$hostile/fifo.xml"
+stack "$(lg_line mode=enforce)"
+T=60 as_user srun -N1 -n1 --export=ALL,NCCL_TOPO_FILE="$hostile/comments.xml" bash -c 'echo task ran' >out 2>err; rc=$?
+if [ "$rc" -eq 1 ] && grep -qE '^launchguard: BLOCK topo\.' err && ! grep -qiE 'segmentation|core dumped|abort' err; then
+  pass "30,000 XML comments as NCCL_TOPO_FILE: blocked with a topo.* message, no crash ($(grep -oE 'BLOCK topo\.[a-z-]+' err | head -1))"
+else
+  fail "30,000-comment topology file (rc=$rc)"; show out err
+fi
+for f in fifo.xml zero.xml; do
+  t0=$SECONDS
+  T=60 as_user srun -N1 -n1 --export=ALL,NCCL_TOPO_FILE="$hostile/$f" bash -c 'echo task ran' >out 2>err; rc=$?
+  if [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] && [ $((SECONDS - t0)) -lt 30 ] \
+     && ! grep -qiE 'segmentation|core dumped|abort' err && "$cluster" status "$state" >/dev/null; then
+    pass "NCCL_TOPO_FILE=$f: the step ends in $((SECONDS - t0)) s (rc=$rc, no hang), slurmd up"
+  else
+    fail "NCCL_TOPO_FILE=$f (rc=$rc, $((SECONDS - t0)) s)"; show out err
+  fi
+done
+node_ok "after the hostile topology files"
 
 # ------------------------------------------------- 9. malformed plugstack line
 node_ok "9. malformed plugstack line"
