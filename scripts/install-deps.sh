@@ -22,7 +22,7 @@ build_packages=(
   libhwloc-dev hwloc
   libyaml-cpp-dev libcli11-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
-  util-linux openssl curl
+  util-linux openssl curl unzip
   python3 python3-yaml python3-jsonpatch
   clang libclang-rt-14-dev  # scripts/sanitize.sh: ASan/UBSan build and libFuzzer targets
 )
