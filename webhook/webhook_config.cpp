@@ -2,6 +2,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "util/input_file.h"
+#include "util/yaml_guard.h"
+
 #include <utility>
 
 namespace launchguard::webhook {
@@ -42,11 +45,12 @@ Result<WebhookConfig> default_webhook_config(const std::string& profile, Mode mo
 }
 
 Result<WebhookConfig> load_webhook_config(const std::string& path) {
+    auto text = read_text_file(path);
+    if (!text) return text.error();
+    if (auto guarded = check_yaml_flow_roots(*text, path); !guarded) return guarded.error();
     YAML::Node root;
     try {
-        root = YAML::LoadFile(path);
-    } catch (const YAML::BadFile&) {
-        return make_file_error(path, 0, "cannot read the webhook configuration");
+        root = YAML::Load(*text);
     } catch (const YAML::Exception& e) {
         return make_file_error(path, e.mark.line + 1, "not valid YAML: " + e.msg);
     }

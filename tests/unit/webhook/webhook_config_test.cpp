@@ -84,8 +84,11 @@ TEST(WebhookConfig, BadFilesNameTheFieldAndLine) {
     EXPECT_EQ(error_of("userProfiles: yes please\n"), file + ":1: userProfiles: expected true or false");
     EXPECT_NE(error_of("profiles: [no-such-profile]\n").find("profiles[0]"), std::string::npos);
     EXPECT_NE(error_of("mode: [\n").find("not valid YAML"), std::string::npos);
-    EXPECT_EQ(load_webhook_config(tree.path("missing.yaml")).error().to_string(),
-              tree.path("missing.yaml") + ": cannot read the webhook configuration");
+    EXPECT_NE(load_webhook_config(tree.path("missing.yaml")).error().to_string().find(tree.path("missing.yaml")),
+              std::string::npos);
+    // yaml-cpp would loop, allocating, on this: refused before it gets there.
+    EXPECT_EQ(error_of("{mode: warn},\n"),
+              file + ":1: invalid YAML: a ',' after the flow collection that is the document's root");
 }
 
 }  // namespace
