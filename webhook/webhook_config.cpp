@@ -47,7 +47,7 @@ Result<WebhookConfig> default_webhook_config(const std::string& profile, Mode mo
 Result<WebhookConfig> load_webhook_config(const std::string& path) {
     auto text = read_text_file(path);
     if (!text) return text.error();
-    if (auto guarded = check_yaml_flow_roots(*text, path); !guarded) return guarded.error();
+    if (auto guarded = check_yaml_terminates(*text, path); !guarded) return guarded.error();
     YAML::Node root;
     try {
         root = YAML::Load(*text);

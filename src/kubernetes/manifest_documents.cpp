@@ -139,7 +139,7 @@ Result<std::vector<ManifestDocument>> read_manifest_documents(std::string_view t
         }
         // Not JSON after all: YAML flow style reads it below, or says why not.
     }
-    if (auto guarded = check_yaml_flow_roots(text, origin); !guarded) return guarded.error();
+    if (auto guarded = check_yaml_terminates(text, origin); !guarded) return guarded.error();
     try {
         std::vector<YAML::Node> documents = YAML::LoadAll(std::string(text));
         for (std::size_t i = 0; i < documents.size(); ++i) {

@@ -87,8 +87,9 @@ TEST(WebhookConfig, BadFilesNameTheFieldAndLine) {
     EXPECT_NE(load_webhook_config(tree.path("missing.yaml")).error().to_string().find(tree.path("missing.yaml")),
               std::string::npos);
     // yaml-cpp would loop, allocating, on this: refused before it gets there.
-    EXPECT_EQ(error_of("{mode: warn},\n"),
-              file + ":1: invalid YAML: a ',' after the flow collection that is the document's root");
+    const std::string looping = error_of("{mode: warn},\n");
+    EXPECT_EQ(looping.rfind(file + ": the YAML parser", 0), 0U) << looping;
+    EXPECT_NE(looping.find("yaml-cpp 0.7 loops on some invalid YAML"), std::string::npos) << looping;
 }
 
 }  // namespace
