@@ -208,7 +208,8 @@ static int add_system_tree(const char *root)
 			if (n < 0)
 				return -1;
 			link[n] = '\0';
-			snprintf(target, sizeof(target), "%s/%s", root, entries[i]);
+			if (snprintf(target, sizeof(target), "%s/%s", root, entries[i]) >= (int)sizeof(target))
+				return -1;
 			if (symlink(link, target) != 0 && errno != EEXIST) {
 				slurm_error("pyxis-standin: symlink %s: %s", target, strerror(errno));
 				return -1;
@@ -309,7 +310,10 @@ static int pivot_into(const char *root, const char *cwd)
 {
 	char old[PATH_MAX];
 
-	snprintf(old, sizeof(old), "%s/.oldroot", root);
+	if (snprintf(old, sizeof(old), "%s/.oldroot", root) >= (int)sizeof(old)) {
+		slurm_error("pyxis-standin: %s: path too long", root);
+		return -1;
+	}
 	if ((mkdir(old, 0700) != 0 && errno != EEXIST) || chdir(root) != 0 ||
 	    syscall(SYS_pivot_root, ".", ".oldroot") != 0) {
 		slurm_error("pyxis-standin: pivot_root into %s: %s", root, strerror(errno));
