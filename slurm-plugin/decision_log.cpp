@@ -4,17 +4,6 @@
 #include "report/text_report.h"
 
 namespace launchguard::slurm {
-namespace {
-
-std::string join_rules(const Report& report, Action action) {
-    std::string out;
-    for (const auto& f : report.findings) {
-        if (f.action == action && out.find(f.rule) == std::string::npos) out += (out.empty() ? "" : ",") + f.rule;
-    }
-    return out.empty() ? "-" : out;
-}
-
-}  // namespace
 
 std::string decision_line(const DecisionSite& site, const Report& report) {
     std::string patched;
@@ -23,8 +12,9 @@ std::string decision_line(const DecisionSite& site, const Report& report) {
     }
     return "decision hook=" + site.hook + " job=" + site.job + " step=" + site.step + " node=" + site.node +
            " profile=" + report.profile + " mode=" + std::string(to_string(report.mode)) +
-           " decision=" + std::string(to_string(report.decision)) + " blocked=" + join_rules(report, Action::block) +
-           " patched=" + join_rules(report, Action::patch) + " warned=" + join_rules(report, Action::warn) +
+           " decision=" + std::string(to_string(report.decision)) + " blocked=" + rules_with_action(report, Action::block) +
+           " patched=" + rules_with_action(report, Action::patch) +
+           " warned=" + rules_with_action(report, Action::warn) +
            " env=" + (patched.empty() ? "-" : patched) + " unknown=" + std::to_string(report.unknowns.size());
 }
 
@@ -38,7 +28,7 @@ std::string user_message(const Report& report, Runtime runtime) {
         if (runtime == Runtime::pyxis) {
             fix = pyxis_fix(f.remediation);
         } else {
-            for (const auto& op : f.remediation) fix += (fix.empty() ? "" : "; ") + describe_remediation(op);
+            fix = describe_remediations(f.remediation);
         }
         if (!fix.empty()) out += " -> fix: " + fix;
         out += "\n";

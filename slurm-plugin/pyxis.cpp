@@ -2,6 +2,8 @@
 
 #include "report/fix_script.h"
 #include "report/text_report.h"
+#include "rules/rule_helpers.h"
+#include "util/text.h"
 
 namespace launchguard::slurm {
 namespace {
@@ -14,24 +16,6 @@ std::optional<std::string> option(const Environment& env, const char* spank_name
     return std::nullopt;
 }
 
-std::vector<std::string> split_commas(const std::string& text) {
-    std::vector<std::string> items;
-    std::size_t start = 0;
-    while (start <= text.size()) {
-        std::size_t end = text.find(',', start);
-        if (end == std::string::npos) end = text.size();
-        if (end > start) items.push_back(text.substr(start, end - start));
-        start = end + 1;
-    }
-    return items;
-}
-
-std::string join(const std::vector<std::string>& items, const std::string& separator) {
-    std::string out;
-    for (const auto& item : items) out += (out.empty() ? "" : separator) + item;
-    return out;
-}
-
 }  // namespace
 
 PyxisOptions pyxis_options(const Environment& env) {
@@ -39,7 +23,7 @@ PyxisOptions pyxis_options(const Environment& env) {
     options.image = option(env, "_SLURM_SPANK_OPTION_pyxis_container_image", "PYXIS_CONTAINER_IMAGE");
     options.name = option(env, "_SLURM_SPANK_OPTION_pyxis_container_name", "PYXIS_CONTAINER_NAME");
     if (auto mounts = option(env, "_SLURM_SPANK_OPTION_pyxis_container_mounts", "PYXIS_CONTAINER_MOUNTS")) {
-        options.mounts = split_commas(*mounts);
+        options.mounts = split_list(*mounts, ',');
     }
     return options;
 }
@@ -62,11 +46,11 @@ std::string pyxis_fix(const std::vector<RemediationOp>& ops) {
         }
     }
     std::vector<std::string> parts;
-    if (!mounts.empty()) parts.push_back("srun --container-mounts=" + join(mounts, ","));
+    if (!mounts.empty()) parts.push_back("srun --container-mounts=" + rules::join(mounts, ","));
     if (!exports.empty()) {
-        parts.push_back(join(exports, "; ") + " and pass --container-env=" + join(env_names, ","));
+        parts.push_back(rules::join(exports, "; ") + " and pass --container-env=" + rules::join(env_names, ","));
     }
-    std::string fix = join(parts, " with ");
+    std::string fix = rules::join(parts, " with ");
     if (!mounts.empty()) fix += ", or ask the site to install the launchguard enroot hook";
     for (const auto& other : others) fix += (fix.empty() ? "" : "; ") + other;
     return fix;

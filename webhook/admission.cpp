@@ -41,20 +41,6 @@ std::map<std::string, std::string> string_map(const json::value* node) {
     return out;
 }
 
-std::string fix_text(const Finding& finding) {
-    std::string fix;
-    for (const auto& op : finding.remediation) fix += (fix.empty() ? "" : "; ") + describe_remediation(op);
-    return fix;
-}
-
-std::string rules_with(const Report& report, Action action) {
-    std::string out;
-    for (const auto& f : report.findings) {
-        if (f.action == action && out.find(f.rule) == std::string::npos) out += (out.empty() ? "" : ",") + f.rule;
-    }
-    return out.empty() ? "-" : out;
-}
-
 // One line per finding that does not block: what kubectl prints as "Warning: ...".
 json::array warnings_for(const Report& report) {
     std::vector<std::string> extra;
@@ -87,7 +73,7 @@ std::string deny_message(const Report& report, const Choice& choice) {
     for (const auto& f : report.findings) {
         if (f.action != Action::block) continue;
         std::string item = std::string(first ? " " : "; ") + f.rule + ": " + f.message;
-        const std::string fix = fix_text(f);
+        const std::string fix = describe_remediations(f.remediation);
         if (!fix.empty()) item += " -> fix: " + fix;
         first = false;
         if (message.size() + item.size() > kMaxDenyMessage) {
@@ -225,9 +211,9 @@ Answer admit_review(Endpoint endpoint, std::string_view body, const WebhookConfi
 
     const Report& report = result.report;
     std::string decision = std::string(to_string(report.decision));
-    audit["blocked"] = rules_with(report, Action::block);
-    audit["patched"] = rules_with(report, Action::patch);
-    audit["warned"] = rules_with(report, Action::warn);
+    audit["blocked"] = rules_with_action(report, Action::block);
+    audit["patched"] = rules_with_action(report, Action::patch);
+    audit["warned"] = rules_with_action(report, Action::warn);
     if (endpoint == Endpoint::validate) {
         if (report.decision == Decision::block) {
             response["allowed"] = false;
@@ -248,9 +234,9 @@ Answer admit_review(Endpoint endpoint, std::string_view body, const WebhookConfi
     response["auditAnnotations"] = std::move(audit);
     record(metrics, endpoint_name, report, decision);
     log["decision"] = decision;
-    log["blocked"] = rules_with(report, Action::block);
-    log["patched"] = rules_with(report, Action::patch);
-    log["warned"] = rules_with(report, Action::warn);
+    log["blocked"] = rules_with_action(report, Action::block);
+    log["patched"] = rules_with_action(report, Action::patch);
+    log["warned"] = rules_with_action(report, Action::warn);
     return answer(finish(std::move(response)));
 }
 

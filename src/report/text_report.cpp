@@ -65,6 +65,23 @@ std::string describe_remediation(const RemediationOp& op) {
     return op.text;
 }
 
+std::string describe_remediations(const std::vector<RemediationOp>& ops) {
+    std::string out;
+    for (const auto& op : ops) out += (out.empty() ? "" : "; ") + describe_remediation(op);
+    return out;
+}
+
+std::string rules_with_action(const Report& report, Action action) {
+    std::string out;
+    std::vector<std::string_view> seen;
+    for (const auto& f : report.findings) {
+        if (f.action != action || std::find(seen.begin(), seen.end(), f.rule) != seen.end()) continue;
+        seen.push_back(f.rule);
+        out += (out.empty() ? "" : ",") + f.rule;
+    }
+    return out.empty() ? "-" : out;
+}
+
 std::string render_text(const Report& report, const TextStyle& style) {
     std::string out;
     // Messages, reasons and fixes quote the launch's own values: escape
@@ -86,8 +103,7 @@ std::string render_text(const Report& report, const TextStyle& style) {
         else ++warns;
         std::string line = "  " + paint(style, color_of(f.action), pad_right(action_label(f.action), 5)) + "  " +
                            pad_right(f.rule, rule_width) + "  " + printable_text(f.message);
-        std::string fix;
-        for (const auto& op : f.remediation) fix += (fix.empty() ? "" : "; ") + describe_remediation(op);
+        const std::string fix = describe_remediations(f.remediation);
         if (!fix.empty()) line += paint(style, kDim, "  -> fix: ") + printable_text(fix);
         out += line + "\n";
     }

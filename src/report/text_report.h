@@ -18,5 +18,11 @@ std::string action_label(Action action);
 
 // A short human description of one remediation step.
 std::string describe_remediation(const RemediationOp& op);
+// A finding's whole remediation on one line: the steps joined by "; ".
+std::string describe_remediations(const std::vector<RemediationOp>& ops);
+
+// "rule1,rule2": the rules of the findings that got `action`, each once, in
+// report order; "-" when none. What the decision logs and audit annotations list.
+std::string rules_with_action(const Report& report, Action action);
 
 }  // namespace launchguard
