@@ -42,6 +42,7 @@ struct Shared {
     std::atomic<bool> draining{false};
     std::atomic<int> open_sessions{0};
     std::function<void()> on_last_session_closed;  // set by the server before it accepts
+    ReviewCache review_cache{options.review_cache_entries, options.review_cache_bytes};
 };
 
 http::response<http::string_body> route(const http::request<http::string_body>& request, Shared& shared,
@@ -61,7 +62,7 @@ http::response<http::string_body> route(const http::request<http::string_body>& 
     if (target == "/mutate" || target == "/validate") {
         if (!is_post) return reply(http::status::method_not_allowed, "use POST\n", "text/plain");
         Answer answer = admit(target == "/mutate" ? Endpoint::mutate : Endpoint::validate, request.body(),
-                              shared.config, shared.metrics);
+                              shared.config, shared.metrics, &shared.review_cache);
         log_fields = std::move(answer.log);
         return reply(static_cast<http::status>(answer.status), std::move(answer.body), answer.content_type);
     }

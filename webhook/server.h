@@ -30,6 +30,9 @@ struct ServerOptions {
     std::chrono::milliseconds idle_timeout{90'000};            // keep-alive between requests
     std::chrono::milliseconds drain_timeout{20'000};           // in-flight work after SIGTERM
     std::chrono::milliseconds certificate_check{1'000};        // how often the files are looked at
+    // Verdicts kept for objects seen again (review_cache.h); 0 entries: none.
+    std::size_t review_cache_entries = 1024;
+    std::size_t review_cache_bytes = 16U << 20;
 };
 
 // level: "info", "warn", "error"; fields are logged as key=value or JSON.
