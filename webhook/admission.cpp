@@ -260,7 +260,10 @@ Answer admit_review(Endpoint endpoint, std::string_view body, const WebhookConfi
             annotations = string_map(metadata->as_object().if_contains("annotations"));
         }
     }
-    const Choice choice = choose(config, kubernetes::requested_node_labels(*object), annotations);
+    // Reading the node labels walks every pod template: only when a selection rule could use them.
+    const Choice choice = choose(
+        config, config.selection.empty() ? std::map<std::string, std::string>{} : kubernetes::requested_node_labels(*object),
+        annotations);
     log["profile"] = choice.profile->name;
     log["mode"] = std::string(to_string(choice.mode));
     if (is_dry_run) log["dry_run"] = "true";
