@@ -1,7 +1,8 @@
 // launchguard-webhook's HTTPS server: Boost.Beast over OpenSSL, HTTP/1.1
-// with keep-alive (the only protocol the API server uses for webhooks), a
-// strand per connection, a deadline on every step, a body limit, and one
-// error path. SIGTERM drains: the listener closes, /readyz turns 503, idle
+// with keep-alive (the only protocol the API server uses for webhooks), one
+// single-threaded io_context per thread with each connection on one of them
+// (its implicit strand: a connection's handlers never run concurrently), a
+// deadline on every step, a body limit, and one error path. SIGTERM drains: the listener closes, /readyz turns 503, idle
 // connections close, requests in flight complete and are answered with
 // `Connection: close`, then the process exits.
 #pragma once
