@@ -77,18 +77,22 @@ SlurmNodePlan plan_slurm_node(const SlurmNodeState& state, const NodeVerdict& ve
     }
     const bool drained = state.has("DRAIN");
     const bool ours = state.drained_by_launchguard();
+    if (drained && !ours) {
+        plan.why = "drained by someone else (\"" + state.reason + "\"): left as it is";
+        return plan;
+    }
     const bool wants_drain = verdict.health == NodeHealth::degraded ||
                              (verdict.health == NodeHealth::unknown && on_unknown == OnUnknown::drain);
     if (wants_drain) {
         const std::string reason = drain_reason(verdict);
-        if (drained && !ours) {
-            plan.why = "already drained by someone else (\"" + state.reason + "\"): left as it is";
-        } else if (ours && state.reason == reason) {
+        if (ours && state.reason == reason) {
             plan.why = "already drained by launchguard for the same reason";
         } else {
             plan.action = SlurmNodeAction::drain;
             plan.reason = reason;
-            plan.why = ours ? "drained by launchguard before, now for another reason" : "drain";
+            plan.why = verdict.health == NodeHealth::unknown ? "check unknown and on-unknown = drain"
+                       : ours                                ? "drained by launchguard before, now for another rule"
+                                                             : "a blocking finding";
         }
         return plan;
     }
@@ -99,8 +103,6 @@ SlurmNodePlan plan_slurm_node(const SlurmNodeState& state, const NodeVerdict& ve
     if (ours) {
         plan.action = SlurmNodeAction::resume;
         plan.why = "the check passes again: resuming launchguard's own drain (\"" + state.reason + "\")";
-    } else if (drained) {
-        plan.why = "drained by someone else (\"" + state.reason + "\"): left as it is";
     } else {
         plan.why = "no change";
     }

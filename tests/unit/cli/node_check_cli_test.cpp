@@ -111,7 +111,7 @@ TEST(NodeCheckCli, AFifoInTheSysfsTreeDoesNotStallTheCheck) {
     // and the check ends at once; the watchdog is for reads the kernel
     // itself never finishes.
     test::TempTree tree;
-    std::filesystem::copy(fixture_path("sysfs/kvm-guest-2n"), tree.path("sysfs"), std::filesystem::copy_options::recursive);
+    std::filesystem::copy(fixture_path("sysfs/kvm-guest-2n"), tree.path("sysfs"), std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
     const std::string governor = tree.path("sysfs/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
     std::filesystem::remove(governor);
     ASSERT_EQ(::mkfifo(governor.c_str(), 0600), 0);
