@@ -33,7 +33,6 @@ std::string encode(const NodeCheckRun& run) {
     for (const auto& note : run.notes) notes.emplace_back(note);
     return json::serialize(json::object{{"health", to_string(run.verdict.health)},
                                         {"problem", run.verdict.problem},
-                                        {"bad_input", run.bad_input},
                                         {"rules", std::move(rules)},
                                         {"report", run.report},
                                         {"notes", std::move(notes)}});
@@ -49,7 +48,6 @@ Result<NodeCheckRun> decode(std::string_view text) {
         if (!health) return make_error("unknown health in the node check's result");
         run.verdict.health = *health;
         run.verdict.problem = json::value_to<std::string>(o.at("problem"));
-        run.bad_input = o.at("bad_input").as_bool();
         for (const auto& v : o.at("rules").as_array()) {
             const auto& r = v.as_object();
             auto outcome = parse_outcome(r.at("outcome").as_string());
@@ -71,14 +69,11 @@ NodeCheckRun check_in_this_process(const NodeCheckRequest& request, const StepNo
     auto profile = load_profile(request.profile);
     if (!profile) {
         run.verdict = unknown_verdict("profile: " + profile.error().to_string());
-        run.bad_input = true;
         return run;
     }
     auto check = run_node_check(*profile, request.options, note);
     if (!check) {
         run.verdict = unknown_verdict("cannot inspect the node: " + check.error().to_string());
-        // Only an input the caller named (an hwloc XML) makes build_context fail.
-        run.bad_input = request.options.hwloc_xml.has_value();
         return run;
     }
     if (check->cache_error) run.notes.push_back("topology cache not refreshed: " + check->cache_error->to_string());
@@ -96,9 +91,9 @@ NodeCheckRun check_in_this_process(const NodeCheckRequest& request, const StepNo
 NodeCheckRun run_node_check_with_deadline(const NodeCheckRequest& request, std::chrono::milliseconds deadline) {
     auto payload = run_forked_with_deadline(
         [&request](const StepNote& note) { return encode(check_in_this_process(request, note)); }, deadline);
-    if (!payload) return NodeCheckRun{unknown_verdict("node check " + payload.error().message), false, {}, {}};
+    if (!payload) return NodeCheckRun{unknown_verdict("node check " + payload.error().message), {}, {}};
     auto run = decode(*payload);
-    if (!run) return NodeCheckRun{unknown_verdict(run.error().message), false, {}, {}};
+    if (!run) return NodeCheckRun{unknown_verdict(run.error().message), {}, {}};
     return std::move(run).value();
 }
 

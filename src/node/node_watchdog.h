@@ -27,7 +27,6 @@ struct NodeCheckRequest {
 
 struct NodeCheckRun {
     NodeVerdict verdict;              // unknown when the check could not run or finish
-    bool bad_input = false;           // unknown because of the caller's input (profile, hwloc XML)
     std::string report;               // the rendered report, in the requested format
     std::vector<std::string> notes;   // what the operator should hear besides (a cache that could not be written)
 };

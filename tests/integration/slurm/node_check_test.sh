@@ -18,7 +18,8 @@
 # `sinfo -R` shows; once repaired it is resumed; a node an administrator
 # drained stays drained, degraded or not; a probe that stalls (a FIFO bound
 # over /proc/cpuinfo in slurmd's namespace, where hwloc's live discovery opens
-# it and blocks) ends at the configured bound and leaves the node alone.
+# it and blocks) ends at the configured bound and leaves the node alone; the
+# topology cache task checks read is written and reused while fresh.
 # Never skips: no root / no Slurm is a FAIL.
 set -uo pipefail
 
@@ -217,6 +218,26 @@ fi
 # Runs come and go every interval; one older than the bound would be a leftover.
 stuck=$(ps -eo pid=,etimes=,args= | awk -v p="$lib/launchguard" -v b=$((bound + 2)) 'index($0, p) && $2 > b {print $1}' | tr '\n' ' ')
 [ -z "$stuck" ] && pass "no node-check process left behind" || fail "node-check processes left: $stuck"
+
+# ------------------------- 5. the topology cache task checks read is refreshed
+# Live discovery, as on a real node: the health check writes the cache the
+# SPANK plugin's task_init reads, once, and reuses it while it is fresh.
+cache="$state/cache2/topology.json"
+write_config "sysfs-root = $fx/sysfs" "topology-cache = $cache"
+deadline=$((SECONDS + 30))
+until [ -s "$cache" ] || [ "$SECONDS" -ge "$deadline" ]; do sleep 0.2; done
+if [ -s "$cache" ] && [ "$(stat -c %a "$cache")" = 644 ] \
+   && python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); sys.exit(c["version"] != 1 or "numa_nodes" not in c)' "$cache"; then
+  first=$(stat -c %Y "$cache")
+  sleep $((interval * 2 + 1))
+  if [ "$(stat -c %Y "$cache")" = "$first" ]; then
+    pass "health check wrote the topology cache (0644) and reuses it while fresh"
+  else
+    fail "the fresh topology cache was rewritten by the next check"
+  fi
+else
+  fail "no topology cache at $cache after 30 s"; tail -n 5 "$log" | show
+fi
 
 echo "=== node_check: $passes passed, $fails failed ==="
 [ "$fails" -eq 0 ]
