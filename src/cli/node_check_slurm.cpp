@@ -168,7 +168,12 @@ int run_slurm_health_check(const NodeCheckConfig& config) {
     }
     const bool may_act = config.options.mode != Mode::off &&
                          (timed.run.verdict.health != NodeHealth::unknown || config.on_unknown == OnUnknown::drain);
-    if (may_act) act_on_node(log, config, node, timed.run.verdict);
+    if (may_act) {
+        act_on_node(log, config, node, timed.run.verdict);
+    } else if (config.options.mode != Mode::off) {
+        // Said without asking scontrol: nothing could change the plan.
+        log.info("node " + node + ": check unknown: node state left as it is (on-unknown = keep)");
+    }
     // slurmd logs the output of a health check that exits non-zero.
     std::cout << npd_message(timed.run.verdict, 200) << "\n";
     return code;

@@ -193,10 +193,29 @@ write_config "sysfs-root = $fx/sysfs" "topology-cache = $state/cache/topology.js
 stall_mounted=1
 deadline=$((SECONDS + 30))
 until grep -q 'node check unknown' "$log" 2>/dev/null || [ "$SECONDS" -ge "$deadline" ]; do sleep 0.2; done
+state_during_stall=$(node_state)
+if grep -q '^launchguard_node_health{health="unknown"} 1$' "$prom"; then
+  pass "stalled probe: the metrics file says unknown"
+else
+  fail "metrics during the stall"; show "$prom"
+fi
+# A site that wants NHC's behaviour (a hung check takes the node out) says
+# on-unknown = drain; the drain is launchguard's, so a passing check resumes it.
+write_config "sysfs-root = $fx/sysfs" "topology-cache = $state/cache/topology.json" "on-unknown = drain"
+if wait_for 'drain|drng' 30 && [ "$(node_reason)" = "launchguard: node check unknown" ]; then
+  pass "on-unknown = drain: a stalled check drains with 'launchguard: node check unknown'"
+else
+  fail "on-unknown = drain: state '$(node_state)', reason '$(node_reason)'"; tail -n 5 "$log" | show
+fi
 # Runs that started meanwhile still wait on the FIFO until they are killed:
 # back to the recorded topology first, then a lazy unmount.
 write_config "hwloc-xml = $fx/node.xml" "sysfs-root = $fx/sysfs"
 "$cluster" node-exec "$state" umount -l /proc/cpuinfo && stall_mounted=""
+if wait_for idle 30; then
+  pass "the check passes again after the stall: launchguard's 'unknown' drain resumed"
+else
+  fail "not resumed after the stall: state '$(node_state)', reason '$(node_reason)'"
+fi
 line=$(grep -m1 'node check unknown' "$log")
 ms=$(grep -m1 -oE 'unknown \(0 rules, [0-9]+ ms\)' "$log" | grep -oE '[0-9]+ ms' | grep -oE '[0-9]+')
 if [ -n "$line" ] && [[ "$line" == *"did not finish within $bound s while refreshing the topology cache"* ]] \
@@ -205,10 +224,10 @@ if [ -n "$line" ] && [[ "$line" == *"did not finish within $bound s while refres
 else
   fail "stalled probe: line '$line', run time '${ms:-?}' ms"; show "$log"
 fi
-if [ "$(node_state)" = idle ] && grep -q '^launchguard_node_health{health="unknown"} 1$' "$prom"; then
-  pass "stalled probe: node left as it was (on-unknown = keep); metrics say unknown"
+if [ "$state_during_stall" = idle ] && grep -q 'check unknown: node state left as it is (on-unknown = keep)' "$log"; then
+  pass "stalled probe: node left as it was (on-unknown = keep)"
 else
-  fail "after the stall: state '$(node_state)'"; show "$prom"
+  fail "during the stall: state '$state_during_stall'"; head -n 5 "$log" | show
 fi
 if ! grep -q 'health_check failed: .*Killed\|health_check.*timed out' "$LG_SLURMD_LOG"; then
   pass "slurmd never had to kill the health check"
