@@ -5,8 +5,7 @@
 #include <cstring>
 #include <exception>
 
-#include "probe/hwloc_probe.h"
-#include "probe/topology_cache.h"
+#include "probe/topology_cache_refresh.h"
 
 namespace launchguard::slurm {
 namespace {
@@ -104,15 +103,7 @@ int recording_hook(const char* hook, int ac, char** av, const std::function<void
 }
 
 Result<NodeTopology> refresh_topology_cache(const PluginConfig& config) {
-    if (topology_cache_is_fresh(config.topology_cache, config.topology_cache_max_age)) {
-        auto cached = load_topology_cache(config.topology_cache);
-        if (cached) return cached;
-    }
-    auto live = discover_topology();
-    if (!live) return live.error();
-    auto saved = save_topology_cache(*live, config.topology_cache);
-    if (!saved) return saved.error();
-    return live;
+    return launchguard::refresh_topology_cache(config.topology_cache, config.topology_cache_max_age);
 }
 
 void remember_config(const PluginConfig& config) { g_config = config; }
