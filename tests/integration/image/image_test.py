@@ -29,6 +29,7 @@ import time
 import jsonpatch
 import yaml
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "webhook"))
 import webhook_test  # noqa: E402  (its check() keeps the counts)
 from webhook_test import Certificates, Client, check, review, response_of  # noqa: E402
