@@ -37,6 +37,7 @@ test_packages=(
   clang libclang-rt-14-dev  # scripts/sanitize.sh: ASan/UBSan build and libFuzzer targets
   buildah                   # tests/integration/image: builds the Containerfile
   dpkg-dev                  # tests/integration/deb: cpack's DEB generator runs dpkg-shlibdeps
+  systemd                   # tests/integration/deb: systemd-analyze verify on the webhook's unit
 )
 slurm_packages=(munge slurmctld slurmd slurm-client libslurm-dev)
 
