@@ -140,6 +140,10 @@ task_so=$(dpkg -L launchguard-slurm | grep '/spank_launchguard\.so$')
 prolog_so=$(dpkg -L launchguard-slurm | grep '/spank_launchguard_prolog\.so$')
 check "the plugins are in Slurm's PluginDir ($(dirname "$task_so"), owned by $(dpkg-query -S "$(dirname "$task_so")" 2>/dev/null | cut -d: -f1))" \
   sh -c "dpkg-query -S '$(dirname "$task_so")' | grep -q slurm-wlm-basic-plugins"
+# The snippet's commented plugin lines, once uncommented, must name what the package installed.
+snippet_plugins=$(sed -n 's/^#required[[:space:]]\{1,\}\([^[:space:]]*\).*/\1/p' /etc/slurm/plugstack.conf.d/zz-launchguard.conf)
+check "the plugstack snippet names the installed plugins ($(echo $snippet_plugins))" \
+  test "$(echo $snippet_plugins)" = "$(basename "$task_so") $(basename "$prolog_so")"
 started=$SECONDS
 "$src/tests/integration/slurm/plugin_test.sh" "$task_so" "$standin" /usr/bin/launchguard "$prolog_so" >"$work/plugin_test.log" 2>&1
 plugin_rc=$?
