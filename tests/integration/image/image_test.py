@@ -3,12 +3,17 @@
 and run from its exported root filesystem.
 
 Usage: image_test.py SOURCE_DIR WORK_DIR LAUNCHGUARD WEBHOOK FIXTURES_DIR
+       image_test.py --from-source SOURCE_DIR WORK_DIR FIXTURES_DIR
 
 Builds the image as the suite does (see the Containerfile): the binaries of
 this build go through deploy/image/make-rootfs.sh into the `rootfs` stage
 with `buildah bud --build-context rootfs=DIR --isolation chroot
 --storage-driver vfs`, so the project is not compiled a second time; buildah
-keeps its storage under WORK_DIR. Then checks the image's configuration (user
+keeps its storage under WORK_DIR. With --from-source it builds the way users
+do, compiling in the build stage, on a Debian 12 base made here with
+`debootstrap --variant=minbase bookworm` (no registry is reachable) and kept
+in WORK_DIR's storage for the next run; that takes as long as a build of the
+project. Then checks the image's configuration (user
 65532, the webhook as entrypoint), that it holds no shell, exports its root
 filesystem and runs from it with chroot: both programs' --version,
 `launchguard review` of a manifest, and launchguard-webhook as the chart runs
@@ -35,6 +40,7 @@ import webhook_test  # noqa: E402  (its check() keeps the counts)
 from webhook_test import Certificates, Client, check, review, response_of  # noqa: E402
 
 IMAGE = "localhost/launchguard-webhook:test"
+LOCAL_BASE = "localhost/debian:bookworm-minbase"
 NONROOT = 65532
 
 
@@ -45,6 +51,10 @@ class Buildah:
     def __init__(self, work):
         self.base = ["buildah", "--root", os.path.join(work, "storage"), "--runroot", os.path.join(work, "run"),
                      "--storage-driver", "vfs"]
+
+    def has_image(self, name):
+        return subprocess.run(self.base + ["inspect", "--type", "image", name], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL).returncode == 0
 
     def run(self, *args, check_rc=True):
         result = subprocess.run(self.base + list(args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -66,6 +76,40 @@ def build_image(buildah, source, work, launchguard, webhook):
     # The compile stage must be skipped: compiling again would double CI time.
     check("install-deps.sh" not in output and "cmake" not in output,
           "buildah skipped the build stage (the rootfs stage came from --build-context)", output[-2000:])
+
+
+def local_base_image(buildah, work):
+    """Debian 12 from debootstrap, committed as LOCAL_BASE once per WORK."""
+    if buildah.has_image(LOCAL_BASE):
+        return
+    tree = os.path.join(work, "debootstrap")
+    shutil.rmtree(tree, ignore_errors=True)
+    mirror = os.environ.get("LAUNCHGUARD_DEBIAN_MIRROR", "http://deb.debian.org/debian")
+    started = time.monotonic()
+    subprocess.run(["debootstrap", "--variant=minbase", "bookworm", tree, mirror], check=True,
+                   stdout=subprocess.DEVNULL)
+    container = buildah.run("from", "scratch").strip().splitlines()[-1]
+    try:
+        mounted = buildah.run("mount", container).strip()
+        subprocess.run(["cp", "-a", tree + "/.", mounted], check=True)
+        buildah.run("commit", container, LOCAL_BASE)
+    finally:
+        buildah.run("rm", container, check_rc=False)
+        shutil.rmtree(tree, ignore_errors=True)
+    print(f"image: {LOCAL_BASE} made with debootstrap in {time.monotonic() - started:.1f} s")
+
+
+def build_image_from_source(buildah, source, work):
+    local_base_image(buildah, work)
+    buildah.run("rmi", "--force", IMAGE, check_rc=False)
+    jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", "2")
+    started = time.monotonic()
+    output = buildah.run("bud", "--isolation", "chroot", "--build-arg", f"BASE_IMAGE={LOCAL_BASE}",
+                         "--build-arg", f"CMAKE_BUILD_PARALLEL_LEVEL={jobs}",
+                         "--file", os.path.join(source, "Containerfile"), "--tag", IMAGE, source)
+    print(f"image: built from source in {time.monotonic() - started:.1f} s")
+    check("install-deps.sh --compile-only" in output and "Linking CXX executable webhook/launchguard-webhook" in output,
+          "the build stage installed the compile packages and built the webhook", output[-2000:])
 
 
 def check_configuration(buildah):
@@ -197,10 +241,14 @@ def check_webhook(rootfs, work, fixtures):
 
 
 def main():
-    if len(sys.argv) != 6:
+    from_source = sys.argv[1:2] == ["--from-source"]
+    if len(sys.argv) != (5 if from_source else 6):
         print(__doc__)
         return 2
-    source, work, launchguard, webhook, fixtures = sys.argv[1:]
+    if from_source:
+        source, work, fixtures = sys.argv[2:]
+    else:
+        source, work, launchguard, webhook, fixtures = sys.argv[1:]
     if os.getuid() != 0:
         print(f"FAIL: must run as root (uid {os.getuid()}): chroot and mounts need it")
         return 1
@@ -210,7 +258,10 @@ def main():
     os.makedirs(work, exist_ok=True)
     buildah = Buildah(work)
     started = time.monotonic()
-    build_image(buildah, source, work, launchguard, webhook)
+    if from_source:
+        build_image_from_source(buildah, source, work)
+    else:
+        build_image(buildah, source, work, launchguard, webhook)
     check_configuration(buildah)
     rootfs = export_rootfs(buildah, work)
     check_contents(rootfs)
