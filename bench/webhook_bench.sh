@@ -16,7 +16,8 @@
 #   1. throughput: wrk -t2 -c16 for SECONDS (default 10), twice each,
 #      alternating webhook / uncached webhook / nginx; the median of requests/s;
 #   2. latency at a fixed rate: h2load --h1 -c10 --rps 100 (1,000 requests/s)
-#      for SECONDS, per-request times from --log-file, p50 / p99;
+#      for SECONDS, per-request times from --log-file, p50 / p99; three
+#      interleaved runs each, the run with the median p99 reported;
 #   3. peak RSS of the webhook (VmHWM) after both.
 # Targets (issue 6): >= 50 % of nginx's requests/s; p99 <= 2 ms at 1,000/s
 # (and its ratio to nginx's p99); peak RSS <= 50 MB.
@@ -165,9 +166,23 @@ p = lambda q: times[min(len(times) - 1, int(q * len(times)))] / 1000
 print(f"{p(0.50):.3f} {p(0.99):.3f} {len(times)}")
 PY
 }
-read -r wp50 wp99 wn <<<"$(latency "$wport")"
-read -r up50 up99 un <<<"$(latency "$uport")"
-read -r np50 np99 nn <<<"$(latency "$nport")"
+# Three interleaved runs each: on a small shared machine one preempted
+# burst moves a single run's p99 by milliseconds. The run with the median
+# p99 is reported; every run's p99 is printed below the table.
+declare -A lat
+for round in 1 2 3; do
+  for name in webhook uncached nginx; do
+    case $name in webhook) port=$wport ;; uncached) port=$uport ;; nginx) port=$nport ;; esac
+    lat[$name.$round]=$(latency "$port")
+  done
+done
+median_run() {  # name -> "p50 p99 n" of the run with the median p99
+  printf '%s\n' "${lat[$1.1]}" "${lat[$1.2]}" "${lat[$1.3]}" | sort -n -k2 | sed -n 2p
+}
+all_p99() { echo "$(cut -d' ' -f2 <<<"${lat[$1.1]}") $(cut -d' ' -f2 <<<"${lat[$1.2]}") $(cut -d' ' -f2 <<<"${lat[$1.3]}")"; }
+read -r wp50 wp99 wn <<<"$(median_run webhook)"
+read -r up50 up99 un <<<"$(median_run uncached)"
+read -r np50 np99 nn <<<"$(median_run nginx)"
 
 pct() { echo "$1 $2" | awk '{printf "%.0f%%", 100*$1/$2}'; }
 times() { echo "$1 $2" | awk '{printf "%.1fx", $1/$2}'; }
@@ -176,10 +191,11 @@ echo "launchguard-webhook vs nginx (static, same bytes), TLS 1.3, keep-alive, ${
 printf '%-40s %12s %12s %12s\n' "" "webhook" "uncached" "nginx"
 printf '%-40s %12s %12s %12s\n' "requests/s (wrk -t2 -c16, median of 2)" "$wr" "$ur" "$nr"
 printf '%-40s %12s %12s\n' "  ratio to nginx" "$(pct "$wr" "$nr")" "$(pct "$ur" "$nr")"
-printf '%-40s %12s %12s %12s\n' "p50 at 1,000/s (h2load --h1), ms" "$wp50" "$up50" "$np50"
-printf '%-40s %12s %12s %12s\n' "p99 at 1,000/s (h2load --h1), ms" "$wp99" "$up99" "$np99"
+printf '%-40s %12s %12s %12s\n' "p50 at 1,000/s (median-p99 run), ms" "$wp50" "$up50" "$np50"
+printf '%-40s %12s %12s %12s\n' "p99 at 1,000/s (median of 3), ms" "$wp99" "$up99" "$np99"
 printf '%-40s %12s %12s\n' "  ratio to nginx" "$(times "$wp99" "$np99")" "$(times "$up99" "$np99")"
 printf '%-40s %12s %12s %12s\n' "requests measured at 1,000/s" "$wn" "$un" "$nn"
 printf '%-40s %12s %12s\n' "peak RSS (VmHWM)" "$(( $(awk '/VmHWM/ {print $2}' "/proc/$webhook_pid/status") / 1024 )) MB" \
   "$(( $(awk '/VmHWM/ {print $2}' "/proc/$uncached_pid/status") / 1024 )) MB"
 echo "raw: webhook ${w_rps[*]}; uncached ${u_rps[*]}; nginx ${n_rps[*]} req/s; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "p99 of each latency run, ms: webhook $(all_p99 webhook); uncached $(all_p99 uncached); nginx $(all_p99 nginx)"
