@@ -55,6 +55,10 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 install -D -m 0755 "$lg_built" "$on/lib/spank_launchguard.so"
+# Its checks, loaded from the same directory (slurm-plugin/core_loader.h); a
+# plugin of an older build has none.
+core_built="$(dirname "$lg_built")/spank_launchguard_core.so"
+[ -f "$core_built" ] && install -m 0755 "$core_built" "$on/lib/spank_launchguard_core.so"
 if [ "$#" -eq 0 ]; then
   set -- profile=default mode=enforce "topology-cache=$on/cache/topology.json"
 fi

@@ -5,9 +5,6 @@
 #include <cstring>
 #include <exception>
 
-#include "probe/hwloc_probe.h"
-#include "probe/topology_cache.h"
-
 namespace launchguard::slurm {
 namespace {
 
@@ -101,18 +98,6 @@ int recording_hook(const char* hook, int ac, char** av, const std::function<void
         log_error(std::string(hook) + ": internal error");
     }
     return 0;
-}
-
-Result<NodeTopology> refresh_topology_cache(const PluginConfig& config) {
-    if (topology_cache_is_fresh(config.topology_cache, config.topology_cache_max_age)) {
-        auto cached = load_topology_cache(config.topology_cache);
-        if (cached) return cached;
-    }
-    auto live = discover_topology();
-    if (!live) return live.error();
-    auto saved = save_topology_cache(*live, config.topology_cache);
-    if (!saved) return saved.error();
-    return live;
 }
 
 void remember_config(const PluginConfig& config) { g_config = config; }

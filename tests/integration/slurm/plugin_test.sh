@@ -74,6 +74,8 @@ trap 'exit 130' INT TERM
 lib="$state/lib"; fx="$state/fx"; work="$state/work"
 mkdir -p "$lib" "$fx/sysfs" "$work" "$state/hostfs/opt/topo"
 install -m 0755 "$lg_built" "$lib/spank_launchguard.so"
+# The plugin loads its checks from its own directory (slurm-plugin/core_loader.h).
+install -m 0755 "$(dirname "$lg_built")/spank_launchguard_core.so" "$lib/spank_launchguard_core.so"
 install -m 0755 "$standin_built" "$lib/spank_pyxis_standin.so"
 mkdir -p "$state/enroot-data"
 install -m 0755 "$prolog_built" "$lib/spank_launchguard_prolog.so"
