@@ -28,7 +28,9 @@
 # (plugin load in srun and slurmstepd, task_init per task).
 #
 # Prints median, p90 and mean per configuration and the overhead of the median,
-# absolute and relative.  Target (docs/performance.md): <= 3 % and <= 5 ms.
+# absolute and relative.  Target (docs/performance.md): <= 1 % and <= 1.5 ms.
+# On a machine that others load, run it under `chrt -f 10` (docs/performance.md
+# says why): the clusters it starts inherit the policy.
 # Raw per-run times (microseconds) are kept in $LG_BENCH_CSV when set.
 set -uo pipefail
 
@@ -119,5 +121,5 @@ printf '%-14s %5s %11s %9s %10s\n' config runs "median ms" "p90 ms" "mean ms"
 printf '%-14s %5d %11.1f %9.1f %10.1f\n' off "$n_off" "$med_off" "$p90_off" "$mean_off"
 printf '%-14s %5d %11.1f %9.1f %10.1f\n' launchguard "$n_on" "$med_on" "$p90_on" "$mean_on"
 awk -v a="$med_off" -v b="$med_on" -v pa="$p90_off" -v pb="$p90_on" 'BEGIN {
-  d = b - a; printf "overhead (median): %+.1f ms (%+.1f %%)   p90: %+.1f ms   target: <= 3 %% and <= 5 ms: %s\n",
-    d, 100 * d / a, pb - pa, (d <= 5 && 100 * d / a <= 3) ? "MET" : "MISSED" }'
+  d = b - a; printf "overhead (median): %+.1f ms (%+.1f %%)   p90: %+.1f ms   target: <= 1 %% and <= 1.5 ms: %s\n",
+    d, 100 * d / a, pb - pa, (d <= 1.5 && 100 * d / a <= 1) ? "MET" : "MISSED" }'
