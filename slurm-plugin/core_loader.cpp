@@ -1,13 +1,23 @@
 #include "core_loader.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
 
 namespace launchguard::slurm {
 namespace {
 
+// Written by the loading thread, read only after it has been joined.
 const launchguard_core* g_core = nullptr;
-bool g_tried = false;
 std::string g_error;
+bool g_tried = false;
+
+// The loading thread, and the process that started it: a forked child
+// cannot join its parent's thread.
+bool g_loading = false;
+pthread_t g_loader{};
+pid_t g_loader_pid = 0;
 
 // Beside this plugin: Slurm loads plugins by absolute path (plugstack.conf
 // or PluginDir), and installing both files into one directory is what keeps
@@ -53,12 +63,64 @@ const launchguard_core* open_core() {
     return core;
 }
 
+void* load_on_thread(void*) {
+    g_core = open_core();
+    return nullptr;
+}
+
+// Run when Slurm unloads this plugin (dlclose) or the process exits: the
+// loading thread executes this plugin's code and must be done by then.
+struct LoaderJoin {
+    LoaderJoin() = default;
+    LoaderJoin(const LoaderJoin&) = delete;
+    LoaderJoin& operator=(const LoaderJoin&) = delete;
+    ~LoaderJoin() {
+        if (g_loading && ::getpid() == g_loader_pid) {
+            ::pthread_join(g_loader, nullptr);
+            g_loading = false;
+        }
+    }
+};
+const LoaderJoin g_join_on_unload;
+
 }  // namespace
 
 const launchguard_core* load_core() {
     if (!g_tried) {
         g_tried = true;
         g_core = open_core();
+    }
+    return g_core;
+}
+
+void start_loading_core() {
+    if (g_tried) return;
+    g_tried = true;
+    // The thread must not take slurmstepd's signals: it inherits this mask.
+    sigset_t all;
+    sigset_t before;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &before);
+    g_loading = ::pthread_create(&g_loader, nullptr, load_on_thread, nullptr) == 0;
+    pthread_sigmask(SIG_SETMASK, &before, nullptr);
+    if (g_loading) {
+        g_loader_pid = ::getpid();
+    } else {
+        g_core = open_core();
+    }
+}
+
+const launchguard_core* wait_for_core() {
+    if (!g_tried) return load_core();
+    if (g_loading) {
+        if (::getpid() != g_loader_pid) {
+            // Forked while the core was loading: its state is unknown here.
+            g_core = nullptr;
+            g_error = "internal error: the task checks were still loading when slurmstepd forked this task";
+        } else {
+            ::pthread_join(g_loader, nullptr);
+        }
+        g_loading = false;
     }
     return g_core;
 }

@@ -6,10 +6,15 @@
 // srun, sbatch and salloc load this plugin on every launch, so it carries
 // only what they use: the plugstack arguments and --launchguard, with the C++
 // runtime linked in and hidden. In slurmstepd and slurmd it loads
-// spank_launchguard_core.so (core_loader.h) and hands it the hooks.
+// spank_launchguard_core.so (core_loader.h) and hands it the hooks; in
+// slurmstepd the load runs while the step is set up, and the first hook that
+// needs the core waits for it and replays init and --launchguard.
 extern "C" {
 #include <slurm/spank.h>
 }
+
+#include <optional>
+#include <string>
 
 #include "core_loader.h"
 #include "spank_glue.h"
@@ -34,11 +39,37 @@ LAUNCHGUARD_EXPORT int slurm_spank_task_init(spank_t sp, int ac, char** av);
 namespace launchguard::slurm {
 namespace {
 
-// In slurmstepd the core keeps the requested mode for task_init; in srun
-// and sbatch, and when the core is missing, this plugin judges the value.
+// Whether the core has had init (and the option) handed to it, and the
+// --launchguard value slurmstepd gave before that.
+bool g_core_ready = false;
+std::optional<std::string> g_pending_option;
+
+// In slurmstepd the core keeps the requested mode for task_init; the value
+// arrives right after init, while the core may still be loading, so it is
+// judged here and handed over by ready_core(). In srun and sbatch, and when
+// the core is missing, this plugin's judgement is the only one.
 int forward_user_option(int val, const char* optarg, int remote) {
-    if (const launchguard_core* core = loaded_core()) return core->user_option(val, optarg, remote);
-    return on_user_option(val, optarg, remote);
+    if (g_core_ready && loaded_core() != nullptr) return loaded_core()->user_option(val, optarg, remote);
+    const int rc = on_user_option(val, optarg, remote);
+    if (rc == 0 && remote != 0 && optarg != nullptr) g_pending_option = optarg;
+    return rc;
+}
+
+// The core, ready for a hook: the first hook that needs it waits for the load
+// and hands it what init and the option callback saw. Tasks forked after
+// user_init inherit a ready core.
+const launchguard_core* ready_core(spank_t sp, int ac, char** av) {
+    if (g_core_ready) return loaded_core();
+    g_core_ready = true;
+    const launchguard_core* core = wait_for_core();
+    if (core == nullptr) {
+        log_error(core_load_error());
+        return nullptr;
+    }
+    // init only fails on a plugstack line that this plugin's init refused already.
+    if (core->init(sp, ac, av) != 0) log_error("the task checks refused the plugstack arguments");
+    if (g_pending_option) core->user_option(0, g_pending_option->c_str(), 1);
+    return core;
 }
 
 struct spank_option g_option = {
@@ -86,30 +117,30 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
         if (context == S_CTX_LOCAL || context == S_CTX_ALLOCATOR || context == S_CTX_REMOTE) {
             if (register_user_option(sp) != 0) return -1;
         }
-        if (context != S_CTX_REMOTE && context != S_CTX_SLURMD) return 0;
-        const launchguard_core* core = load_core();
-        if (core == nullptr) {
-            // Never fail here: in slurmd that would stop slurmd, in
-            // slurmstepd the user would see only "plugin stack" errors.
-            log_error(core_load_error());
+        if (context == S_CTX_REMOTE) {
+            start_loading_core();
             return 0;
         }
-        return core->init(sp, ac, av);
+        if (context != S_CTX_SLURMD) return 0;
+        // slurmd has no later hook to wait in: load and init now (the core
+        // writes the topology cache). Never fail here: that would stop slurmd.
+        ready_core(sp, ac, av);
+        return 0;
     });
 }
 
 extern "C" int slurm_spank_user_init(spank_t sp, int ac, char** av) {
-    const launchguard_core* core = loaded_core();
+    const launchguard_core* core = launchguard::slurm::ready_core(sp, ac, av);
     return core != nullptr ? core->user_init(sp, ac, av) : 0;
 }
 
 extern "C" int slurm_spank_task_init_privileged(spank_t sp, int ac, char** av) {
-    const launchguard_core* core = loaded_core();
+    const launchguard_core* core = launchguard::slurm::ready_core(sp, ac, av);
     return core != nullptr ? core->task_init_privileged(sp, ac, av) : 0;
 }
 
 extern "C" int slurm_spank_task_init(spank_t sp, int ac, char** av) {
-    if (const launchguard_core* core = loaded_core()) return core->task_init(sp, ac, av);
+    if (const launchguard_core* core = launchguard::slurm::ready_core(sp, ac, av)) return core->task_init(sp, ac, av);
     return guarded_hook("task_init", ac, av, [sp](const PluginConfig& config) {
         return launchguard::slurm::report_missing_core(sp, config);
     });
