@@ -63,8 +63,18 @@ const launchguard_core* open_core() {
     return core;
 }
 
+// Only allocation can throw in open_core(); on the loading thread an escaping
+// exception would terminate slurmstepd.
+const launchguard_core* open_core_or_null() noexcept {
+    try {
+        return open_core();
+    } catch (...) {
+        return nullptr;
+    }
+}
+
 void* load_on_thread(void*) {
-    g_core = open_core();
+    g_core = open_core_or_null();
     return nullptr;
 }
 
@@ -85,15 +95,15 @@ const LoaderJoin g_join_on_unload;
 
 }  // namespace
 
-const launchguard_core* load_core() {
+const launchguard_core* load_core() noexcept {
     if (!g_tried) {
         g_tried = true;
-        g_core = open_core();
+        g_core = open_core_or_null();
     }
     return g_core;
 }
 
-void start_loading_core() {
+void start_loading_core() noexcept {
     if (g_tried) return;
     g_tried = true;
     // The thread must not take slurmstepd's signals: it inherits this mask.
@@ -106,17 +116,20 @@ void start_loading_core() {
     if (g_loading) {
         g_loader_pid = ::getpid();
     } else {
-        g_core = open_core();
+        g_core = open_core_or_null();
     }
 }
 
-const launchguard_core* wait_for_core() {
+const launchguard_core* wait_for_core() noexcept {
     if (!g_tried) return load_core();
     if (g_loading) {
         if (::getpid() != g_loader_pid) {
             // Forked while the core was loading: its state is unknown here.
             g_core = nullptr;
-            g_error = "internal error: the task checks were still loading when slurmstepd forked this task";
+            try {
+                g_error = "internal error: the task checks were still loading when slurmstepd forked this task";
+            } catch (...) {
+            }
         } else {
             ::pthread_join(g_loader, nullptr);
         }

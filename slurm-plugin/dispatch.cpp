@@ -51,24 +51,34 @@ std::optional<std::string> g_pending_option;
 int forward_user_option(int val, const char* optarg, int remote) {
     if (g_core_ready && loaded_core() != nullptr) return loaded_core()->user_option(val, optarg, remote);
     const int rc = on_user_option(val, optarg, remote);
-    if (rc == 0 && remote != 0 && optarg != nullptr) g_pending_option = optarg;
+    if (rc == 0 && remote != 0 && optarg != nullptr) {
+        try {
+            g_pending_option = optarg;
+        } catch (...) {
+            log_error("--launchguard: internal error: the value could not be kept for the task checks");
+        }
+    }
     return rc;
 }
 
 // The core, ready for a hook: the first hook that needs it waits for the load
 // and hands it what init and the option callback saw. Tasks forked after
 // user_init inherit a ready core.
-const launchguard_core* ready_core(spank_t sp, int ac, char** av) {
+const launchguard_core* ready_core(spank_t sp, int ac, char** av) noexcept {
     if (g_core_ready) return loaded_core();
     g_core_ready = true;
     const launchguard_core* core = wait_for_core();
-    if (core == nullptr) {
-        log_error(core_load_error());
-        return nullptr;
+    try {
+        if (core == nullptr) {
+            log_error(core_load_error());
+            return nullptr;
+        }
+        // init only fails on a plugstack line that this plugin's init refused already.
+        if (core->init(sp, ac, av) != 0) log_error("the task checks refused the plugstack arguments");
+    } catch (...) {
+        // Only logging allocates here; the core itself catches everything.
     }
-    // init only fails on a plugstack line that this plugin's init refused already.
-    if (core->init(sp, ac, av) != 0) log_error("the task checks refused the plugstack arguments");
-    if (g_pending_option) core->user_option(0, g_pending_option->c_str(), 1);
+    if (core != nullptr && g_pending_option) core->user_option(0, g_pending_option->c_str(), 1);
     return core;
 }
 
@@ -91,7 +101,7 @@ int register_user_option(spank_t sp) {
 }
 
 // task_init without its checks: the on-error policy decides, as when the
-// profile cannot be loaded. The slurmd log already has the reason from init.
+// profile cannot be loaded. The slurmd log has the reason from user_init too.
 int report_missing_core(spank_t sp, const PluginConfig& config) {
     const bool off = config.mode == Mode::off && requested_user_mode().value_or(Mode::off) == Mode::off;
     if (off) return 0;
