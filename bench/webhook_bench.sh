@@ -10,8 +10,11 @@
 # keep-alive HTTP/1.1 over TLS 1.3 as the API server sends it.  nginx answers
 # every POST with the webhook's own response to that review (a file of the
 # same size), so both sides move the same bytes; nginx does no work besides.
+# The webhook runs twice: as deployed (its review cache answers the repeated
+# object, as it answers the pods of one Job) and with --review-cache 0, so
+# every request is reviewed (a workload admitted once).
 #   1. throughput: wrk -t2 -c16 for SECONDS (default 10), twice each,
-#      alternating webhook / nginx; the median of requests/s;
+#      alternating webhook / uncached webhook / nginx; the median of requests/s;
 #   2. latency at a fixed rate: h2load --h1 -c10 --rps 100 (1,000 requests/s)
 #      for SECONDS, per-request times from --log-file, p50 / p99;
 #   3. peak RSS of the webhook (VmHWM) after both.
@@ -87,8 +90,13 @@ PY
   --port-file "$work/webhook.port" --log-format json >"$work/webhook.log" 2>&1 &
 webhook_pid=$!
 pids+=("$webhook_pid")
-for _ in $(seq 50); do [ -s "$work/webhook.port" ] && break; sleep 0.1; done
+"$webhook" --listen 127.0.0.1:0 --tls-cert "$work/tls.crt" --tls-key "$work/tls.key" --threads 2 \
+  --port-file "$work/uncached.port" --log-format json --review-cache 0 >"$work/uncached.log" 2>&1 &
+uncached_pid=$!
+pids+=("$uncached_pid")
+for _ in $(seq 50); do [ -s "$work/webhook.port" ] && [ -s "$work/uncached.port" ] && break; sleep 0.1; done
 wport=$(cat "$work/webhook.port")
+uport=$(cat "$work/uncached.port")
 curl -sS --cacert "$work/ca.crt" --resolve launchguard.launchguard.svc:"$wport":127.0.0.1 \
   -H 'Content-Type: application/json' --data-binary @"$work/review.json" \
   "https://launchguard.launchguard.svc:$wport/mutate" -o "$work/response.json"
@@ -137,13 +145,14 @@ f:close()
 LUA
 
 rps() { wrk -t2 -c16 -d"${seconds}s" -s "$work/post.lua" "https://127.0.0.1:$1/mutate" | awk '/Requests\/sec/ {print $2}'; }
-declare -a w_rps n_rps
+declare -a w_rps u_rps n_rps
 for round in 1 2; do
   w_rps+=("$(rps "$wport")")
+  u_rps+=("$(rps "$uport")")
   n_rps+=("$(rps "$nport")")
 done
 median2() { /usr/bin/python3 -c 'import statistics,sys; print(f"{statistics.median(map(float, sys.argv[1:])):.0f}")' "$@"; }
-wr=$(median2 "${w_rps[@]}"); nr=$(median2 "${n_rps[@]}")
+wr=$(median2 "${w_rps[@]}"); ur=$(median2 "${u_rps[@]}"); nr=$(median2 "${n_rps[@]}")
 
 latency() {  # port -> "p50_ms p99_ms"
   rm -f "$work/lat.log"
@@ -157,15 +166,20 @@ print(f"{p(0.50):.3f} {p(0.99):.3f} {len(times)}")
 PY
 }
 read -r wp50 wp99 wn <<<"$(latency "$wport")"
+read -r up50 up99 un <<<"$(latency "$uport")"
 read -r np50 np99 nn <<<"$(latency "$nport")"
-rss_kb=$(awk '/VmHWM/ {print $2}' "/proc/$webhook_pid/status")
 
+pct() { echo "$1 $2" | awk '{printf "%.0f%%", 100*$1/$2}'; }
+times() { echo "$1 $2" | awk '{printf "%.1fx", $1/$2}'; }
 echo
 echo "launchguard-webhook vs nginx (static, same bytes), TLS 1.3, keep-alive, ${seconds} s per run, $(nproc) CPUs"
-printf '%-34s %12s %12s %10s\n' "" "webhook" "nginx" "ratio"
-printf '%-34s %12s %12s %9.0f%%\n' "requests/s (wrk -t2 -c16, median of 2)" "$wr" "$nr" "$(echo "$wr $nr" | awk '{print 100*$1/$2}')"
-printf '%-34s %12s %12s\n' "p50 at 1,000/s (h2load --h1), ms" "$wp50" "$np50"
-printf '%-34s %12s %12s %9.1fx\n' "p99 at 1,000/s (h2load --h1), ms" "$wp99" "$np99" "$(echo "$wp99 $np99" | awk '{print $1/$2}')"
-printf '%-34s %12s %12s\n' "requests measured at 1,000/s" "$wn" "$nn"
-printf '%-34s %12s\n' "peak RSS of the webhook (VmHWM)" "$((rss_kb / 1024)) MB"
-echo "raw: webhook ${w_rps[*]} req/s; nginx ${n_rps[*]} req/s"
+printf '%-40s %12s %12s %12s\n' "" "webhook" "uncached" "nginx"
+printf '%-40s %12s %12s %12s\n' "requests/s (wrk -t2 -c16, median of 2)" "$wr" "$ur" "$nr"
+printf '%-40s %12s %12s\n' "  ratio to nginx" "$(pct "$wr" "$nr")" "$(pct "$ur" "$nr")"
+printf '%-40s %12s %12s %12s\n' "p50 at 1,000/s (h2load --h1), ms" "$wp50" "$up50" "$np50"
+printf '%-40s %12s %12s %12s\n' "p99 at 1,000/s (h2load --h1), ms" "$wp99" "$up99" "$np99"
+printf '%-40s %12s %12s\n' "  ratio to nginx" "$(times "$wp99" "$np99")" "$(times "$up99" "$np99")"
+printf '%-40s %12s %12s %12s\n' "requests measured at 1,000/s" "$wn" "$un" "$nn"
+printf '%-40s %12s %12s\n' "peak RSS (VmHWM)" "$(( $(awk '/VmHWM/ {print $2}' "/proc/$webhook_pid/status") / 1024 )) MB" \
+  "$(( $(awk '/VmHWM/ {print $2}' "/proc/$uncached_pid/status") / 1024 )) MB"
+echo "raw: webhook ${w_rps[*]}; uncached ${u_rps[*]}; nginx ${n_rps[*]} req/s; load average $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -11,7 +11,7 @@
 # Site configuration (optional), beside hooks.d: $ENROOT_SYSCONF_PATH/launchguard.env
 #   LAUNCHGUARD_PROFILE=azure-ndv5        # embedded name or a YAML path
 #   LAUNCHGUARD_MODE=patch                # enforce | patch | warn | off
-#   LAUNCHGUARD_BIN=/usr/local/bin/launchguard
+#   LAUNCHGUARD_BIN=/opt/launchguard/bin/launchguard   # default: /usr/local/bin, else /usr/bin
 # The job's own environment cannot change these: hooks see the user's
 # variables, so values are taken from the site file only.
 set -euo pipefail
@@ -22,5 +22,11 @@ if [ -r "$config" ]; then
     # shellcheck disable=SC1090
     . "$config"
 fi
-exec "${LAUNCHGUARD_BIN:-/usr/local/bin/launchguard}" enroot-hook \
+# A build installed by hand (/usr/local) wins over the Debian package's
+# (/usr/bin); the job's PATH is never searched, for the reason above.
+if [ -z "${LAUNCHGUARD_BIN:-}" ]; then
+    LAUNCHGUARD_BIN=/usr/bin/launchguard
+    if [ -x /usr/local/bin/launchguard ]; then LAUNCHGUARD_BIN=/usr/local/bin/launchguard; fi
+fi
+exec "$LAUNCHGUARD_BIN" enroot-hook \
     --profile "${LAUNCHGUARD_PROFILE:-default}" --mode "${LAUNCHGUARD_MODE:-patch}"

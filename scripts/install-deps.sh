@@ -1,39 +1,54 @@
 #!/usr/bin/env bash
 # Installs everything launchguard needs to build and test on Debian 12 (bookworm).
-# Usage: scripts/install-deps.sh [--with-slurm]
+# Usage: scripts/install-deps.sh [--with-slurm | --compile-only]
+#   --with-slurm    also the Slurm daemons and headers (the Slurm plugins and their tests)
+#   --compile-only  only what compiles the CLI and the webhook (the Containerfile's build stage)
 # Idempotent; must run as root (or with sudo available).
 set -euo pipefail
 
 with_slurm=0
+compile_only=0
 for arg in "$@"; do
   case "$arg" in
     --with-slurm) with_slurm=1 ;;
+    --compile-only) compile_only=1 ;;
     *) echo "install-deps.sh: unknown argument '$arg'" >&2; exit 2 ;;
   esac
 done
+if [ "$with_slurm" -eq 1 ] && [ "$compile_only" -eq 1 ]; then
+  echo "install-deps.sh: --with-slurm and --compile-only exclude each other" >&2; exit 2
+fi
 
 sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
 
-build_packages=(
-  build-essential cmake ninja-build pkg-config git
+compile_packages=(
+  build-essential cmake ninja-build pkg-config
   libboost1.81-dev libboost-json1.81-dev
   libssl-dev libspdlog-dev libfmt-dev
-  libhwloc-dev hwloc
+  libhwloc-dev
   libyaml-cpp-dev libcli11-dev
+)
+test_packages=(
+  git hwloc
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   util-linux openssl curl unzip
   python3 python3-yaml python3-jsonpatch
   clang libclang-rt-14-dev  # scripts/sanitize.sh: ASan/UBSan build and libFuzzer targets
+  buildah                   # tests/integration/image: builds the Containerfile
+  dpkg-dev                  # tests/integration/deb: cpack's DEB generator runs dpkg-shlibdeps
+  systemd                   # tests/integration/deb: systemd-analyze verify on the webhook's unit
 )
 slurm_packages=(munge slurmctld slurmd slurm-client libslurm-dev)
 
-packages=("${build_packages[@]}")
+packages=("${compile_packages[@]}")
+if [ "$compile_only" -eq 0 ]; then
+  packages+=("${test_packages[@]}")
+  # The webhook's schema check runs on Node.js (npm kubernetes-models); the
+  # machine's own node is used when there is one.
+  command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
+fi
 if [ "$with_slurm" -eq 1 ]; then packages+=("${slurm_packages[@]}"); fi
-
-# The webhook's schema check runs on Node.js (npm kubernetes-models); the
-# machine's own node is used when there is one.
-command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
 
 missing=()
 for p in "${packages[@]}"; do

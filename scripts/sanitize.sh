@@ -3,7 +3,8 @@
 # targets compiled with clang, AddressSanitizer and UndefinedBehaviorSanitizer
 # into ./build-sanitize (or $LAUNCHGUARD_SANITIZE_BUILD_DIR), then every test
 # except the Slurm integration tests (an ASan-built SPANK plugin cannot be
-# loaded by slurmd) and the Helm chart tests (no C++), and every fuzzer for $LAUNCHGUARD_FUZZ_SECONDS (20) each.
+# loaded by slurmd), the Helm chart tests (no C++), the image and Debian
+# package tests (they ship the normal build), and every fuzzer for $LAUNCHGUARD_FUZZ_SECONDS (20) each.
 # The normal build in ./build stays g++ and unsanitized.
 #
 # Usage: scripts/sanitize.sh [ctest arguments, e.g. -L fuzz or -R Topo]
@@ -22,5 +23,6 @@ cmake --build "$build_dir" -j "$jobs"
 # Stop at the first report, with a stack; LeakSanitizer is on (the default).
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_stack_use_after_return=1:strict_string_checks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
-# The Helm chart tests run no C++: the normal build's run covers them.
-ctest --test-dir "$build_dir" --output-on-failure --timeout 900 -j "$jobs" -LE 'slurm|helm' "$@"
+# The Helm chart tests run no C++, and the image and the packages are made
+# from the normal build: its run covers them.
+ctest --test-dir "$build_dir" --output-on-failure --timeout 900 -j "$jobs" -LE 'slurm|helm|image|deb' "$@"

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine and runs every test: unit tests, CLI
 # tests, the integration tests that start real services (munged,
-# slurmctld, slurmd), then the sanitizer build of the unit and CLI tests and
-# the fuzzers (scripts/sanitize.sh). Needs root for the Slurm daemons and apt.
+# slurmctld, slurmd), build the container image (buildah) and install the
+# Debian packages (dpkg -i, then purged), then the sanitizer build of the
+# unit and CLI tests and the fuzzers (scripts/sanitize.sh). Needs root for the
+# Slurm daemons, dpkg and apt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --with-slurm

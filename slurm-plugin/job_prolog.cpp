@@ -2,9 +2,8 @@
 // job's first step. Node-level rules (power, IOMMU, PCIe links, IB ports,
 // inventory) and the topology cache the tasks read.
 #include "decision_log.h"
-#include "probe/context_builder.h"
+#include "node/node_check.h"
 #include "profile/profile.h"
-#include "rules/rule.h"
 #include "spank_glue.h"
 
 namespace launchguard::slurm {
@@ -17,30 +16,21 @@ int run_job_prolog(spank_t sp, const PluginConfig& config) {
         return config.on_error == OnError::block ? -1 : 0;
     }
 
-    ProbeOptions probe;
-    probe.use_current_process_env = false;  // the prolog env is not a task env
-    probe.environment = Environment{};
-    probe.hwloc_xml = config.hwloc_xml;
-    probe.sysfs_root = config.sysfs_root;
-    if (!config.hwloc_xml) {
-        // Reuse the node's cache when fresh (link and port states are read
-        // live from sysfs either way); rediscover and rewrite it otherwise.
-        auto cached = refresh_topology_cache(config);
-        if (cached) probe.topology_cache = config.topology_cache;
-        else log_error("job_prolog: topology cache: " + cached.error().to_string());
-    }
-    auto context = build_context(probe);
-    if (!context) {
-        log_error("job_prolog: cannot inspect the node: " + context.error().to_string());
-        return config.on_error == OnError::block ? -1 : 0;
-    }
-
-    EvaluationOptions options;
+    NodeCheckOptions options;
     // Node findings are the operator's: the user option does not apply here,
     // and only `enforce` fails the prolog (which drains the node).
     options.mode = config.mode;
-    options.scopes = kScopeNode;
-    Report report = evaluate(*context, *profile, options);
+    options.hwloc_xml = config.hwloc_xml;
+    options.sysfs_root = config.sysfs_root;
+    options.topology_cache = config.topology_cache;
+    options.topology_cache_max_age = config.topology_cache_max_age;
+    auto check = run_node_check(*profile, options);
+    if (!check) {
+        log_error("job_prolog: cannot inspect the node: " + check.error().to_string());
+        return config.on_error == OnError::block ? -1 : 0;
+    }
+    if (check->cache_error) log_error("job_prolog: topology cache: " + check->cache_error->to_string());
+    const Report& report = check->report;
 
     char* job_id = std::getenv("SLURM_JOB_ID");
     DecisionSite site{"job_prolog", job_id ? job_id : "?", "prolog", short_hostname()};

@@ -4,11 +4,15 @@
 
 #include <boost/json.hpp>
 
+#include <cstddef>
 #include <exception>
 #include <map>
+#include <memory>
+#include <optional>
 #include <vector>
 
 #include "kubernetes/workload_review.h"
+#include "review_parser.h"
 #include "report/text_report.h"
 
 namespace launchguard::webhook {
@@ -100,20 +104,118 @@ std::string finish(json::object response) {
     return json::serialize(review);
 }
 
-void record(Metrics& metrics, const std::string& endpoint, const Report& report, const std::string& decision) {
-    metrics.decision(endpoint, decision);
-    for (const auto& f : report.findings) metrics.finding(f.rule, std::string(to_string(f.action)));
+// Reviews the object under the chosen profile and mode: the response
+// fields, log fields and counters that do not depend on the request.
+// The response's members as they follow "uid" in the answer, so that a
+// cached verdict is answered by concatenation, without a JSON tree.
+std::string serialized_members(const json::object& response) {
+    std::string out;
+    for (const auto& member : response) {
+        out += ',';
+        out += json::serialize(json::string_view(member.key()));
+        out += ':';
+        out += json::serialize(member.value());
+    }
+    return out;
 }
 
-Answer admit_review(Endpoint endpoint, std::string_view body, const WebhookConfig& config, Metrics& metrics) {
+Verdict with_members(Verdict verdict, json::object response) {
+    verdict.members = serialized_members(response);
+    if (json::value* audit = response.if_contains("auditAnnotations"); audit != nullptr && audit->is_object()) {
+        audit->get_object()["dryRun"] = "true";
+    }
+    verdict.members_dry_run = serialized_members(response);
+    return verdict;
+}
+
+Verdict judge(Endpoint endpoint, const json::value& object, const Choice& choice) {
+    Verdict verdict;
+    json::object response;
+    response["allowed"] = true;
+    kubernetes::ReviewOptions review_options;
+    review_options.mode = choice.mode;
+    review_options.fix_blocking = endpoint == Endpoint::mutate;
+    auto reviewed = kubernetes::review_workload(object, *choice.profile, review_options);
+    if (!reviewed) {
+        // The API server validates the schema only after mutation: a spec we
+        // cannot read is denied at /validate with the field, never patched.
+        const std::string why = "launchguard cannot read the workload: " + reviewed.error().to_string();
+        verdict.error = "unreadable_object";
+        if (endpoint == Endpoint::validate) {
+            response["allowed"] = false;
+            response["status"] = {{"code", 400}, {"reason", "BadRequest"}, {"message", why}};
+        } else {
+            response["warnings"] = json::array{fit_warning(why)};
+        }
+        verdict.log = {{"decision", endpoint == Endpoint::validate ? "block" : "allow"},
+                       {"error", reviewed.error().to_string()}};
+        return with_members(std::move(verdict), std::move(response));
+    }
+    const kubernetes::WorkloadReview& result = *reviewed;
+    if (!result.supported || !result.requests_gpus) {
+        verdict.decision = "allow";
+        verdict.log = {{"decision", "allow"}, {"note", result.supported ? "requests no GPU" : result.note}};
+        return with_members(std::move(verdict), std::move(response));  // not launchguard's business: untouched, silent
+    }
+
+    const Report& report = result.report;
+    std::string decision = std::string(to_string(report.decision));
+    json::object audit;
+    audit["profile"] = choice.profile->name;
+    audit["mode"] = std::string(to_string(choice.mode));
+    audit["blocked"] = rules_with_action(report, Action::block);
+    audit["patched"] = rules_with_action(report, Action::patch);
+    audit["warned"] = rules_with_action(report, Action::warn);
+    if (endpoint == Endpoint::validate) {
+        if (report.decision == Decision::block) {
+            response["allowed"] = false;
+            response["status"] = {{"code", 403}, {"reason", "Forbidden"}, {"message", deny_message(report, choice)}};
+        } else if (report.decision == Decision::patch) {
+            decision = "allow";  // patching is /mutate's job; here it only warns
+        }
+    } else {
+        if (!result.patch.empty()) {
+            response["patchType"] = "JSONPatch";
+            response["patch"] = base64(json::serialize(result.patch));
+        }
+        decision = result.patch.empty() ? "allow" : "patch";  // /validate denies what is left
+    }
+    audit["decision"] = decision;
+    json::array warnings = warnings_for(report);
+    if (!warnings.empty()) response["warnings"] = std::move(warnings);
+    response["auditAnnotations"] = std::move(audit);
+    verdict.decision = decision;
+    for (const auto& f : report.findings) verdict.findings.emplace_back(f.rule, std::string(to_string(f.action)));
+    verdict.log = {{"decision", decision},
+                   {"blocked", rules_with_action(report, Action::block)},
+                   {"patched", rules_with_action(report, Action::patch)},
+                   {"warned", rules_with_action(report, Action::warn)}};
+    return with_members(std::move(verdict), std::move(response));
+}
+
+std::string object_name(const json::value& object) {
+    if (!object.is_object()) return "";
+    const json::value* metadata = object.get_object().if_contains("metadata");
+    if (metadata == nullptr || !metadata->is_object()) return "";
+    for (std::string_view field : {"name", "generateName"}) {
+        const json::value* name = metadata->get_object().if_contains(field);
+        if (name != nullptr && name->is_string() && !name->get_string().empty()) return std::string(name->get_string());
+    }
+    return "";
+}
+
+Answer admit_review(Endpoint endpoint, std::string_view body, const WebhookConfig& config, Metrics& metrics,
+                    ReviewCache* cache) {
     const std::string endpoint_name = endpoint == Endpoint::mutate ? "/mutate" : "/validate";
     json::parse_options options;
     options.max_depth = 256;  // deep CRDs; Boost.JSON's default of 32 is too tight
     std::error_code ec;
     // One arena per request: the review is freed at once at the end, not
     // node by node (malloc and free were the largest cost under load).
-    json::monotonic_resource arena;
-    json::value review = json::parse(body, ec, &arena, options);
+    // The first 64 KiB come from the stack: a 10 KB review parses without malloc.
+    alignas(std::max_align_t) unsigned char first_block[64 * 1024];
+    json::monotonic_resource arena(first_block, sizeof first_block);
+    json::value review = parse_admission_review(body, ec, &arena, options);
     if (ec) return bad_request(metrics, "not JSON (" + ec.message() + ")");
     if (!review.is_object()) return bad_request(metrics, "expected a JSON object");
     const json::object& top = review.as_object();
@@ -158,7 +260,10 @@ Answer admit_review(Endpoint endpoint, std::string_view body, const WebhookConfi
             annotations = string_map(metadata->as_object().if_contains("annotations"));
         }
     }
-    const Choice choice = choose(config, kubernetes::requested_node_labels(*object), annotations);
+    // Reading the node labels walks every pod template: only when a selection rule could use them.
+    const Choice choice = choose(
+        config, config.selection.empty() ? std::map<std::string, std::string>{} : kubernetes::requested_node_labels(*object),
+        annotations);
     log["profile"] = choice.profile->name;
     log["mode"] = std::string(to_string(choice.mode));
     if (is_dry_run) log["dry_run"] = "true";
@@ -181,63 +286,28 @@ Answer admit_review(Endpoint endpoint, std::string_view body, const WebhookConfi
         return answer(finish(std::move(response)));
     }
 
-    kubernetes::ReviewOptions review_options;
-    review_options.mode = choice.mode;
-    review_options.fix_blocking = endpoint == Endpoint::mutate;
-    auto reviewed = kubernetes::review_workload(*object, *choice.profile, review_options);
-    if (!reviewed) {
-        // The API server validates the schema only after mutation: a spec we
-        // cannot read is denied at /validate with the field, never patched.
-        const std::string why = "launchguard cannot read the workload: " + reviewed.error().to_string();
-        metrics.error("unreadable_object");
-        if (endpoint == Endpoint::validate) {
-            response["allowed"] = false;
-            response["status"] = {{"code", 400}, {"reason", "BadRequest"}, {"message", why}};
-        } else {
-            response["warnings"] = json::array{fit_warning(why)};
-        }
-        log["decision"] = endpoint == Endpoint::validate ? "block" : "allow";
-        log["error"] = reviewed.error().to_string();
-        return answer(finish(std::move(response)));
+    std::shared_ptr<const Verdict> verdict;
+    std::optional<ReviewProbe> probe;
+    if (cache != nullptr) {
+        probe = review_probe(endpoint, choice.profile, choice.mode, *object);
+        verdict = cache->find(*probe);
+        metrics.review_cache(verdict != nullptr);
     }
-    const kubernetes::WorkloadReview& result = *reviewed;
-    log["name"] = result.name;
-    if (!result.supported || !result.requests_gpus) {
-        metrics.decision(endpoint_name, "allow");
-        log["decision"] = "allow";
-        log["note"] = result.supported ? "requests no GPU" : result.note;
-        return answer(finish(std::move(response)));  // not launchguard's business: untouched, silent
+    if (!verdict) {
+        verdict = std::make_shared<const Verdict>(judge(endpoint, *object, choice));
+        if (cache != nullptr) cache->insert(*probe, verdict, body.size());
     }
 
-    const Report& report = result.report;
-    std::string decision = std::string(to_string(report.decision));
-    audit["blocked"] = rules_with_action(report, Action::block);
-    audit["patched"] = rules_with_action(report, Action::patch);
-    audit["warned"] = rules_with_action(report, Action::warn);
-    if (endpoint == Endpoint::validate) {
-        if (report.decision == Decision::block) {
-            response["allowed"] = false;
-            response["status"] = {{"code", 403}, {"reason", "Forbidden"}, {"message", deny_message(report, choice)}};
-        } else if (report.decision == Decision::patch) {
-            decision = "allow";  // patching is /mutate's job; here it only warns
-        }
-    } else {
-        if (!result.patch.empty()) {
-            response["patchType"] = "JSONPatch";
-            response["patch"] = base64(json::serialize(result.patch));
-        }
-        decision = result.patch.empty() ? "allow" : "patch";  // /validate denies what is left
-    }
-    audit["decision"] = decision;
-    json::array warnings = warnings_for(report);
-    if (!warnings.empty()) response["warnings"] = std::move(warnings);
-    response["auditAnnotations"] = std::move(audit);
-    record(metrics, endpoint_name, report, decision);
-    log["decision"] = decision;
-    log["blocked"] = rules_with_action(report, Action::block);
-    log["patched"] = rules_with_action(report, Action::patch);
-    log["warned"] = rules_with_action(report, Action::warn);
-    return answer(finish(std::move(response)));
+    log["name"] = object_name(*object);
+    for (const auto& [field, value] : verdict->log) log[field] = value;
+    if (!verdict->error.empty()) metrics.error(verdict->error);
+    if (!verdict->decision.empty()) metrics.decision(endpoint_name, verdict->decision);
+    for (const auto& [rule, action] : verdict->findings) metrics.finding(rule, action);
+    std::string out = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":)";
+    out += json::serialize(uid->as_string());
+    out += is_dry_run ? verdict->members_dry_run : verdict->members;
+    out += "}}";
+    return answer(std::move(out));
 }
 
 }  // namespace
@@ -260,9 +330,10 @@ std::string fit_warning(std::string_view text, std::size_t max_chars) {
     return std::string(text.substr(0, cut_for_ellipsis)) + "...";
 }
 
-Answer admit(Endpoint endpoint, std::string_view body, const WebhookConfig& config, Metrics& metrics) {
+Answer admit(Endpoint endpoint, std::string_view body, const WebhookConfig& config, Metrics& metrics,
+             ReviewCache* cache) {
     try {
-        return admit_review(endpoint, body, config, metrics);
+        return admit_review(endpoint, body, config, metrics, cache);
     } catch (const std::exception& e) {
         metrics.error("internal");
         return Answer{500, std::string("launchguard: internal error: ") + e.what() + "\n", "text/plain; charset=utf-8",

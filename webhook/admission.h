@@ -8,12 +8,12 @@
 #include <string>
 #include <string_view>
 
+#include "endpoint.h"
 #include "metrics.h"
+#include "review_cache.h"
 #include "webhook_config.h"
 
 namespace launchguard::webhook {
-
-enum class Endpoint { mutate, validate };
 
 struct Answer {
     unsigned status = 200;
@@ -28,7 +28,10 @@ struct Answer {
 // no request or uid) is HTTP 400 with the reason; everything else is a 200
 // AdmissionReview whose response echoes the uid. Only /mutate ever carries
 // a patch, and only a non-empty one.
-Answer admit(Endpoint endpoint, std::string_view body, const WebhookConfig& config, Metrics& metrics);
+// With a cache, an object already reviewed under the same profile and mode
+// is answered from its verdict (review_cache.h).
+Answer admit(Endpoint endpoint, std::string_view body, const WebhookConfig& config, Metrics& metrics,
+             ReviewCache* cache = nullptr);
 
 // Kubernetes asks for warnings of at most 120 characters; cut at a UTF-8
 // character boundary with "..." so kubectl shows whole characters.

@@ -87,6 +87,10 @@ int main(int argc, char** argv) {
     app.add_option("--max-body-mib", body_limit_mib, "largest AdmissionReview accepted (413 above)")
         ->check(CLI::Range(1, 64))
         ->capture_default_str();
+    app.add_option("--review-cache", options.review_cache_entries,
+                   "verdicts kept for objects admitted again, e.g. the pods of one Job (0: review every request)")
+        ->check(CLI::Range(0, 1 << 20))
+        ->capture_default_str();
     app.add_option("--port-file", port_file, "write the bound port here once listening (tests, --listen :0)");
     try {
         app.parse(argc, argv);

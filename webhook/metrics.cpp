@@ -54,6 +54,11 @@ void Metrics::certificate_reload(bool ok) {
     ++(ok ? reloads_ok_ : reloads_failed_);
 }
 
+void Metrics::review_cache(bool hit) {
+    std::lock_guard lock(mutex_);
+    ++(hit ? cache_hits_ : cache_misses_);
+}
+
 std::string Metrics::render() const {
     std::lock_guard lock(mutex_);
     std::string out;
@@ -84,6 +89,11 @@ std::string Metrics::render() const {
            "# TYPE launchguard_webhook_certificate_reloads_total counter\n";
     out += fmt::format("launchguard_webhook_certificate_reloads_total{{result=\"ok\"}} {}\n", reloads_ok_);
     out += fmt::format("launchguard_webhook_certificate_reloads_total{{result=\"failed\"}} {}\n", reloads_failed_);
+    out += "# HELP launchguard_webhook_review_cache_lookups_total Admissions answered from an earlier review of the "
+           "same object (hit) or reviewed (miss).\n"
+           "# TYPE launchguard_webhook_review_cache_lookups_total counter\n";
+    out += fmt::format("launchguard_webhook_review_cache_lookups_total{{result=\"hit\"}} {}\n", cache_hits_);
+    out += fmt::format("launchguard_webhook_review_cache_lookups_total{{result=\"miss\"}} {}\n", cache_misses_);
     out += "# HELP launchguard_webhook_request_duration_seconds Time from the request's last byte to the response.\n"
            "# TYPE launchguard_webhook_request_duration_seconds histogram\n";
     for (const auto& [endpoint, h] : latency_) {

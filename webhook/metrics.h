@@ -1,7 +1,7 @@
 // Prometheus text for GET /metrics: requests by endpoint and status code,
 // decisions, findings by rule and action, a latency histogram per endpoint,
-// errors by reason and certificate reloads. Thread-safe; every session of
-// every I/O thread records here.
+// errors by reason, certificate reloads and review cache lookups.
+// Thread-safe; every session of every I/O thread records here.
 #pragma once
 
 #include <array>
@@ -20,6 +20,7 @@ public:
     void finding(const std::string& rule, const std::string& action);
     void error(const std::string& reason);
     void certificate_reload(bool ok);
+    void review_cache(bool hit);
 
     [[nodiscard]] std::string render() const;
 
@@ -41,6 +42,8 @@ private:
     std::map<std::string, Histogram> latency_;
     unsigned long long reloads_ok_ = 0;
     unsigned long long reloads_failed_ = 0;
+    unsigned long long cache_hits_ = 0;
+    unsigned long long cache_misses_ = 0;
 };
 
 }  // namespace launchguard::webhook

@@ -1,7 +1,8 @@
 // launchguard-webhook's HTTPS server: Boost.Beast over OpenSSL, HTTP/1.1
-// with keep-alive (the only protocol the API server uses for webhooks), a
-// strand per connection, a deadline on every step, a body limit, and one
-// error path. SIGTERM drains: the listener closes, /readyz turns 503, idle
+// with keep-alive (the only protocol the API server uses for webhooks), one
+// single-threaded io_context per thread with each connection on one of them
+// (its implicit strand: a connection's handlers never run concurrently), a
+// deadline on every step, a body limit, and one error path. SIGTERM drains: the listener closes, /readyz turns 503, idle
 // connections close, requests in flight complete and are answered with
 // `Connection: close`, then the process exits.
 #pragma once
@@ -30,6 +31,9 @@ struct ServerOptions {
     std::chrono::milliseconds idle_timeout{90'000};            // keep-alive between requests
     std::chrono::milliseconds drain_timeout{20'000};           // in-flight work after SIGTERM
     std::chrono::milliseconds certificate_check{1'000};        // how often the files are looked at
+    // Verdicts kept for objects seen again (review_cache.h); 0 entries: none.
+    std::size_t review_cache_entries = 1024;
+    std::size_t review_cache_bytes = 16U << 20;
 };
 
 // level: "info", "warn", "error"; fields are logged as key=value or JSON.

@@ -3,11 +3,36 @@
 #include <exception>
 #include <iostream>
 #include <string_view>
+#include <vector>
 
 #include "cli/command.h"
 
+namespace {
+
+// Slurm runs HealthCheckProgram without arguments, so the installed link
+// launchguard-node-check stands for `launchguard node-check --slurm`.
+constexpr std::string_view kHealthCheckProgramName = "launchguard-node-check";
+
+std::string_view program_name(const char* argv0) {
+    std::string_view name(argv0 == nullptr ? "" : argv0);
+    auto slash = name.rfind('/');
+    return slash == std::string_view::npos ? name : name.substr(slash + 1);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
     using namespace launchguard::cli;
+    std::vector<char*> health_check_argv;
+    if (argc >= 1 && program_name(argv[0]) == kHealthCheckProgramName) {
+        static char node_check[] = "node-check";
+        static char slurm[] = "--slurm";
+        health_check_argv = {argv[0], node_check, slurm};
+        for (int i = 1; i < argc; ++i) health_check_argv.push_back(argv[i]);
+        health_check_argv.push_back(nullptr);
+        argc = static_cast<int>(health_check_argv.size()) - 1;
+        argv = health_check_argv.data();
+    }
     CLI::App app{"launchguard: check a GPU job launch against the cluster's reference profile", "launchguard"};
     app.set_version_flag("--version", "launchguard " LAUNCHGUARD_VERSION);
     app.require_subcommand(1);
@@ -20,6 +45,7 @@ int main(int argc, char** argv) {
     add_profile_command(app, runner);
     add_enroot_hook_command(app, runner);
     add_review_command(app, runner);
+    add_node_check_command(app, runner);
 
     // CLI11 reads "--gpus=" as the flag without its value and then takes the
     // next argument as the value ("--gpus= --format json" would judge GPU

@@ -4,6 +4,7 @@
 #include <exception>
 
 #include "context/memo_file_view.h"
+#include "engine/rule_selection.h"
 #include "nccl/nccl_config.h"
 #include "rules/rule.h"
 
@@ -84,6 +85,23 @@ void add_patch_ops(const Finding& finding, std::vector<RemediationOp>& patch) {
 
 }  // namespace
 
+bool rule_is_selected(const RuleInfo& info, const Profile& profile, const EvaluationOptions& options) {
+    if ((info.scopes & options.scopes) == 0) return false;
+    if (!options.only_rules.empty() &&
+        std::find(options.only_rules.begin(), options.only_rules.end(), info.id) == options.only_rules.end()) {
+        return false;
+    }
+    return profile.action_for(info.id, info.default_action) != Action::off;
+}
+
+std::vector<std::string> selected_rule_ids(const Profile& profile, const EvaluationOptions& options) {
+    std::vector<std::string> ids;
+    for (const Rule* rule : all_rules()) {
+        if (rule_is_selected(rule->info(), profile, options)) ids.emplace_back(rule->info().id);
+    }
+    return ids;
+}
+
 Report evaluate(const LaunchContext& ctx, const Profile& profile, const EvaluationOptions& options) {
     return evaluate(ctx, profile, options, all_rules());
 }
@@ -109,12 +127,7 @@ Report evaluate(const LaunchContext& ctx, const Profile& profile, const Evaluati
 
     for (const Rule* rule : rules) {
         const RuleInfo& info = rule->info();
-        if ((info.scopes & options.scopes) == 0) continue;
-        if (!options.only_rules.empty() &&
-            std::find(options.only_rules.begin(), options.only_rules.end(), info.id) == options.only_rules.end()) {
-            continue;
-        }
-        if (profile.action_for(info.id, info.default_action) == Action::off) continue;
+        if (!rule_is_selected(info, profile, options)) continue;
 
         ++report.rules_evaluated;
         RuleOutput out(info);

@@ -15,13 +15,39 @@ namespace json = boost::json;
 
 namespace {
 
+std::optional<int> positive_number(std::string_view text) {
+    int value = 0;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || ptr != text.data() + text.size() || value <= 0) return std::nullopt;
+    return value;
+}
+
 std::optional<int> whole_number(const Environment& env, std::string_view name) {
     auto it = env.find(name);
     if (it == env.end()) return std::nullopt;
-    int value = 0;
-    auto [ptr, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), value);
-    if (ec != std::errc() || ptr != it->second.data() + it->second.size() || value <= 0) return std::nullopt;
-    return value;
+    return positive_number(it->second);
+}
+
+// The number of Jobs of the JobSet that created this Pod, from the label
+// (or annotation) its controller writes on every pod. All the Jobs of a
+// JobSet run at once and each starts at least one pod, so it is a lower
+// bound of the job's pods; the pods per Job (its parallelism) are not on
+// the Pod.
+std::optional<std::pair<int, std::string>> jobset_jobs(const json::object* metadata) {
+    if (metadata == nullptr) return std::nullopt;
+    for (std::string_view where : {"labels", "annotations"}) {
+        const json::value* entries = metadata->if_contains(where);
+        if (entries == nullptr || !entries->is_object()) continue;
+        for (std::string_view key : {kJobSetGlobalReplicas, kJobSetReplicatedJobReplicas}) {
+            const json::value* value = entries->get_object().if_contains(key);
+            if (value == nullptr || !value->is_string()) continue;
+            if (auto jobs = positive_number(value->get_string())) {
+                return std::pair{*jobs, "metadata." + std::string(where) + "[" + std::string(key) + "]=" +
+                                            std::to_string(*jobs) + " (Jobs of the JobSet, each at least one pod)"};
+            }
+        }
+    }
+    return std::nullopt;
 }
 
 // Nodes (pods, one per node as GPU training pods are placed), tasks and
@@ -74,6 +100,12 @@ JobShape workload_shape(const WorkloadSpec& workload, const std::vector<Containe
         int per_pod = gpus_per_pod.empty() ? 0 : gpus_per_pod.begin()->second;
         shape.nodes = Fact<int>::known(nodes, source);
         shape.total_gpus = Fact<int>::known(nodes * per_pod, source + " x GPUs per pod");
+    } else if (auto jobs = jobset_jobs(workload.templates.front().metadata); jobs && jobs->first > 1) {
+        // A lower bound decides "more than one node", not a GPU total that a
+        // rule compares with a threshold: that stays unknown.
+        shape.nodes = Fact<int>::known(jobs->first, jobs->second);
+        shape.total_gpus = Fact<int>::unknown("a JobSet pod says how many Jobs run (" + jobs->second +
+                                              "), not how many pods each Job starts");
     } else {
         std::string why = "a bare Pod whose labels, env and command do not say how many pods its job has";
         shape.nodes = Fact<int>::unknown(why);

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/json/object.hpp>
@@ -37,6 +38,16 @@ struct WorkloadSpec {
     bool is_mpi_job = false;
     std::vector<PodTemplate> templates;
 };
+
+// The labels and annotations of a Pod's own metadata that say how many pods
+// its job has: the JobSet controller writes the number of Jobs of the JobSet
+// (each starting at least one pod) on every pod it creates, as both a label
+// and an annotation. Nothing else of the top-level metadata is read by the
+// review, which is what lets the webhook cache reviews across the pods of
+// one Job (webhook/review_cache.h).
+inline constexpr std::string_view kJobSetGlobalReplicas = "jobset.sigs.k8s.io/global-replicas";
+inline constexpr std::string_view kJobSetReplicatedJobReplicas = "jobset.sigs.k8s.io/replicatedjob-replicas";
+inline constexpr std::string_view kShapeMetadataKeys[] = {kJobSetGlobalReplicas, kJobSetReplicatedJobReplicas};
 
 // Throws SpecError for a supported kind with malformed fields.
 WorkloadSpec read_workload_spec(const boost::json::value& object);

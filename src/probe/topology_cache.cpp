@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "probe/text_file.h"
+#include "util/atomic_file.h"
 
 namespace launchguard {
 namespace json = boost::json;
@@ -173,21 +174,8 @@ Status save_topology_cache(const NodeTopology& topo, const std::string& path) {
     std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
     if (ec) return make_file_error(path, 0, "cannot create the cache directory: " + ec.message());
     // Written aside and renamed, so a task never reads a half-written cache.
-    const std::string temporary = path + ".tmp." + std::to_string(::getpid());
-    {
-        std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-        out << topology_to_json(topo);
-        if (!out.flush()) {
-            std::filesystem::remove(temporary, ec);
-            return make_file_error(path, 0, "cannot write the topology cache");
-        }
-    }
-    ::chmod(temporary.c_str(), 0644);
-    if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-        std::string reason = std::strerror(errno);
-        std::filesystem::remove(temporary, ec);
-        return make_file_error(path, 0, "cannot replace the cache: " + reason);
-    }
+    auto written = write_file_atomically(path, topology_to_json(topo), 0644);
+    if (!written) return make_file_error(path, 0, "cannot write the topology cache: " + written.error().message);
     return Done{};
 }
 

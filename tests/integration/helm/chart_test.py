@@ -18,6 +18,8 @@ What it checks:
   names is replaced, with the old CA kept in caBundle;
 - bad values rejected by values.schema.json (or the templates) with a message
   that names the value;
+- the node-problem-detector ConfigMap: off by default, the shipped
+  deploy/npd file with default values, each value applied;
 - every value in values.yaml documented in the chart README.
 """
 import base64
@@ -123,6 +125,7 @@ COMBINATIONS = {
             {"match": {"example.com/site": "a"}, "profile": "site-a"}],
         "userModes": ["enforce", "warn"], "userProfiles": True},
     "single-replica": {"replicaCount": 1, "podAntiAffinity": "none", "preStopSleepSeconds": 0},
+    "node-problem-detector": {"nodeProblemDetector": {"enabled": True}},
 }
 
 
@@ -294,7 +297,7 @@ def check_deployment(name, objects, v):
     key_volume, key = source_of(args["tls-key"])
     check(key_volume is tls_volume and key == "tls.key", f"{name}: --tls-key is not the TLS Secret")
     config_volume, config_file = source_of(args["config"])
-    configmap = one(objects, "ConfigMap")
+    configmap = one([o for o in objects if not o["metadata"]["name"].endswith("-npd")], "ConfigMap")
     check(config_volume is not None and config_volume.get("configMap", {}).get("name") == configmap["metadata"]["name"],
           f"{name}: --config is not mounted from the chart's ConfigMap")
     items = {i["path"]: i["key"] for i in config_volume["configMap"].get("items", [])}
@@ -510,6 +513,11 @@ SCHEMA_REJECTS = [
     ({"tls": {"certManager": {"issuerRef": {"kind": "ClusterIssuer"}}}}, ["/tls/certManager/issuerRef", "name"]),
     ({"tls": {"certManager": {"duration": "90 days"}}}, ["/tls/certManager/duration"]),
     ({"image": {"pullPolicy": "Sometimes"}}, ["/image/pullPolicy"]),
+    ({"nodeProblemDetector": {"checkTimeoutSeconds": 31}}, ["/nodeProblemDetector/checkTimeoutSeconds"]),
+    ({"nodeProblemDetector": {"binaryPath": "launchguard"}}, ["/nodeProblemDetector/binaryPath"]),
+    ({"nodeProblemDetector": {"invokeInterval": "5 minutes"}}, ["/nodeProblemDetector/invokeInterval"]),
+    ({"nodeProblemDetector": {"namespace": "Kube_System"}}, ["/nodeProblemDetector/namespace"]),
+    ({"nodeProblemDetector": {"enable": True}}, ["/nodeProblemDetector", "enable"]),
 ]
 
 # Checks the templates make with `fail`, with the same aim: fail at install,
@@ -537,6 +545,47 @@ def test_bad_values():
                 check(not missing, f"{where}: message lacks {missing}: {message.strip()}")
     if len(failures) == before:
         print(f"ok: {len(cases)} bad values rejected with a message naming them")
+
+
+# ---------------------------------------------------------------- node-problem-detector
+
+def npd_config(objects):
+    """The NPD ConfigMap's JSON, or None when the chart rendered none."""
+    found = [o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"].endswith("-npd")]
+    if not found:
+        return None, None
+    return found[0], json.loads(found[0]["data"]["launchguard-node-check.json"])
+
+
+def test_node_problem_detector():
+    configmap, _ = npd_config(render())
+    check(configmap is None, "nodeProblemDetector is off by default, yet an NPD ConfigMap was rendered")
+
+    # With the defaults the chart renders exactly the file shipped for sites
+    # without Helm: one configuration, two ways to install it.
+    with open(os.path.join(CHART, "..", "..", "deploy", "npd", "launchguard-node-check.json")) as f:
+        shipped = json.load(f)
+    configmap, rendered = npd_config(render({"nodeProblemDetector": {"enabled": True}}))
+    if check(configmap is not None, "nodeProblemDetector.enabled rendered no ConfigMap"):
+        check(rendered == shipped, f"rendered NPD config differs from deploy/npd: {rendered} != {shipped}")
+        check(configmap["metadata"]["namespace"] == NAMESPACE, "NPD ConfigMap not in the release namespace by default")
+
+    configmap, rendered = npd_config(render({"nodeProblemDetector": {
+        "enabled": True, "namespace": "kube-system", "binaryPath": "/opt/launchguard/bin/launchguard",
+        "profile": "h100-cx7-ib", "invokeInterval": "60s", "checkTimeoutSeconds": 25,
+        "extraArgs": ["--sysfs-root", "/host"]}}))
+    if check(configmap is not None, "custom nodeProblemDetector values rendered no ConfigMap"):
+        check(configmap["metadata"]["namespace"] == "kube-system", "nodeProblemDetector.namespace ignored")
+        rule = rendered["rules"][0]
+        check(rule["path"] == "/opt/launchguard/bin/launchguard", f"binaryPath ignored: {rule['path']}")
+        check(rule["args"] == ["node-check", "--npd", "--profile", "h100-cx7-ib", "--timeout", "25",
+                               "--sysfs-root", "/host"], f"args: {rule['args']}")
+        check(rule["timeout"] == "35s" and rendered["pluginConfig"]["timeout"] == "35s",
+              f"NPD's timeout must be node-check's plus 10 s: {rule['timeout']}")
+        check(rendered["pluginConfig"]["invoke_interval"] == "60s", "invokeInterval ignored")
+        check(rule["condition"] == "LaunchguardNodeDegraded" and rendered["conditions"][0]["type"] == rule["condition"],
+              "condition type")
+    print("ok: NPD ConfigMap off by default, equal to deploy/npd with defaults, values applied")
 
 
 # ---------------------------------------------------------------- docs
@@ -624,7 +673,7 @@ def main():
             return 1
     print(run([HELM, "version", "--short"]).stdout.strip())
     for test in (test_setup_helm, test_combinations, test_upgrade_keeps_certificates, test_bad_values,
-                 test_every_value_documented):
+                 test_node_problem_detector, test_every_value_documented):
         before = len(failures)
         try:
             test()

@@ -110,13 +110,17 @@ class Client(http.client.HTTPSConnection):
 
 class Webhook:
     def __init__(self, binary, work, cert, key, *extra):
-        self.port_file = os.path.join(work, "port")
+        port_file = os.path.join(work, "port")
+        self.start([binary, "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key,
+                    "--port-file", port_file, "--log-format", "json", *extra], port_file, work)
+
+    def start(self, command, port_file, work):
+        """Runs COMMAND, which starts the server on a free port and writes it to PORT_FILE."""
+        self.port_file = port_file
         if os.path.exists(self.port_file):
             os.unlink(self.port_file)
         self.log = open(os.path.join(work, "webhook.log"), "a")
-        self.proc = subprocess.Popen([binary, "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key,
-                                      "--port-file", self.port_file, "--log-format", "json", *extra],
-                                     stdout=self.log, stderr=self.log)
+        self.proc = subprocess.Popen(command, stdout=self.log, stderr=self.log)
         deadline = time.time() + 10
         while time.time() < deadline and not os.path.exists(self.port_file):
             if self.proc.poll() is not None:

@@ -612,6 +612,39 @@ TEST(KubernetesShape, ABarePodRevealsItsShapeOnlyThroughWhatItsControllerWrote) 
     EXPECT_TRUE(fired(review(torchrun, profile_named("h100-cx7-ib"))).count("net.fallback-unguarded"));
 }
 
+// Pods of a JobSet carry the number of its Jobs; each Job starts at least
+// one pod, so two Jobs make a multi-node job, one Job says nothing more.
+TEST(KubernetesShape, AJobSetPodIsMultiNodeWhenItsJobSetHasSeveralJobs) {
+    json::value pod = good_pod();
+    without_net_plugin(pod);
+    auto& metadata = pod.as_object()["metadata"].as_object();
+    metadata["labels"] = json::object{{"jobset.sigs.k8s.io/global-replicas", "1"}};
+    EXPECT_TRUE(undecided(review(pod, profile_named("h100-cx7-ib")), "net.fallback-unguarded"));
+
+    metadata["labels"] = json::object{{"jobset.sigs.k8s.io/global-replicas", "4"}};
+    const WorkloadReview four = review(pod, profile_named("h100-cx7-ib"));
+    ASSERT_TRUE(fired(four).count("net.fallback-unguarded"));
+    bool evidence_counts_jobs = false;
+    for (const auto& f : four.report.findings) {
+        for (const auto& [key, value] : f.evidence) evidence_counts_jobs |= key == "job_nodes" && value == "4";
+    }
+    EXPECT_TRUE(evidence_counts_jobs);
+    // Pods per Job are not on the Pod: a GPU total (which b300-cx8 compares
+    // with 512 for its queue-pair rule) stays unknown, never "4 x 8".
+    const WorkloadReview b300 = review(pod, profile_named("b300-cx8"));
+    EXPECT_TRUE(undecided(b300, "net.qps-low"));
+
+    // The controller also writes it as an annotation; the per-replicated-job
+    // count is the fallback. Garbage is ignored, not trusted.
+    metadata.erase("labels");
+    metadata["annotations"] = json::object{{"jobset.sigs.k8s.io/replicatedjob-replicas", "2"}};
+    EXPECT_TRUE(fired(review(pod, profile_named("h100-cx7-ib"))).count("net.fallback-unguarded"));
+    metadata["annotations"] = json::object{{"jobset.sigs.k8s.io/global-replicas", "two"}};
+    EXPECT_TRUE(undecided(review(pod, profile_named("h100-cx7-ib")), "net.fallback-unguarded"));
+    metadata["annotations"] = json::object{{"jobset.sigs.k8s.io/global-replicas", "-3"}};
+    EXPECT_TRUE(undecided(review(pod, profile_named("h100-cx7-ib")), "net.fallback-unguarded"));
+}
+
 TEST(KubernetesShape, APodWithoutGpusIsAllowedUntouched) {
     json::value pod = good_pod();
     first_container(pod)["resources"].as_object()["limits"].as_object().erase("nvidia.com/gpu");

@@ -1,0 +1,97 @@
+// Recent admission verdicts, keyed by everything the review reads of an
+// object. A Job with 64 pods sends 64 Pod admissions whose specs are the
+// same template; the mutating and validating webhooks, and the API
+// server's reinvocation, see the same object again. Reviewing one costs
+// ~100 µs of CPU (docs/performance.md); a hit costs a hash and a compare.
+//
+// The key is the object without its metadata, except the labels and
+// annotations the review interprets (kubernetes::kShapeMetadataKeys), plus
+// the endpoint, profile and mode. Lookups compare whole keys, never only
+// hashes: a pod crafted to collide with an allowed one's hash is a miss.
+// Thread-safe; bounded by entries and by the bytes of the requests whose
+// verdicts it holds (a stand-in for their memory).
+#pragma once
+
+#include <cstddef>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <boost/json/value.hpp>
+
+#include "endpoint.h"
+#include "engine/engine.h"
+#include "profile/profile.h"
+
+namespace launchguard::webhook {
+
+// What the review of one object decided, less what differs per request
+// (the uid, the object's name).
+struct Verdict {
+    // The AdmissionReview response's members after "uid", serialized with
+    // their leading commas: allowed, status, patchType/patch, warnings,
+    // auditAnnotations; and the same with auditAnnotations.dryRun.
+    std::string members;
+    std::string members_dry_run;
+    std::vector<std::pair<std::string, std::string>> log;  // decision, rules by action, note, error
+    std::string decision;                                   // for the decision counter; "" counts none
+    std::vector<std::pair<std::string, std::string>> findings;  // (rule, action) for the findings counter
+    std::string error;                                      // error counter reason, "" for none
+};
+
+// One admission's object as a cache lookup sees it; `object` is borrowed.
+struct ReviewProbe {
+    Endpoint endpoint = Endpoint::mutate;
+    const Profile* profile = nullptr;
+    Mode mode = Mode::enforce;
+    const boost::json::value* object = nullptr;
+    std::size_t hash = 0;
+};
+
+ReviewProbe review_probe(Endpoint endpoint, const Profile* profile, Mode mode, const boost::json::value& object);
+
+class ReviewCache {
+public:
+    ReviewCache(std::size_t max_entries, std::size_t max_bytes);
+
+    // Null on a miss.
+    std::shared_ptr<const Verdict> find(const ReviewProbe& probe);
+    // `request_bytes`: the size of the request the verdict came from. Keeps
+    // a copy of what the review read of the object.
+    void insert(const ReviewProbe& probe, std::shared_ptr<const Verdict> verdict, std::size_t request_bytes);
+
+    struct Counts {
+        unsigned long long hits = 0;
+        unsigned long long misses = 0;
+        std::size_t entries = 0;
+    };
+    [[nodiscard]] Counts counts() const;
+
+private:
+    struct Entry {
+        Endpoint endpoint;
+        const Profile* profile;
+        Mode mode;
+        boost::json::value input;  // the object less the metadata the review does not read
+        std::size_t hash;
+        std::shared_ptr<const Verdict> verdict;
+        std::size_t bytes;
+    };
+    using Lru = std::list<Entry>;  // most recently used first
+    static bool matches(const Entry& entry, const ReviewProbe& probe);
+
+    std::size_t max_entries_;
+    std::size_t max_bytes_;
+    mutable std::mutex mutex_;
+    Lru lru_;
+    std::unordered_multimap<std::size_t, Lru::iterator> by_hash_;
+    std::size_t bytes_ = 0;
+    unsigned long long hits_ = 0;
+    unsigned long long misses_ = 0;
+};
+
+}  // namespace launchguard::webhook
