@@ -1,5 +1,6 @@
 // The only symbol spank_launchguard_core.so exports (core.lds): the table
-// through which spank_launchguard.so (dispatch.cpp) hands it the hooks that
+// through which spank_launchguard.so (dispatch.cpp) and
+// spank_launchguard_prolog.so (prolog_dispatch.cpp) hand it the hooks that
 // need the checks. Slurm never loads this file itself.
 #include "core_interface.h"
 #include "spank_glue.h"
@@ -38,8 +39,13 @@ int core_task_init(spank_t sp, int ac, char** av) {
     return guarded_hook("task_init", ac, av, [sp](const PluginConfig& config) { return run_task_init(sp, config); });
 }
 
+int core_job_prolog(spank_t sp, int ac, char** av) {
+    return guarded_hook("job_prolog", ac, av, [sp](const PluginConfig& config) { return run_job_prolog(sp, config); });
+}
+
 constexpr launchguard_core kCore = {
-    LAUNCHGUARD_CORE_ABI, core_init, on_user_option, core_user_init, core_task_init_privileged, core_task_init,
+    LAUNCHGUARD_CORE_ABI, core_init,      on_user_option,  core_user_init,
+    core_task_init_privileged, core_task_init, core_job_prolog,
 };
 
 }  // namespace

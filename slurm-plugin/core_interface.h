@@ -1,6 +1,7 @@
-/* The C interface between spank_launchguard.so, the small plugin that srun,
- * sbatch, salloc and slurmstepd load, and spank_launchguard_core.so, the
- * task checks, which only slurmstepd and slurmd load (core_loader.h).
+/* The C interface between the small plugins that srun, sbatch, salloc and
+ * slurmstepd load (spank_launchguard.so, spank_launchguard_prolog.so) and
+ * spank_launchguard_core.so, the checks, which only slurmstepd, slurmd and
+ * the prolog process load (core_loader.h).
  *
  * Each side carries its own copy of the C++ runtime (the plugin links it
  * statically and hidden), so nothing but C types crosses this line: no C++
@@ -30,6 +31,8 @@ struct launchguard_core {
     int (*user_init)(spank_t sp, int ac, char** av);
     int (*task_init_privileged)(spank_t sp, int ac, char** av);
     int (*task_init)(spank_t sp, int ac, char** av);
+    /* slurm_spank_job_prolog of spank_launchguard_prolog.so: the node checks. */
+    int (*job_prolog)(spank_t sp, int ac, char** av);
 };
 
 typedef const struct launchguard_core* (*launchguard_core_entry_fn)(void);
