@@ -28,7 +28,9 @@
 # (plugin load in srun and slurmstepd, task_init per task).
 #
 # Prints median, p90 and mean per configuration and the overhead of the median,
-# absolute and relative.  Target (docs/performance.md): <= 3 % and <= 5 ms.
+# absolute and relative.  Target (docs/performance.md): <= 1 % and <= 1.5 ms.
+# On a machine that others load, run it under `chrt -f 10` (docs/performance.md
+# says why): the clusters it starts inherit the policy.
 # Raw per-run times (microseconds) are kept in $LG_BENCH_CSV when set.
 set -uo pipefail
 
@@ -55,6 +57,10 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 install -D -m 0755 "$lg_built" "$on/lib/spank_launchguard.so"
+# Its checks, loaded from the same directory (slurm-plugin/core_loader.h); a
+# plugin of an older build has none.
+core_built="$(dirname "$lg_built")/spank_launchguard_core.so"
+[ -f "$core_built" ] && install -m 0755 "$core_built" "$on/lib/spank_launchguard_core.so"
 if [ "$#" -eq 0 ]; then
   set -- profile=default mode=enforce "topology-cache=$on/cache/topology.json"
 fi
@@ -115,5 +121,5 @@ printf '%-14s %5s %11s %9s %10s\n' config runs "median ms" "p90 ms" "mean ms"
 printf '%-14s %5d %11.1f %9.1f %10.1f\n' off "$n_off" "$med_off" "$p90_off" "$mean_off"
 printf '%-14s %5d %11.1f %9.1f %10.1f\n' launchguard "$n_on" "$med_on" "$p90_on" "$mean_on"
 awk -v a="$med_off" -v b="$med_on" -v pa="$p90_off" -v pb="$p90_on" 'BEGIN {
-  d = b - a; printf "overhead (median): %+.1f ms (%+.1f %%)   p90: %+.1f ms   target: <= 3 %% and <= 5 ms: %s\n",
-    d, 100 * d / a, pb - pa, (d <= 5 && 100 * d / a <= 3) ? "MET" : "MISSED" }'
+  d = b - a; printf "overhead (median): %+.1f ms (%+.1f %%)   p90: %+.1f ms   target: <= 1 %% and <= 1.5 ms: %s\n",
+    d, 100 * d / a, pb - pa, (d <= 1.5 && 100 * d / a <= 1) ? "MET" : "MISSED" }'

@@ -2,12 +2,21 @@
 // the task checks. Node checks live in spank_launchguard_prolog.so
 // (prolog_dispatch.cpp), because Slurm spawns a prolog process for every job
 // on every node as soon as any plugin defines slurm_spank_job_prolog.
+//
+// srun, sbatch and salloc load this plugin on every launch, so it carries
+// only what they use: the plugstack arguments and --launchguard, with the C++
+// runtime linked in and hidden. In slurmstepd and slurmd it loads
+// spank_launchguard_core.so (core_loader.h) and hands it the hooks; in
+// slurmstepd the load runs while the step is set up, and the first hook that
+// needs the core waits for it and replays init and --launchguard.
 extern "C" {
 #include <slurm/spank.h>
 }
 
-#include <exception>
+#include <optional>
+#include <string>
 
+#include "core_loader.h"
 #include "spank_glue.h"
 
 // The library is built with hidden visibility; these are the exceptions.
@@ -27,49 +36,122 @@ LAUNCHGUARD_EXPORT int slurm_spank_task_init_privileged(spank_t sp, int ac, char
 LAUNCHGUARD_EXPORT int slurm_spank_task_init(spank_t sp, int ac, char** av);
 }
 
+namespace launchguard::slurm {
+namespace {
+
+// Whether the core has had init (and the option) handed to it, and the
+// --launchguard value slurmstepd gave before that.
+bool g_core_ready = false;
+std::optional<std::string> g_pending_option;
+
+// In slurmstepd the core keeps the requested mode for task_init; the value
+// arrives right after init, while the core may still be loading, so it is
+// judged here and handed over by ready_core(). In srun and sbatch, and when
+// the core is missing, this plugin's judgement is the only one.
+int forward_user_option(int val, const char* optarg, int remote) {
+    if (g_core_ready && loaded_core() != nullptr) return loaded_core()->user_option(val, optarg, remote);
+    const int rc = on_user_option(val, optarg, remote);
+    if (rc == 0 && remote != 0 && optarg != nullptr) {
+        try {
+            g_pending_option = optarg;
+        } catch (...) {
+            log_error("--launchguard: internal error: the value could not be kept for the task checks");
+        }
+    }
+    return rc;
+}
+
+// The core, ready for a hook: the first hook that needs it waits for the load
+// and hands it what init and the option callback saw. Tasks forked after
+// user_init inherit a ready core.
+const launchguard_core* ready_core(spank_t sp, int ac, char** av) noexcept {
+    if (g_core_ready) return loaded_core();
+    g_core_ready = true;
+    const launchguard_core* core = wait_for_core();
+    try {
+        if (core == nullptr) {
+            log_error(core_load_error());
+            return nullptr;
+        }
+        // init only fails on a plugstack line that this plugin's init refused already.
+        if (core->init(sp, ac, av) != 0) log_error("the task checks refused the plugstack arguments");
+    } catch (...) {
+        // Only logging allocates here; the core itself catches everything.
+    }
+    if (core != nullptr && g_pending_option) core->user_option(0, g_pending_option->c_str(), 1);
+    return core;
+}
+
+struct spank_option g_option = {
+    const_cast<char*>("launchguard"),
+    const_cast<char*>("MODE"),
+    const_cast<char*>("launchguard mode for this job: enforce, patch, warn or off (the site decides which are allowed)"),
+    1,
+    0,
+    forward_user_option,
+};
+
+int register_user_option(spank_t sp) {
+    spank_err_t rc = spank_option_register(sp, &g_option);
+    if (rc != ESPANK_SUCCESS) {
+        log_error(std::string("cannot register --launchguard: ") + spank_strerror(rc));
+        return -1;
+    }
+    return 0;
+}
+
+// task_init without its checks: the on-error policy decides, as when the
+// profile cannot be loaded. The slurmd log has the reason from user_init too.
+int report_missing_core(spank_t sp, const PluginConfig& config) {
+    const bool off = config.mode == Mode::off && requested_user_mode().value_or(Mode::off) == Mode::off;
+    if (off) return 0;
+    const std::string reason =
+        core_load_error().empty() ? std::string("the task checks were not loaded") : core_load_error();
+    log_error(reason);
+    if (local_task_id(sp).value_or(0) == 0) tell_user(reason);
+    return config.on_error == OnError::block ? -1 : 0;
+}
+
+}  // namespace
+}  // namespace launchguard::slurm
+
 using launchguard::slurm::guarded_hook;
+using launchguard::slurm::loaded_core;
 using launchguard::slurm::PluginConfig;
 
 extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
     using namespace launchguard::slurm;
-    return guarded_hook("init", ac, av, [sp](const PluginConfig& config) {
+    return guarded_hook("init", ac, av, [sp, ac, av](const PluginConfig& config) {
         remember_config(config);
-        switch (spank_context()) {
-            case S_CTX_LOCAL:
-            case S_CTX_ALLOCATOR:
-            case S_CTX_REMOTE:
-                return register_user_option(sp);
-            case S_CTX_SLURMD:
-                // Once per slurmd start, as root: discover the node for every
-                // task to come. A failure only costs tasks a live discovery.
-                if (config.mode != launchguard::Mode::off && !config.hwloc_xml) {
-                    auto cached = refresh_topology_cache(config);
-                    if (!cached) log_error("topology cache: " + cached.error().to_string());
-                }
-                return 0;
-            default:
-                return 0;
+        const spank_context_t context = spank_context();
+        if (context == S_CTX_LOCAL || context == S_CTX_ALLOCATOR || context == S_CTX_REMOTE) {
+            if (register_user_option(sp) != 0) return -1;
         }
+        if (context == S_CTX_REMOTE) {
+            start_loading_core();
+            return 0;
+        }
+        if (context != S_CTX_SLURMD) return 0;
+        // slurmd has no later hook to wait in: load and init now (the core
+        // writes the topology cache). Never fail here: that would stop slurmd.
+        ready_core(sp, ac, av);
+        return 0;
     });
 }
 
-// The two recording hooks never fail: a failing user_init drains the node
-// in a batch step. A broken plugstack line fails the task in task_init.
 extern "C" int slurm_spank_user_init(spank_t sp, int ac, char** av) {
-    return launchguard::slurm::recording_hook("user_init", ac, av, [sp](const PluginConfig& config) {
-        launchguard::slurm::capture_host_side(sp, config);
-    });
+    const launchguard_core* core = launchguard::slurm::ready_core(sp, ac, av);
+    return core != nullptr ? core->user_init(sp, ac, av) : 0;
 }
 
 extern "C" int slurm_spank_task_init_privileged(spank_t sp, int ac, char** av) {
-    (void)sp;
-    return launchguard::slurm::recording_hook("task_init_privileged", ac, av, [](const PluginConfig&) {
-        launchguard::slurm::remember_forked_namespace();
-    });
+    const launchguard_core* core = launchguard::slurm::ready_core(sp, ac, av);
+    return core != nullptr ? core->task_init_privileged(sp, ac, av) : 0;
 }
 
 extern "C" int slurm_spank_task_init(spank_t sp, int ac, char** av) {
+    if (const launchguard_core* core = launchguard::slurm::ready_core(sp, ac, av)) return core->task_init(sp, ac, av);
     return guarded_hook("task_init", ac, av, [sp](const PluginConfig& config) {
-        return launchguard::slurm::run_task_init(sp, config);
+        return launchguard::slurm::report_missing_core(sp, config);
     });
 }

@@ -14,6 +14,7 @@
 #include "probe/rooted_file_view.h"
 #include "profile/profile.h"
 #include "spank_glue.h"
+#include "step_profile.h"
 
 namespace launchguard::slurm {
 namespace {
@@ -27,7 +28,9 @@ void capture_host_side(spank_t sp, const PluginConfig& config) {
     // A refused --launchguard value is reported by task_init; here any mode
     // but off is worth a few stats.
     if (requested_user_mode().value_or(config.mode) == Mode::off && config.mode == Mode::off) return;
-    auto profile = load_profile(config.profile);  // task_init reports a profile that does not load
+    // Loaded here, before the tasks are forked, so that they share it;
+    // task_init reports a profile that does not load.
+    const auto& profile = step_profile(config.profile);
     const std::string host_path = profile ? profile->topology.host_path : std::string();
 
     HostSide side;

@@ -2,10 +2,15 @@
 // job prolog (root, once per node per job). It is a plugin of its own so that
 // sites pay Slurm's per-job prolog process only when they want node findings
 // to drain nodes (docs/performance.md has the measured cost).
+//
+// srun, sbatch and slurmstepd load it too, with every plugin of the
+// plugstack, and never call it: it is small, and only the prolog process
+// loads the checks, spank_launchguard_core.so (core_loader.h).
 extern "C" {
 #include <slurm/spank.h>
 }
 
+#include "core_loader.h"
 #include "spank_glue.h"
 
 #define LAUNCHGUARD_EXPORT __attribute__((visibility("default")))
@@ -20,7 +25,15 @@ LAUNCHGUARD_EXPORT int slurm_spank_job_prolog(spank_t sp, int ac, char** av);
 }
 
 extern "C" int slurm_spank_job_prolog(spank_t sp, int ac, char** av) {
-    return launchguard::slurm::guarded_hook("job_prolog", ac, av, [sp](const launchguard::slurm::PluginConfig& config) {
-        return launchguard::slurm::run_job_prolog(sp, config);
+    using namespace launchguard::slurm;
+    return guarded_hook("job_prolog", ac, av, [sp, ac, av](const PluginConfig& config) {
+        const launchguard_core* core = load_core();
+        if (core == nullptr) {
+            // As when the profile cannot be loaded: on-error decides whether
+            // the prolog fails (and Slurm drains the node).
+            log_error("job_prolog: " + core_load_error());
+            return config.on_error == OnError::block ? -1 : 0;
+        }
+        return core->job_prolog(sp, ac, av);
     });
 }

@@ -5,8 +5,6 @@
 #include <cstring>
 #include <exception>
 
-#include "probe/topology_cache_refresh.h"
-
 namespace launchguard::slurm {
 namespace {
 
@@ -100,10 +98,6 @@ int recording_hook(const char* hook, int ac, char** av, const std::function<void
         log_error(std::string(hook) + ": internal error");
     }
     return 0;
-}
-
-Result<NodeTopology> refresh_topology_cache(const PluginConfig& config) {
-    return launchguard::refresh_topology_cache(config.topology_cache, config.topology_cache_max_age);
 }
 
 void remember_config(const PluginConfig& config) { g_config = config; }

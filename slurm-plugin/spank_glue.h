@@ -41,9 +41,9 @@ void log_error(const std::string& line);
 std::optional<Mode> requested_user_mode();
 void set_requested_user_mode(Mode mode);
 
-// Register --launchguard; called from slurm_spank_init in every context
-// that processes options.
-int register_user_option(spank_t sp);
+// The --launchguard callback (user_option.cpp): validates the value and
+// records it as the requested mode. Catches everything, as the hooks do.
+int on_user_option(int val, const char* optarg, int remote) noexcept;
 
 // The parsed plugstack configuration of this process, remembered by init so
 // that option callbacks can validate against it.
@@ -63,7 +63,8 @@ int run_task_init(spank_t sp, const PluginConfig& config);
 int run_job_prolog(spank_t sp, const PluginConfig& config);
 
 // The node topology the tasks read (probe/topology_cache.h): reused when
-// fresh, else discovered live and written. Root only (slurmd, prolog).
+// fresh, else discovered live and written. Root only (slurmd, prolog);
+// topology_refresh.cpp, which the small plugin does not carry.
 Result<NodeTopology> refresh_topology_cache(const PluginConfig& config);
 
 // Parses the plugstack arguments, runs body, and catches everything: no C++

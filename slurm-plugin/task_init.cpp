@@ -10,6 +10,7 @@
 #include "profile/profile.h"
 #include "rules/rule.h"
 #include "spank_glue.h"
+#include "step_profile.h"
 
 namespace launchguard::slurm {
 namespace {
@@ -64,7 +65,7 @@ int run_task_init(spank_t sp, const PluginConfig& config) {
     }
     if (mode == Mode::off) return 0;
 
-    auto profile = load_profile(config.profile);
+    const auto& profile = step_profile(config.profile);
     if (!profile) {
         log_error("profile: " + profile.error().to_string());
         if (first_task_on_node) tell_user("cannot load profile: " + profile.error().to_string());

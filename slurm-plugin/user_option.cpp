@@ -3,12 +3,16 @@
 // Slurm's "Invalid --launchguard argument"); slurmstepd receives it through
 // the launch message or _SLURM_SPANK_OPTION_launchguard_launchguard and
 // checks it again, because the site policy is enforced where the task runs.
+// dispatch.cpp registers the option and calls this in srun and sbatch; in
+// slurmstepd it forwards to the same function in the core.
+#include <exception>
+
 #include "spank_glue.h"
 
 namespace launchguard::slurm {
 namespace {
 
-int on_launchguard_option(int /*val*/, const char* optarg, int remote) {
+int judge_user_option(int /*val*/, const char* optarg, int remote) {
     auto mode = parse_mode(optarg == nullptr ? "" : optarg);
     if (!mode) {
         log_error(std::string("--launchguard=") + (optarg ? optarg : "") +
@@ -25,23 +29,17 @@ int on_launchguard_option(int /*val*/, const char* optarg, int remote) {
     return 0;
 }
 
-struct spank_option g_option = {
-    const_cast<char*>("launchguard"),
-    const_cast<char*>("MODE"),
-    const_cast<char*>("launchguard mode for this job: enforce, patch, warn or off (the site decides which are allowed)"),
-    1,
-    0,
-    on_launchguard_option,
-};
-
 }  // namespace
 
-int register_user_option(spank_t sp) {
-    spank_err_t rc = spank_option_register(sp, &g_option);
-    if (rc != ESPANK_SUCCESS) {
-        log_error(std::string("cannot register --launchguard: ") + spank_strerror(rc));
-        return -1;
+int on_user_option(int val, const char* optarg, int remote) noexcept {
+    try {
+        return judge_user_option(val, optarg, remote);
+    } catch (const std::exception& e) {
+        log_error(std::string("--launchguard: internal error: ") + e.what());
+    } catch (...) {
+        log_error("--launchguard: internal error");
     }
+    // Nothing is known about the value here; as guarded_hook, let the job run.
     return 0;
 }
 

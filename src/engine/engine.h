@@ -11,14 +11,11 @@
 #include <vector>
 
 #include "context/launch_context.h"
+#include "engine/mode.h"
 #include "engine/finding.h"
 #include "profile/profile.h"
 
 namespace launchguard {
-
-enum class Mode { enforce, patch, warn, off };
-std::string_view to_string(Mode mode);
-std::optional<Mode> parse_mode(std::string_view text);
 
 enum class Decision { allow, patch, block };
 std::string_view to_string(Decision decision);

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/engine.h"
+#include "engine/mode.h"
 
 namespace launchguard {
 

@@ -74,6 +74,8 @@ trap 'exit 130' INT TERM
 lib="$state/lib"; fx="$state/fx"; work="$state/work"
 mkdir -p "$lib" "$fx/sysfs" "$work" "$state/hostfs/opt/topo"
 install -m 0755 "$lg_built" "$lib/spank_launchguard.so"
+# The plugin loads its checks from its own directory (slurm-plugin/core_loader.h).
+install -m 0755 "$(dirname "$lg_built")/spank_launchguard_core.so" "$lib/spank_launchguard_core.so"
 install -m 0755 "$standin_built" "$lib/spank_pyxis_standin.so"
 mkdir -p "$state/enroot-data"
 install -m 0755 "$prolog_built" "$lib/spank_launchguard_prolog.so"
@@ -520,6 +522,37 @@ if "$cluster" status "$state" >/dev/null && as_user srun -N1 -n1 true >out 2>err
 else
   fail "cluster after malformed plugstack"; show out err
 fi
+
+# --------------------------------- 9b. the checks cannot be loaded
+# srun and sbatch load only spank_launchguard.so; slurmstepd loads the checks,
+# spank_launchguard_core.so, from the plugin's directory. Without it a submit
+# host still takes --launchguard, and a task follows on-error=.
+node_ok "9b. spank_launchguard_core.so missing"
+mv "$lib/spank_launchguard_core.so" "$lib/spank_launchguard_core.so.away"
+core_msg="launchguard: cannot load the task checks: $lib/spank_launchguard_core.so"
+stack "$(lg_line mode=enforce)"
+mark
+as_user srun -N1 -n1 true >out 2>err; rc=$?
+if [ "$rc" -eq 0 ] && grep -qF "$core_msg" err && newlog | grep -qF "$core_msg"; then
+  pass "core missing, on-error=allow: the task runs (rc=0), the user and the slurmd log are told which file"
+else
+  fail "core missing, on-error=allow (rc=$rc)"; show out err
+fi
+as_user srun -N1 -n1 --launchguard=bogus true >out 2>err; rc=$?
+if [ "$rc" -ne 0 ] && grep -q "Invalid --launchguard argument" err; then
+  pass "core missing: srun still judges --launchguard at submission (rc=$rc)"
+else
+  fail "core missing: --launchguard=bogus (rc=$rc)"; show out err
+fi
+stack "$(lg_line mode=enforce on-error=block)"
+as_user srun -N1 -n1 true >out 2>err; rc=$?
+if [ "$rc" -ne 0 ] && grep -qF "$core_msg" err; then
+  pass "core missing, on-error=block: the task fails (rc=$rc) with the same message"
+else
+  fail "core missing, on-error=block (rc=$rc)"; show out err
+fi
+mv "$lib/spank_launchguard_core.so.away" "$lib/spank_launchguard_core.so"
+stack "$(lg_line mode=enforce)"
 
 # --------------------------------- 10. the topology cache and the prolog plugin
 node_ok "10. slurmd start writes the topology cache"

@@ -1,0 +1,56 @@
+// The only symbol spank_launchguard_core.so exports (core.lds): the table
+// through which spank_launchguard.so (dispatch.cpp) and
+// spank_launchguard_prolog.so (prolog_dispatch.cpp) hand it the hooks that
+// need the checks. Slurm never loads this file itself.
+#include "core_interface.h"
+#include "spank_glue.h"
+
+namespace launchguard::slurm {
+namespace {
+
+using launchguard::Mode;
+
+int core_init(spank_t sp, int ac, char** av) {
+    (void)sp;
+    return guarded_hook("init", ac, av, [](const PluginConfig& config) {
+        remember_config(config);
+        // Once per slurmd start, as root: discover the node for every task
+        // to come. A failure only costs tasks a live discovery.
+        if (spank_context() == S_CTX_SLURMD && config.mode != Mode::off && !config.hwloc_xml) {
+            auto cached = refresh_topology_cache(config);
+            if (!cached) log_error("topology cache: " + cached.error().to_string());
+        }
+        return 0;
+    });
+}
+
+// The two recording hooks never fail: a failing user_init drains the node
+// in a batch step. A broken plugstack line fails the task in task_init.
+int core_user_init(spank_t sp, int ac, char** av) {
+    return recording_hook("user_init", ac, av, [sp](const PluginConfig& config) { capture_host_side(sp, config); });
+}
+
+int core_task_init_privileged(spank_t sp, int ac, char** av) {
+    (void)sp;
+    return recording_hook("task_init_privileged", ac, av, [](const PluginConfig&) { remember_forked_namespace(); });
+}
+
+int core_task_init(spank_t sp, int ac, char** av) {
+    return guarded_hook("task_init", ac, av, [sp](const PluginConfig& config) { return run_task_init(sp, config); });
+}
+
+int core_job_prolog(spank_t sp, int ac, char** av) {
+    return guarded_hook("job_prolog", ac, av, [sp](const PluginConfig& config) { return run_job_prolog(sp, config); });
+}
+
+constexpr launchguard_core kCore = {
+    LAUNCHGUARD_CORE_ABI, core_init,      on_user_option,  core_user_init,
+    core_task_init_privileged, core_task_init, core_job_prolog,
+};
+
+}  // namespace
+}  // namespace launchguard::slurm
+
+extern "C" __attribute__((visibility("default"))) const launchguard_core* launchguard_core_entry() {
+    return &launchguard::slurm::kCore;
+}

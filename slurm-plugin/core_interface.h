@@ -1,0 +1,42 @@
+/* The C interface between the small plugins that srun, sbatch, salloc and
+ * slurmstepd load (spank_launchguard.so, spank_launchguard_prolog.so) and
+ * spank_launchguard_core.so, the checks, which only slurmstepd, slurmd and
+ * the prolog process load (core_loader.h).
+ *
+ * Each side carries its own copy of the C++ runtime (the plugin links it
+ * statically and hidden), so nothing but C types crosses this line: no C++
+ * object, no exception. Every function catches everything on its own side.
+ * A change to this struct is a change of LAUNCHGUARD_CORE_ABI: the plugin
+ * refuses a core built for another one (a half-upgraded node). */
+#pragma once
+
+#include <slurm/spank.h>
+
+#define LAUNCHGUARD_CORE_ABI 1
+#define LAUNCHGUARD_CORE_FILE "spank_launchguard_core.so"
+#define LAUNCHGUARD_CORE_ENTRY "launchguard_core_entry"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct launchguard_core {
+    unsigned abi; /* LAUNCHGUARD_CORE_ABI; stays the first member in every version */
+    /* slurm_spank_init in REMOTE and SLURMD context, after the plugin has
+     * registered --launchguard (only the plugin can: Slurm ties options to
+     * the plugin that registers them). */
+    int (*init)(spank_t sp, int ac, char** av);
+    /* The --launchguard callback, forwarded in REMOTE context. */
+    int (*user_option)(int val, const char* optarg, int remote);
+    int (*user_init)(spank_t sp, int ac, char** av);
+    int (*task_init_privileged)(spank_t sp, int ac, char** av);
+    int (*task_init)(spank_t sp, int ac, char** av);
+    /* slurm_spank_job_prolog of spank_launchguard_prolog.so: the node checks. */
+    int (*job_prolog)(spank_t sp, int ac, char** av);
+};
+
+typedef const struct launchguard_core* (*launchguard_core_entry_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif

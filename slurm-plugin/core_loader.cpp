@@ -1,0 +1,144 @@
+#include "core_loader.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+namespace launchguard::slurm {
+namespace {
+
+// Written by the loading thread, read only after it has been joined.
+const launchguard_core* g_core = nullptr;
+std::string g_error;
+bool g_tried = false;
+
+// The loading thread, and the process that started it: a forked child
+// cannot join its parent's thread.
+bool g_loading = false;
+pthread_t g_loader{};
+pid_t g_loader_pid = 0;
+
+// Beside this plugin: Slurm loads plugins by absolute path (plugstack.conf
+// or PluginDir), and installing both files into one directory is what keeps
+// a plugin and its core of the same build together.
+std::string core_path() {
+    Dl_info self{};
+    if (::dladdr(reinterpret_cast<const void*>(&core_path), &self) == 0 || self.dli_fname == nullptr) {
+        return LAUNCHGUARD_CORE_FILE;
+    }
+    std::string path(self.dli_fname);
+    const auto slash = path.rfind('/');
+    if (slash == std::string::npos) return LAUNCHGUARD_CORE_FILE;
+    return path.substr(0, slash + 1) + LAUNCHGUARD_CORE_FILE;
+}
+
+const launchguard_core* open_core() {
+    const std::string path = core_path();
+    // RTLD_LOCAL: the core's symbols stay out of slurmstepd's namespace.
+    // RTLD_LAZY, as Slurm loads plugins: the core itself is linked with
+    // -z now, so a symbol it lacks still fails here, while the libraries it
+    // brings (libstdc++, yaml-cpp, Boost.JSON) bind only what is called;
+    // RTLD_NOW made the load 0.25 ms slower (bench/dlopen_cost.c).
+    // Never closed: tasks forked from this process run its code.
+    void* handle = ::dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL);
+    if (handle == nullptr) {
+        // dlerror() names the file itself.
+        const char* why = ::dlerror();
+        g_error = "cannot load the task checks: " + (why ? std::string(why) : path + ": unknown error");
+        return nullptr;
+    }
+    auto entry = reinterpret_cast<launchguard_core_entry_fn>(::dlsym(handle, LAUNCHGUARD_CORE_ENTRY));
+    if (entry == nullptr) {
+        g_error = path + " has no " LAUNCHGUARD_CORE_ENTRY ": not a launchguard core";
+        return nullptr;
+    }
+    const launchguard_core* core = entry();
+    if (core == nullptr || core->abi != LAUNCHGUARD_CORE_ABI) {
+        g_error = path + " was built for another version of spank_launchguard.so (core interface " +
+                  std::to_string(core ? core->abi : 0) + ", expected " + std::to_string(LAUNCHGUARD_CORE_ABI) +
+                  "): install both files from the same build";
+        return nullptr;
+    }
+    return core;
+}
+
+// Only allocation can throw in open_core(); on the loading thread an escaping
+// exception would terminate slurmstepd.
+const launchguard_core* open_core_or_null() noexcept {
+    try {
+        return open_core();
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+void* load_on_thread(void*) {
+    g_core = open_core_or_null();
+    return nullptr;
+}
+
+// Run when Slurm unloads this plugin (dlclose) or the process exits: the
+// loading thread executes this plugin's code and must be done by then.
+struct LoaderJoin {
+    LoaderJoin() = default;
+    LoaderJoin(const LoaderJoin&) = delete;
+    LoaderJoin& operator=(const LoaderJoin&) = delete;
+    ~LoaderJoin() {
+        if (g_loading && ::getpid() == g_loader_pid) {
+            ::pthread_join(g_loader, nullptr);
+            g_loading = false;
+        }
+    }
+};
+const LoaderJoin g_join_on_unload;
+
+}  // namespace
+
+const launchguard_core* load_core() noexcept {
+    if (!g_tried) {
+        g_tried = true;
+        g_core = open_core_or_null();
+    }
+    return g_core;
+}
+
+void start_loading_core() noexcept {
+    if (g_tried) return;
+    g_tried = true;
+    // The thread must not take slurmstepd's signals: it inherits this mask.
+    sigset_t all;
+    sigset_t before;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &before);
+    g_loading = ::pthread_create(&g_loader, nullptr, load_on_thread, nullptr) == 0;
+    pthread_sigmask(SIG_SETMASK, &before, nullptr);
+    if (g_loading) {
+        g_loader_pid = ::getpid();
+    } else {
+        g_core = open_core_or_null();
+    }
+}
+
+const launchguard_core* wait_for_core() noexcept {
+    if (!g_tried) return load_core();
+    if (g_loading) {
+        if (::getpid() != g_loader_pid) {
+            // Forked while the core was loading: its state is unknown here.
+            g_core = nullptr;
+            try {
+                g_error = "internal error: the task checks were still loading when slurmstepd forked this task";
+            } catch (...) {
+            }
+        } else {
+            ::pthread_join(g_loader, nullptr);
+        }
+        g_loading = false;
+    }
+    return g_core;
+}
+
+const launchguard_core* loaded_core() { return g_core; }
+const std::string& core_load_error() { return g_error; }
+
+}  // namespace launchguard::slurm

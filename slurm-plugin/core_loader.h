@@ -1,0 +1,34 @@
+// Loads spank_launchguard_core.so, the task checks, into slurmstepd and
+// slurmd. srun, sbatch and salloc never load it: they only need the
+// plugstack arguments and --launchguard, which the small plugin carries
+// (docs/performance.md has what the core and its libraries cost a process).
+#pragma once
+
+#include <string>
+
+#include "core_interface.h"
+
+namespace launchguard::slurm {
+
+// Loads the core that sits in the same directory as this plugin's own file,
+// at once, once per process (slurmd). Null when it cannot be loaded;
+// core_load_error() then says which file and why.
+const launchguard_core* load_core() noexcept;
+
+// slurmstepd: starts the same load on a thread of its own and returns.
+// Between the plugin's init and user_init slurmstepd spends about 2 ms
+// setting up the step (measured by uprobe), in which the load, about 1 ms,
+// then costs the step nothing. Loads at once when no thread can be started.
+void start_loading_core() noexcept;
+
+// Waits for the load that start_loading_core() started (or loads now if
+// none was) and returns its result. Call it before slurmstepd forks the
+// tasks: user_init is before the fork. Unloading this plugin (a step that
+// ends during set-up) waits for the thread too, since it runs this code.
+const launchguard_core* wait_for_core() noexcept;
+
+// The core once load_core() or wait_for_core() has returned it, else null.
+const launchguard_core* loaded_core();
+const std::string& core_load_error();
+
+}  // namespace launchguard::slurm
