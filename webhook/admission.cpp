@@ -89,23 +89,6 @@ std::string deny_message(const Report& report, const Choice& choice) {
     return message;
 }
 
-json::object response_envelope(const std::string& uid) {
-    json::object response;
-    response["uid"] = uid;
-    response["allowed"] = true;
-    return response;
-}
-
-std::string finish(json::object response) {
-    json::object review;
-    review["apiVersion"] = "admission.k8s.io/v1";
-    review["kind"] = "AdmissionReview";
-    review["response"] = std::move(response);
-    return json::serialize(review);
-}
-
-// Reviews the object under the chosen profile and mode: the response
-// fields, log fields and counters that do not depend on the request.
 // The response's members as they follow "uid" in the answer, so that a
 // cached verdict is answered by concatenation, without a JSON tree.
 std::string serialized_members(const json::object& response) {
@@ -119,6 +102,15 @@ std::string serialized_members(const json::object& response) {
     return out;
 }
 
+// The one AdmissionReview every 200 answer is: the uid echoed, then the members.
+std::string review_json(json::string_view uid, std::string_view members) {
+    std::string out = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":)";
+    out += json::serialize(uid);
+    out += members;
+    out += "}}";
+    return out;
+}
+
 Verdict with_members(Verdict verdict, json::object response) {
     verdict.members = serialized_members(response);
     if (json::value* audit = response.if_contains("auditAnnotations"); audit != nullptr && audit->is_object()) {
@@ -128,6 +120,8 @@ Verdict with_members(Verdict verdict, json::object response) {
     return verdict;
 }
 
+// Reviews the object under the chosen profile and mode: the response
+// fields, log fields and counters that do not depend on the request.
 Verdict judge(Endpoint endpoint, const json::value& object, const Choice& choice) {
     Verdict verdict;
     json::object response;
@@ -160,12 +154,15 @@ Verdict judge(Endpoint endpoint, const json::value& object, const Choice& choice
 
     const Report& report = result.report;
     std::string decision = std::string(to_string(report.decision));
+    const std::string blocked = rules_with_action(report, Action::block);
+    const std::string patched = rules_with_action(report, Action::patch);
+    const std::string warned = rules_with_action(report, Action::warn);
     json::object audit;
     audit["profile"] = choice.profile->name;
     audit["mode"] = std::string(to_string(choice.mode));
-    audit["blocked"] = rules_with_action(report, Action::block);
-    audit["patched"] = rules_with_action(report, Action::patch);
-    audit["warned"] = rules_with_action(report, Action::warn);
+    audit["blocked"] = blocked;
+    audit["patched"] = patched;
+    audit["warned"] = warned;
     if (endpoint == Endpoint::validate) {
         if (report.decision == Decision::block) {
             response["allowed"] = false;
@@ -186,10 +183,7 @@ Verdict judge(Endpoint endpoint, const json::value& object, const Choice& choice
     response["auditAnnotations"] = std::move(audit);
     verdict.decision = decision;
     for (const auto& f : report.findings) verdict.findings.emplace_back(f.rule, std::string(to_string(f.action)));
-    verdict.log = {{"decision", decision},
-                   {"blocked", rules_with_action(report, Action::block)},
-                   {"patched", rules_with_action(report, Action::patch)},
-                   {"warned", rules_with_action(report, Action::warn)}};
+    verdict.log = {{"decision", decision}, {"blocked", blocked}, {"patched", patched}, {"warned", warned}};
     return with_members(std::move(verdict), std::move(response));
 }
 
@@ -232,7 +226,6 @@ Answer admit_review(Endpoint endpoint, std::string_view body, const WebhookConfi
     const json::value* uid = request->as_object().if_contains("uid");
     if (uid == nullptr || !uid->is_string() || uid->as_string().empty()) return bad_request(metrics, "request.uid is missing");
 
-    json::object response = response_envelope(std::string(uid->as_string()));
     std::map<std::string, std::string> log{{"uid", std::string(uid->as_string())}};
     if (const json::value* ns = request->as_object().if_contains("namespace"); ns && ns->is_string()) {
         log["namespace"] = std::string(ns->as_string());
@@ -249,7 +242,7 @@ Answer admit_review(Endpoint endpoint, std::string_view body, const WebhookConfi
     if (object == nullptr || object->is_null()) {  // DELETE and CONNECT carry no object
         metrics.decision(endpoint_name, "allow");
         log["decision"] = "allow";
-        return answer(finish(std::move(response)));
+        return answer(review_json(uid->as_string(), R"(,"allowed":true)"));
     }
     const json::value* dry_run = request->as_object().if_contains("dryRun");
     const bool is_dry_run = dry_run != nullptr && dry_run->is_bool() && dry_run->as_bool();
@@ -267,12 +260,14 @@ Answer admit_review(Endpoint endpoint, std::string_view body, const WebhookConfi
     log["profile"] = choice.profile->name;
     log["mode"] = std::string(to_string(choice.mode));
     if (is_dry_run) log["dry_run"] = "true";
-    json::object audit;
-    audit["profile"] = choice.profile->name;
-    audit["mode"] = std::string(to_string(choice.mode));
-    if (is_dry_run) audit["dryRun"] = "true";
     if (!choice.refusal.empty()) {
+        json::object audit;
+        audit["profile"] = choice.profile->name;
+        audit["mode"] = std::string(to_string(choice.mode));
+        if (is_dry_run) audit["dryRun"] = "true";
         audit["decision"] = endpoint == Endpoint::validate ? "block" : "allow";
+        json::object response;
+        response["allowed"] = true;
         response["auditAnnotations"] = std::move(audit);
         if (endpoint == Endpoint::validate) {
             response["allowed"] = false;
@@ -283,7 +278,7 @@ Answer admit_review(Endpoint endpoint, std::string_view body, const WebhookConfi
         metrics.decision(endpoint_name, endpoint == Endpoint::validate ? "block" : "allow");
         log["decision"] = endpoint == Endpoint::validate ? "block" : "allow";
         log["refusal"] = choice.refusal;
-        return answer(finish(std::move(response)));
+        return answer(review_json(uid->as_string(), serialized_members(response)));
     }
 
     std::shared_ptr<const Verdict> verdict;
@@ -303,11 +298,7 @@ Answer admit_review(Endpoint endpoint, std::string_view body, const WebhookConfi
     if (!verdict->error.empty()) metrics.error(verdict->error);
     if (!verdict->decision.empty()) metrics.decision(endpoint_name, verdict->decision);
     for (const auto& [rule, action] : verdict->findings) metrics.finding(rule, action);
-    std::string out = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":)";
-    out += json::serialize(uid->as_string());
-    out += is_dry_run ? verdict->members_dry_run : verdict->members;
-    out += "}}";
-    return answer(std::move(out));
+    return answer(review_json(uid->as_string(), is_dry_run ? verdict->members_dry_run : verdict->members));
 }
 
 }  // namespace
