@@ -11,6 +11,7 @@
 #include <cstring>
 #include <optional>
 
+#include "util/child_process.h"
 #include "util/input_file.h"
 
 namespace launchguard {
@@ -240,9 +241,7 @@ Status import_survives(const std::string& xml, const std::string& path) {
     pid_t child = ::fork();
     if (child < 0) return make_file_error(path, 0, std::string("cannot fork to import hwloc XML: ") + std::strerror(errno));
     if (child == 0) {
-        // The parent's handlers (slurmstepd's, a sanitizer's) must not turn
-        // a crash into an orderly exit: the parent tells the two apart.
-        for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGALRM}) std::signal(sig, SIG_DFL);
+        restore_default_crash_signals();
         ::alarm(kXmlImportSeconds);  // SIGALRM's default action ends a hung import
         hwloc_topology_t topo = nullptr;
         int rc = 1;

@@ -145,6 +145,10 @@ std::string describe_status(int status) {
 
 }  // namespace
 
+void restore_default_crash_signals() {
+    for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGALRM}) std::signal(sig, SIG_DFL);
+}
+
 Result<std::string> run_forked_with_deadline(const ChildBody& body, std::chrono::milliseconds deadline) {
     const auto until = Clock::now() + deadline;
     Pipe channel;
@@ -153,6 +157,7 @@ Result<std::string> run_forked_with_deadline(const ChildBody& body, std::chrono:
     pid_t child = ::fork();
     if (child < 0) return make_error(std::string("cannot fork: ") + std::strerror(errno));
     if (child == 0) {
+        restore_default_crash_signals();
         channel.close_read();
         const int fd = channel.write_end();
         const StepNote note = [fd](std::string_view step) { write_record(fd, 'N', step); };

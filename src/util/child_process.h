@@ -19,6 +19,12 @@
 
 namespace launchguard {
 
+// In a forked child: the parent's handlers for crashes and alarms
+// (slurmstepd's, a sanitizer's) go back to the default, so a crash or an
+// alarm ends the child with that signal instead of an orderly exit, and the
+// parent can tell them apart.
+void restore_default_crash_signals();
+
 // `note` records the step the body is in; the last note names the stall.
 using StepNote = std::function<void(std::string_view step)>;
 using ChildBody = std::function<std::string(const StepNote& note)>;
@@ -27,7 +33,7 @@ using ChildBody = std::function<std::string(const StepNote& note)>;
 // the child misses the deadline (killed; the message names the deadline and
 // the last step), crashes, or exits without a result. The body must not
 // throw; the child leaves with _exit, so no destructor or atexit handler of
-// the parent runs twice.
+// the parent runs twice. The child starts with restore_default_crash_signals().
 Result<std::string> run_forked_with_deadline(const ChildBody& body, std::chrono::milliseconds deadline);
 
 struct ProgramResult {

@@ -15,6 +15,8 @@
 #include <new>
 #include <unordered_set>
 
+#include "util/child_process.h"
+
 namespace launchguard {
 namespace {
 
@@ -52,9 +54,7 @@ Status check_yaml_terminates(std::string_view text, const std::string& origin) {
     pid_t child = ::fork();
     if (child < 0) return make_file_error(origin, 0, std::string("cannot fork to check the YAML: ") + std::strerror(errno));
     if (child == 0) {
-        // The parent's handlers (slurmstepd's, a sanitizer's) must not turn a
-        // crash or the alarm into an orderly exit.
-        for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGALRM}) std::signal(sig, SIG_DFL);
+        restore_default_crash_signals();
         ::alarm(kParseSeconds);
         // AddressSanitizer reserves terabytes of address space: no bound there.
         if (!kAddressSanitizer) {
