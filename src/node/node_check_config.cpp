@@ -7,6 +7,7 @@
 #include <set>
 
 #include "util/input_file.h"
+#include "util/text.h"
 
 namespace launchguard {
 namespace {
@@ -14,12 +15,6 @@ namespace {
 constexpr std::string_view kKeys =
     "profile, mode, timeout, on-unknown, topology-cache, topology-cache-max-age, hwloc-xml, sysfs-root, scontrol, "
     "slurm-conf, node-name, metrics-file, log-file";
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-    return s;
-}
 
 std::optional<long> whole_number(std::string_view text) {
     long value = 0;

@@ -10,14 +10,13 @@
 
 #include "util/error.h"
 #include "util/input_file.h"
+#include "util/text.h"  // trim, which probes use with read_text_file
 
 namespace launchguard {
 
 // The file's content without surrounding whitespace, or nullopt when it cannot
 // be read (absent, permission, a sysfs attribute that errors on read).
 std::optional<std::string> read_trimmed(const std::string& path);
-
-std::string_view trim(std::string_view text);
 
 // "/" + "sys/x" -> "/sys/x"; "/fixture" + "sys/x" -> "/fixture/sys/x".
 std::string under_root(const std::string& root, std::string_view relative);

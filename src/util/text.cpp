@@ -14,4 +14,11 @@ std::vector<std::string> split_list(std::string_view text, char separator) {
     return parts;
 }
 
+std::string_view trim(std::string_view text) {
+    auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; };
+    while (!text.empty() && space(text.front())) text.remove_prefix(1);
+    while (!text.empty() && space(text.back())) text.remove_suffix(1);
+    return text;
+}
+
 }  // namespace launchguard

@@ -1,5 +1,6 @@
-// Small text helpers shared by parsers of lists people write by hand
-// (comma-separated filters, colon-separated paths, mount lists).
+// Small text helpers shared by parsers of what people write by hand
+// (comma-separated filters, colon-separated paths, mount lists, key = value
+// files) and of short procfs/sysfs files.
 #pragma once
 
 #include <string>
@@ -10,5 +11,8 @@ namespace launchguard {
 
 // The non-empty items between separators: "a,,b," -> {"a", "b"}.
 std::vector<std::string> split_list(std::string_view text, char separator);
+
+// Without the ASCII whitespace (space, \t, \n, \r, \v, \f) at either end.
+std::string_view trim(std::string_view text);
 
 }  // namespace launchguard
