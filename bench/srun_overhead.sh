@@ -61,6 +61,7 @@ install -D -m 0755 "$lg_built" "$on/lib/spank_launchguard.so"
 # plugin of an older build has none.
 core_built="$(dirname "$lg_built")/spank_launchguard_core.so"
 [ -f "$core_built" ] && install -m 0755 "$core_built" "$on/lib/spank_launchguard_core.so"
+[ -f "${core_built%.so}_yaml.so" ] && install -m 0755 "${core_built%.so}_yaml.so" "$on/lib/spank_launchguard_core_yaml.so"
 if [ "$#" -eq 0 ]; then
   set -- profile=default mode=enforce "topology-cache=$on/cache/topology.json"
 fi

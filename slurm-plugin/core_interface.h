@@ -1,7 +1,7 @@
 /* The C interface between the small plugins that srun, sbatch, salloc and
  * slurmstepd load (spank_launchguard.so, spank_launchguard_prolog.so) and
  * spank_launchguard_core.so, the checks, which only slurmstepd, slurmd and
- * the prolog process load (core_loader.h).
+ * the prolog process load (core_loader.h), in one of two builds.
  *
  * Each side carries its own copy of the C++ runtime (the plugin links it
  * statically and hidden), so nothing but C types crosses this line: no C++
@@ -13,7 +13,10 @@
 #include <slurm/spank.h>
 
 #define LAUNCHGUARD_CORE_ABI 1
+/* Two builds of the same checks: without YAML (embedded and compiled .json
+ * profiles; no shared C++ runtime) and with it (a profile given as YAML). */
 #define LAUNCHGUARD_CORE_FILE "spank_launchguard_core.so"
+#define LAUNCHGUARD_CORE_YAML_FILE "spank_launchguard_core_yaml.so"
 #define LAUNCHGUARD_CORE_ENTRY "launchguard_core_entry"
 
 #ifdef __cplusplus

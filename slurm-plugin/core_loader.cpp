@@ -5,6 +5,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "profile/profile.h"
+#include "spank_glue.h"
+
 namespace launchguard::slurm {
 namespace {
 
@@ -19,18 +22,26 @@ bool g_loading = false;
 pthread_t g_loader{};
 pid_t g_loader_pid = 0;
 
+// Which of the two builds of the core this process needs: the one without
+// YAML (and with no shared C++ runtime, so about a quarter of the load) reads
+// embedded profiles and compiled .json files; a YAML profile needs the other.
+const char* core_file() {
+    const PluginConfig* config = remembered_config();
+    if (config == nullptr || is_compiled_profile_reference(config->profile)) return LAUNCHGUARD_CORE_FILE;
+    return LAUNCHGUARD_CORE_YAML_FILE;
+}
+
 // Beside this plugin: Slurm loads plugins by absolute path (plugstack.conf
-// or PluginDir), and installing both files into one directory is what keeps
+// or PluginDir), and installing the files into one directory is what keeps
 // a plugin and its core of the same build together.
 std::string core_path() {
+    const char* file = core_file();
     Dl_info self{};
-    if (::dladdr(reinterpret_cast<const void*>(&core_path), &self) == 0 || self.dli_fname == nullptr) {
-        return LAUNCHGUARD_CORE_FILE;
-    }
+    if (::dladdr(reinterpret_cast<const void*>(&core_path), &self) == 0 || self.dli_fname == nullptr) return file;
     std::string path(self.dli_fname);
     const auto slash = path.rfind('/');
-    if (slash == std::string::npos) return LAUNCHGUARD_CORE_FILE;
-    return path.substr(0, slash + 1) + LAUNCHGUARD_CORE_FILE;
+    if (slash == std::string::npos) return file;
+    return path.substr(0, slash + 1) + file;
 }
 
 const launchguard_core* open_core() {

@@ -5,12 +5,13 @@
 #include "node/node_check.h"
 #include "profile/profile.h"
 #include "spank_glue.h"
+#include "step_profile.h"
 
 namespace launchguard::slurm {
 
 int run_job_prolog(spank_t sp, const PluginConfig& config) {
     if (config.mode == Mode::off) return 0;
-    auto profile = load_profile(config.profile);
+    const auto& profile = step_profile(config.profile);
     if (!profile) {
         log_error("job_prolog: profile: " + profile.error().to_string());
         return config.on_error == OnError::block ? -1 : 0;

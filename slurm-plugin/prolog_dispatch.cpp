@@ -27,6 +27,7 @@ LAUNCHGUARD_EXPORT int slurm_spank_job_prolog(spank_t sp, int ac, char** av);
 extern "C" int slurm_spank_job_prolog(spank_t sp, int ac, char** av) {
     using namespace launchguard::slurm;
     return guarded_hook("job_prolog", ac, av, [sp, ac, av](const PluginConfig& config) {
+        remember_config(config);  // which core to load: the profile decides
         const launchguard_core* core = load_core();
         if (core == nullptr) {
             // As when the profile cannot be loaded: on-error decides whether

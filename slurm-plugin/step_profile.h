@@ -1,6 +1,7 @@
 // The profile of a step, loaded once per slurmstepd. user_init loads it in
 // the step's own process, before any task is forked; each task then reads
-// that copy instead of parsing the YAML again (docs/performance.md).
+// that copy instead of parsing it again (docs/performance.md). The prolog
+// process reads it the same way.
 #pragma once
 
 #include <string>

@@ -1,8 +1,10 @@
-// `launchguard profile validate FILE` and `launchguard profile list`.
+// `launchguard profile validate FILE`, `launchguard profile compile FILE` and
+// `launchguard profile list`.
 #include <iostream>
 
 #include "cli/command.h"
 #include "profile/profile.h"
+#include "util/atomic_file.h"
 #include "util/text_escape.h"
 
 namespace launchguard::cli {
@@ -21,6 +23,29 @@ void add_profile_command(CLI::App& app, CommandRunner& runner) {
             // The name is the file's own text: escape it for the terminal.
             std::cout << printable_text(profile->origin) << ": profile '" << printable_text(profile->name) << "' is valid ("
                       << profile->actions.size() << " rule override(s))\n";
+            return kExitAllow;
+        };
+    });
+
+    // The Slurm task checks read profiles in this form, which needs no YAML
+    // library (docs/slurm.md, "Site profiles").
+    auto source = std::make_shared<std::string>();
+    auto output = std::make_shared<std::string>();
+    CLI::App* compile = cmd->add_subcommand("compile", "Validate a profile and write its compiled (JSON) form");
+    compile->add_option("profile", *source, "Profile YAML file or embedded profile name")->required();
+    compile->add_option("-o,--output", *output, "Write to this file (atomically, mode 0644) instead of stdout");
+    compile->callback([&runner, source, output] {
+        runner = [source, output] {
+            auto profile = load_profile(*source);
+            if (!profile) return bad_input(profile.error().to_string());
+            const std::string json = profile_to_json(*profile);
+            if (output->empty()) {
+                std::cout << json;
+                return kExitAllow;
+            }
+            if (auto written = write_file_atomically(*output, json, 0644); !written) {
+                return bad_input(written.error().to_string());
+            }
             return kExitAllow;
         };
     });

@@ -8,7 +8,7 @@ namespace launchguard {
 
 struct EmbeddedProfile {
     std::string_view name;  // file name without .yaml, e.g. "default"
-    std::string_view yaml;
+    std::string_view text;  // YAML (embedded_profiles) or JSON (compiled_profiles)
 };
 
 const std::vector<EmbeddedProfile>& embedded_profiles();

@@ -1,6 +1,6 @@
 #include "profile/profile.h"
 
-#include "profile/embedded_profiles.h"
+#include "profile/profile_source.h"
 #include "rules/rule.h"
 #include "util/input_file.h"
 
@@ -11,54 +11,40 @@ Action Profile::action_for(std::string_view rule, Action fallback) const {
     return it == actions.end() ? fallback : it->second;
 }
 
-Result<Profile> parse_profile(std::string_view yaml, std::string origin) {
-    return parse_profile_with(yaml, std::move(origin),
-                              [](const std::string& id) { return find_rule(id) != nullptr; });
+bool Profile::operator==(const Profile& other) const {
+    return name == other.name && description == other.description && node == other.node &&
+           topology == other.topology && nccl == other.nccl && cpu == other.cpu && container == other.container &&
+           virt == other.virt && actions == other.actions;
 }
 
-namespace {
+bool is_known_rule_id(const std::string& id) { return find_rule(id) != nullptr; }
 
-bool looks_like_path(std::string_view s) {
-    return s.find('/') != std::string_view::npos || s.ends_with(".yaml") || s.ends_with(".yml");
+Result<Profile> parse_profile_json(std::string_view json, std::string origin) {
+    return parse_profile_json_with(json, std::move(origin), is_known_rule_id);
 }
 
-}  // namespace
+bool looks_like_profile_path(std::string_view s) {
+    return s.find('/') != std::string_view::npos || s.ends_with(".yaml") || s.ends_with(".yml") ||
+           is_json_profile_path(s);
+}
 
-Result<Profile> load_profile(std::string_view name_or_path) {
-    if (!looks_like_path(name_or_path)) {
-        for (const auto& embedded : embedded_profiles()) {
-            if (embedded.name == name_or_path) {
-                return parse_profile(embedded.yaml, "embedded:" + std::string(embedded.name));
-            }
-        }
-        std::string names;
-        for (const auto& n : embedded_profile_names()) names += (names.empty() ? "" : ", ") + n;
-        return make_error("no profile named '" + std::string(name_or_path) + "' (embedded profiles: " + names +
-                          "; or give a path to a .yaml file)");
-    }
-    std::string path(name_or_path);
+bool is_json_profile_path(std::string_view path) { return path.ends_with(".json"); }
+
+bool is_compiled_profile_reference(std::string_view name_or_path) {
+    return !looks_like_profile_path(name_or_path) || is_json_profile_path(name_or_path);
+}
+
+Result<std::string> read_profile_file(const std::string& path) {
     auto text = read_text_file(path, kMaxProfileBytes);
     if (!text) return make_file_error(path, 0, "cannot load profile: " + text.error().message);
-    return parse_profile(*text, path);
+    return text;
 }
 
-const Profile& default_profile() {
-    static const Profile profile = [] {
-        auto loaded = load_profile("default");
-        if (loaded) return loaded.value();
-        // Unreachable with a correct build: tests parse every embedded profile.
-        Profile fallback;
-        fallback.name = "default";
-        fallback.origin = "built-in fallback (" + loaded.error().to_string() + ")";
-        return fallback;
-    }();
-    return profile;
-}
-
-std::vector<std::string> embedded_profile_names() {
-    std::vector<std::string> names;
-    for (const auto& p : embedded_profiles()) names.emplace_back(p.name);
-    return names;
+Error unknown_profile_name(std::string_view name, const std::vector<std::string>& names) {
+    std::string listed;
+    for (const auto& n : names) listed += (listed.empty() ? "" : ", ") + n;
+    return make_error("no profile named '" + std::string(name) + "' (embedded profiles: " + listed +
+                      "; or give a path to a .yaml file)");
 }
 
 }  // namespace launchguard

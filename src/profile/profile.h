@@ -1,7 +1,9 @@
 // A profile is the reference architecture a launch is held against: what the
 // node class should look like, which NCCL settings it needs, and what to do
 // when each rule fires. Profiles are YAML with a strict schema
-// (docs/profiles.md); unknown keys are errors.
+// (docs/profiles.md); unknown keys are errors. The same schema in JSON is the
+// compiled form (`launchguard profile compile`), which the Slurm task checks
+// read without a YAML library.
 #pragma once
 
 #include <cstdint>
@@ -34,12 +36,14 @@ struct Profile {
         std::optional<double> ib_rate_gbps;     // minimum port rate
         std::optional<long> page_size;          // bytes
         std::vector<std::string> hcas;          // the HCAs jobs should use
+        bool operator==(const Node&) const = default;
     } node;
 
     struct Topology {
         bool required = false;                  // a topology file must be in effect
         std::string host_path;                  // where the node class keeps it
         std::string container_path;             // where containers should see it
+        bool operator==(const Topology&) const = default;
     } topology;
 
     struct Nccl {
@@ -50,8 +54,10 @@ struct Profile {
             int min = 4;
             int min_total_gpus = 512;
             double min_link_gbps = 800;         // applies when the node's ports run at least this fast
+            bool operator==(const Qps&) const = default;
         };
         std::optional<Qps> qps;                 // net.qps-low threshold; absent = rule quiet
+        bool operator==(const Nccl&) const = default;
     } nccl;
 
     struct Cpu {
@@ -59,21 +65,27 @@ struct Profile {
         int min_idle_states = 3;                // power.cstates fires at or below min-1
         double min_affinity_overlap = 0.5;      // cpu.affinity-partial
         bool numa_balancing_allowed = false;
+        bool operator==(const Cpu&) const = default;
     } cpu;
 
     struct Container {
         std::uint64_t shm_min_bytes = 1ULL << 30;
         bool memlock_unlimited = true;
+        bool operator==(const Container&) const = default;
     } container;
 
     struct Virtualization {
         bool require_iommu_passthrough = false; // block-level on Grace VM profiles
+        bool operator==(const Virtualization&) const = default;
     } virt;
 
     std::map<std::string, Action, std::less<>> actions;  // per-rule overrides
 
     // The action configured for a rule, or fallback when the profile is silent.
     [[nodiscard]] Action action_for(std::string_view rule, Action fallback) const;
+
+    // Equal settings; `origin` (where each was read from) is not compared.
+    bool operator==(const Profile& other) const;
 };
 
 // Parses YAML text; `origin` names the file in every error. Rule ids under
@@ -82,8 +94,25 @@ Result<Profile> parse_profile(std::string_view yaml, std::string origin);
 // The same with an injected notion of which rule ids exist (tests).
 using KnownRuleCheck = std::function<bool(const std::string&)>;
 Result<Profile> parse_profile_with(std::string_view yaml, std::string origin, const KnownRuleCheck& known_rule);
-// A NAME of an embedded profile, or a path to a YAML file.
+// The compiled form: the same schema in JSON, written by profile_to_json.
+// Errors name the field (JSON has no lines worth naming: it is one line). A
+// key given twice keeps its last value (Boost.JSON); load_profile, which
+// `launchguard profile validate` uses, refuses it, as in YAML.
+Result<Profile> parse_profile_json(std::string_view json, std::string origin);
+Result<Profile> parse_profile_json_with(std::string_view json, std::string origin, const KnownRuleCheck& known_rule);
+// Every setting, defaults included, as one line of JSON.
+std::string profile_to_json(const Profile& profile);
+
+// A NAME of an embedded profile, or a path to a YAML file or a compiled .json
+// (JSON is YAML, so both go through the YAML reader).
 Result<Profile> load_profile(std::string_view name_or_path);
+// The same without YAML (profile/compiled_profile.cpp): an embedded NAME from
+// the profiles compiled at build time, or a path to a compiled .json file.
+// Only what links the compiled profiles (launchguard_compiled_profiles) can call it.
+Result<Profile> load_compiled_profile(std::string_view name_or_path);
+// Whether load_compiled_profile can load `name_or_path` (a name or a .json
+// path), i.e. whether reading it needs no YAML.
+bool is_compiled_profile_reference(std::string_view name_or_path);
 // The profile used when nothing is configured.
 const Profile& default_profile();
 // Names of embedded profiles.

@@ -74,8 +74,10 @@ trap 'exit 130' INT TERM
 lib="$state/lib"; fx="$state/fx"; work="$state/work"
 mkdir -p "$lib" "$fx/sysfs" "$work" "$state/hostfs/opt/topo"
 install -m 0755 "$lg_built" "$lib/spank_launchguard.so"
-# The plugin loads its checks from its own directory (slurm-plugin/core_loader.h).
+# The plugin loads its checks from its own directory (slurm-plugin/core_loader.h),
+# from the build without YAML unless the profile is a YAML file.
 install -m 0755 "$(dirname "$lg_built")/spank_launchguard_core.so" "$lib/spank_launchguard_core.so"
+install -m 0755 "$(dirname "$lg_built")/spank_launchguard_core_yaml.so" "$lib/spank_launchguard_core_yaml.so"
 install -m 0755 "$standin_built" "$lib/spank_pyxis_standin.so"
 mkdir -p "$state/enroot-data"
 install -m 0755 "$prolog_built" "$lib/spank_launchguard_prolog.so"
@@ -125,15 +127,17 @@ chmod -R u+rwX,go+rX,go-w "$fx" "$lib" "$state/hostfs"
 chown nobody "$work" "$state/enroot-data"
 topo_host="$state/hostfs/opt/topo/topo.xml"
 
-if [ -x "$cli" ]; then
-  "$cli" profile validate "$fx/lgtest.yaml" >/dev/null || fatal "launchguard profile validate $fx/lgtest.yaml"
-fi
+# As docs/slurm.md tells sites: the plugstack names the compiled profile, which
+# the checks read without YAML. Section 9c covers a YAML profile.
+[ -x "$cli" ] || fatal "the launchguard CLI ($cli) is needed to compile the test profile"
+"$cli" profile compile "$fx/lgtest.yaml" -o "$fx/lgtest.json" || fatal "launchguard profile compile $fx/lgtest.yaml"
+chmod 0644 "$fx/lgtest.json"
 
 lg="$lib/spank_launchguard.so"
 fixture_args="hwloc-xml=$fx/node.xml sysfs-root=$fx/sysfs/kvm-guest-2n"
 # stack LINE...: the plugstack, one line per argument
 stack() { printf '%s\n' "$@" >"$plugstack"; }
-lg_line() { echo "required $lg profile=$fx/lgtest.yaml topology-cache=$state/cache/topology.json $fixture_args $*"; }
+lg_line() { echo "required $lg profile=$fx/lgtest.json topology-cache=$state/cache/topology.json $fixture_args $*"; }
 
 stack "$(lg_line mode=enforce)"
 # The node's own /etc and /opt are overlays in slurmd's mount namespace
@@ -552,6 +556,38 @@ else
   fail "core missing, on-error=block (rc=$rc)"; show out err
 fi
 mv "$lib/spank_launchguard_core.so.away" "$lib/spank_launchguard_core.so"
+stack "$(lg_line mode=enforce)"
+
+# --------------------------------- 9c. a YAML profile
+# The same checks from the build of the core that reads YAML
+# (spank_launchguard_core_yaml.so): a site that names its YAML file directly.
+node_ok "9c. profile=FILE.yaml"
+yaml_line() { lg_line "$@" | sed "s|profile=$fx/lgtest.json|profile=$fx/lgtest.yaml|"; }
+stack "$(yaml_line mode=enforce)"
+mark
+as_user srun -N1 -n2 "$missing_env" bash -c 'echo task ran' >out 2>err; rc=$?
+if [ "$rc" -eq 1 ] && ! grep -q 'task ran' out && grep -q '^launchguard: BLOCK topo.file-missing: ' err \
+   && decision_logged "mode=enforce decision=block blocked=topo.file-missing "; then
+  pass "YAML profile: NCCL_TOPO_FILE=/nonexistent/topo.xml blocked as with the compiled one (rc=1, decision line)"
+else
+  fail "YAML profile: topo.file-missing (rc=$rc)"; show out err
+fi
+mark
+as_user srun -N1 -n2 true >out 2>err; rc=$?
+if [ "$rc" -eq 0 ] && decision_logged "mode=enforce decision=allow blocked=- "; then
+  pass "YAML profile: a clean job runs (rc=0, decision=allow)"
+else
+  fail "YAML profile: clean job (rc=$rc)"; show out err; newlog | grep -i launchguard | show
+fi
+mv "$lib/spank_launchguard_core_yaml.so" "$lib/spank_launchguard_core_yaml.so.away"
+yaml_msg="launchguard: cannot load the task checks: $lib/spank_launchguard_core_yaml.so"
+as_user srun -N1 -n1 true >out 2>err; rc=$?
+if [ "$rc" -eq 0 ] && grep -qF "$yaml_msg" err; then
+  pass "YAML profile without spank_launchguard_core_yaml.so: on-error=allow runs the task and names that file"
+else
+  fail "YAML profile, YAML core missing (rc=$rc)"; show out err
+fi
+mv "$lib/spank_launchguard_core_yaml.so.away" "$lib/spank_launchguard_core_yaml.so"
 stack "$(lg_line mode=enforce)"
 
 # --------------------------------- 10. the topology cache and the prolog plugin

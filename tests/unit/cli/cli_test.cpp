@@ -5,10 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 
+#include "profile/profile.h"
 #include "support/launch_fixture.h"
 #include "support/run_command.h"
 
@@ -111,6 +114,32 @@ TEST(Cli, ProfileValidate) {
     EXPECT_NE(bad.err.find("bad-profile.yaml:4: node.gpu_count: unknown key"), std::string::npos) << bad.err;
     auto list = run_command(cli() + " profile list");
     EXPECT_NE(list.out.find("azure-ndv5"), std::string::npos);
+}
+
+TEST(Cli, ProfileCompileWritesWhatTheCompiledLoaderReads) {
+    auto out = run_command(cli() + " profile compile " + quote_arg(fixture_path("cli/good-profile.yaml")));
+    ASSERT_EQ(out.exit_code, 0) << out.err;
+    auto from_stdout = parse_profile_json(out.out, "stdout");
+    ASSERT_TRUE(from_stdout.ok()) << from_stdout.error().to_string() << "\n" << out.out;
+    EXPECT_EQ(*from_stdout, *load_profile(fixture_path("cli/good-profile.yaml")));
+    EXPECT_EQ(from_stdout->action_for("power.governor", Action::warn), Action::off);
+
+    const std::string file = ::testing::TempDir() + "lg_compiled_" + std::to_string(::getpid()) + ".json";
+    auto written = run_command(cli() + " profile compile default -o " + quote_arg(file));
+    ASSERT_EQ(written.exit_code, 0) << written.err;
+    EXPECT_TRUE(written.out.empty());
+    auto loaded = load_compiled_profile(file);
+    ASSERT_TRUE(loaded.ok()) << loaded.error().to_string();
+    EXPECT_EQ(*loaded, default_profile());
+    // `profile validate` reads the compiled form too.
+    EXPECT_EQ(run_command(cli() + " profile validate " + quote_arg(file)).exit_code, 0);
+    std::remove(file.c_str());
+
+    auto bad = run_command(cli() + " profile compile " + quote_arg(fixture_path("cli/bad-profile.yaml")) + " -o " +
+                           quote_arg(file));
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_NE(bad.err.find("bad-profile.yaml:4: node.gpu_count: unknown key"), std::string::npos) << bad.err;
+    EXPECT_FALSE(std::filesystem::exists(file)) << "nothing is written for a profile that fails the schema";
 }
 
 TEST(Cli, TopologyFileMissingInTheContainerBlocks) {

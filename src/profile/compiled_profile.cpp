@@ -1,0 +1,34 @@
+// Profiles without YAML, for the Slurm task checks
+// (spank_launchguard_core.so links no YAML library and no shared C++
+// runtime: docs/performance.md). The embedded profiles come compiled at
+// build time (compiled_profiles.h, written by `launchguard profile compile`);
+// a file must be the compiled form too.
+#include "profile/compiled_profiles.h"
+#include "profile/profile.h"
+#include "profile/profile_source.h"
+
+namespace launchguard {
+
+Result<Profile> load_compiled_profile(std::string_view name_or_path) {
+    if (!looks_like_profile_path(name_or_path)) {
+        for (const auto& compiled : compiled_profiles()) {
+            if (compiled.name == name_or_path) {
+                return parse_profile_json(compiled.text, "embedded:" + std::string(compiled.name));
+            }
+        }
+        std::vector<std::string> names;
+        for (const auto& compiled : compiled_profiles()) names.emplace_back(compiled.name);
+        return unknown_profile_name(name_or_path, names);
+    }
+    std::string path(name_or_path);
+    if (!is_json_profile_path(path)) {
+        return make_file_error(path, 0,
+                               "cannot read a YAML profile here: give its compiled form (launchguard profile "
+                               "compile FILE -o FILE.json)");
+    }
+    auto text = read_profile_file(path);
+    if (!text) return text.error();
+    return parse_profile_json(*text, path);
+}
+
+}  // namespace launchguard

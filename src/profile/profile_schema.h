@@ -1,0 +1,346 @@
+// The profile schema, once, for every document format a profile comes in:
+// YAML as people write it (profile_parser.cpp) and JSON, the compiled form
+// that the Slurm task checks read without a YAML library (profile_json.cpp).
+// Both read through the same checks, so a profile means the same thing, and
+// is refused with the same message, whichever form it is in.
+//
+// `Node` is a format's view of one document node:
+//   explicit operator bool() const      the node exists (a missing key: false)
+//   bool is_null(), is_scalar(), is_map(), is_sequence() const
+//   std::string scalar() const          a scalar's text ("8", "true", "1GiB")
+//   int line() const                    1-based; 0 where the format has none
+//   std::size_t size() const; Node item(std::size_t) const      sequences
+//   std::vector<std::pair<Node, Node>> entries() const          maps, in order
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "profile/profile.h"
+#include "profile/size_parser.h"
+
+namespace launchguard::profile_schema {
+
+inline constexpr std::uint64_t kMinPageSize = 4U << 10;
+inline constexpr std::uint64_t kMaxPageSize = 64U << 10;
+// The governors of Linux's cpufreq (drivers/cpufreq, intel_pstate).
+inline constexpr std::array<std::string_view, 6> kGovernors = {"performance", "powersave",    "ondemand",
+                                                               "conservative", "schedutil", "userspace"};
+
+// Thrown inside the readers only; each parser turns it into an Error.
+struct SchemaError {
+    int line;
+    std::string field;
+    std::string message;
+};
+
+// "a list", "a mapping", "an empty value": what was found where a value of
+// another kind was expected.
+template <class Node>
+std::string kind_of(const Node& node) {
+    if (node.is_sequence()) return "a list";
+    if (node.is_map()) return "a mapping";
+    if (node.is_null()) return "an empty value";
+    return "'" + node.scalar() + "'";
+}
+
+// YAML keeps duplicate keys and answers lookups with the first (and a JSON
+// object may repeat a key too), so a second `node:` block would never be
+// validated or used: refuse it, naming both lines. Keys must be plain strings.
+template <class Node>
+void reject_duplicate_keys(const Node& map, const std::string& path) {
+    std::map<std::string, int> first_line;
+    for (const auto& [key_node, value] : map.entries()) {
+        const int line = key_node.line();
+        if (!key_node.is_scalar()) {
+            throw SchemaError{line, path, "keys must be plain strings, got " + kind_of(key_node)};
+        }
+        const std::string key = key_node.scalar();
+        auto [it, inserted] = first_line.emplace(key, line);
+        if (!inserted) {
+            const std::string where = it->second > 0 ? "first at line " + std::to_string(it->second) : "given twice";
+            throw SchemaError{line, path.empty() ? key : path + "." + key, "duplicate key (" + where + ")"};
+        }
+    }
+}
+
+// A mapping whose keys must all be consumed; leftovers are schema errors.
+template <class Node>
+class StrictMap {
+public:
+    StrictMap(const Node& node, std::string path) : node_(node), path_(std::move(path)) {
+        if (!node_.is_map()) throw SchemaError{node_.line(), path_, "expected a mapping, got " + kind_of(node_)};
+        reject_duplicate_keys(node_, path_);
+    }
+
+    // The value under `key`, or a node that does not exist when the key is
+    // absent. A key written with no value is an error at the key's own line
+    // (YAML marks an empty value where the next token starts).
+    [[nodiscard]] Node take(const std::string& key) {
+        allowed_.insert(key);
+        for (const auto& [key_node, value] : node_.entries()) {
+            if (key_node.scalar() != key) continue;
+            if (value.is_null()) throw SchemaError{key_node.line(), child_path(key), "has no value"};
+            return value;
+        }
+        return Node();
+    }
+
+    [[nodiscard]] std::string child_path(const std::string& key) const {
+        return path_.empty() ? key : path_ + "." + key;
+    }
+
+    void reject_unknown_keys() const {
+        for (const auto& [key_node, value] : node_.entries()) {
+            const std::string key = key_node.scalar();
+            if (allowed_.count(key) == 0) {
+                std::string known;
+                for (const auto& k : allowed_) known += (known.empty() ? "" : ", ") + k;
+                throw SchemaError{key_node.line(), child_path(key), "unknown key (known keys: " + known + ")"};
+            }
+        }
+    }
+
+private:
+    Node node_;
+    std::string path_;
+    std::set<std::string> allowed_;
+};
+
+// `expected` names what the caller wants, so an integer key given a list
+// says "expected an integer, got a list".
+template <class Node>
+std::string scalar(const Node& node, const std::string& path, const char* expected = "a string") {
+    if (!node.is_scalar()) throw SchemaError{node.line(), path, std::string("expected ") + expected + ", got " + kind_of(node)};
+    return node.scalar();
+}
+
+template <class Node>
+bool boolean(const Node& node, const std::string& path) {
+    std::string s = scalar(node, path, "true or false");
+    if (s == "true") return true;
+    if (s == "false") return false;
+    throw SchemaError{node.line(), path, "expected true or false, got '" + s + "'"};
+}
+
+template <class Node>
+long long integer(const Node& node, const std::string& path, long long min, long long max) {
+    std::string s = scalar(node, path, "an integer");
+    long long v = 0;
+    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    const std::string range = "[" + std::to_string(min) + ", " + std::to_string(max) + "]";
+    if (ec == std::errc::result_out_of_range) throw SchemaError{node.line(), path, "value " + s + " out of range " + range};
+    if (ec != std::errc() || ptr != s.data() + s.size()) {
+        throw SchemaError{node.line(), path, "expected an integer, got '" + s + "'"};
+    }
+    if (v < min || v > max) throw SchemaError{node.line(), path, "value " + s + " out of range " + range};
+    return v;
+}
+
+template <class Node>
+double number(const Node& node, const std::string& path, double min, double max) {
+    std::string s = scalar(node, path, "a number");
+    double v = 0;
+    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v)) {
+        throw SchemaError{node.line(), path, "expected a number, got '" + s + "'"};
+    }
+    if (v < min || v > max) throw SchemaError{node.line(), path, "value " + s + " out of range"};
+    return v;
+}
+
+template <class Node>
+std::vector<std::string> string_list(const Node& node, const std::string& path) {
+    if (!node.is_sequence()) throw SchemaError{node.line(), path, "expected a list of strings, got " + kind_of(node)};
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < node.size(); ++i) out.push_back(scalar(node.item(i), path + "[" + std::to_string(i) + "]"));
+    return out;
+}
+
+template <class Node>
+std::uint64_t byte_size(const Node& node, const std::string& path) {
+    std::string s = scalar(node, path, "a size such as 1GiB");
+    auto parsed = parse_byte_size(s);
+    if (!parsed) throw SchemaError{node.line(), path, parsed.error().message};
+    return *parsed;
+}
+
+template <class Node>
+void read_node(StrictMap<Node>& m, Profile::Node& node) {
+    if (auto v = m.take("arch")) {
+        std::string arch = scalar(v, m.child_path("arch"));
+        if (arch != "x86_64" && arch != "aarch64") {
+            throw SchemaError{v.line(), m.child_path("arch"), "expected x86_64 or aarch64, got '" + arch + "'"};
+        }
+        node.arch = arch;
+    }
+    if (auto v = m.take("virtual_machine")) node.virtual_machine = boolean(v, m.child_path("virtual_machine"));
+    if (auto v = m.take("grace")) node.grace = boolean(v, m.child_path("grace"));
+    if (auto v = m.take("mnnvl")) node.mnnvl = boolean(v, m.child_path("mnnvl"));
+    if (auto v = m.take("nvswitch")) node.nvswitch = boolean(v, m.child_path("nvswitch"));
+    if (auto v = m.take("gpus")) node.gpus = static_cast<int>(integer(v, m.child_path("gpus"), 0, 1024));
+    if (auto v = m.take("rdma_nics")) node.rdma_nics = static_cast<int>(integer(v, m.child_path("rdma_nics"), 0, 1024));
+    if (auto v = m.take("active_ib_ports")) {
+        node.active_ib_ports = static_cast<int>(integer(v, m.child_path("active_ib_ports"), 0, 4096));
+    }
+    if (auto v = m.take("ib_rate_gbps")) node.ib_rate_gbps = number(v, m.child_path("ib_rate_gbps"), 0, 1e6);
+    if (auto v = m.take("page_size")) {
+        auto bytes = byte_size(v, m.child_path("page_size"));
+        if (bytes == 0 || (bytes & (bytes - 1)) != 0) {
+            throw SchemaError{v.line(), m.child_path("page_size"), "page size must be a power of two"};
+        }
+        // The base page sizes Linux has: 4 KiB (x86_64), 16 KiB and 64 KiB (aarch64).
+        if (bytes < kMinPageSize || bytes > kMaxPageSize) {
+            throw SchemaError{v.line(), m.child_path("page_size"),
+                              "page size must be between 4KiB and 64KiB, got '" + v.scalar() + "'"};
+        }
+        node.page_size = static_cast<long>(bytes);
+    }
+    if (auto v = m.take("hcas")) node.hcas = string_list(v, m.child_path("hcas"));
+    m.reject_unknown_keys();
+}
+
+template <class Node>
+void read_topology(StrictMap<Node>& m, Profile::Topology& topo) {
+    Node required = m.take("required");
+    if (required) topo.required = boolean(required, m.child_path("required"));
+    for (const char* key : {"host_path", "container_path"}) {
+        Node v = m.take(key);
+        if (!v) continue;
+        std::string path = scalar(v, m.child_path(key));
+        if (path.empty() || path.front() != '/') {
+            throw SchemaError{v.line(), m.child_path(key), "must be an absolute path, got '" + path + "'"};
+        }
+        (std::string_view(key) == "host_path" ? topo.host_path : topo.container_path) = path;
+    }
+    if (topo.container_path.empty()) topo.container_path = topo.host_path;
+    m.reject_unknown_keys();
+    if (topo.required && topo.host_path.empty()) {
+        throw SchemaError{required.line(), m.child_path("host_path"), "required when topology.required is true"};
+    }
+}
+
+template <class Node>
+void read_nccl(StrictMap<Node>& m, Profile::Nccl& nccl) {
+    if (auto v = m.take("net")) nccl.net = scalar(v, m.child_path("net"));
+    if (auto v = m.take("net_plugin")) nccl.net_plugin = scalar(v, m.child_path("net_plugin"));
+    if (auto v = m.take("ib_hca")) nccl.ib_hca = scalar(v, m.child_path("ib_hca"));
+    if (auto v = m.take("qps_per_connection")) {
+        StrictMap<Node> q(v, m.child_path("qps_per_connection"));
+        Profile::Nccl::Qps qps;
+        if (auto x = q.take("min")) qps.min = static_cast<int>(integer(x, q.child_path("min"), 1, 128));
+        if (auto x = q.take("min_total_gpus")) {
+            qps.min_total_gpus = static_cast<int>(integer(x, q.child_path("min_total_gpus"), 0, 1 << 24));
+        }
+        if (auto x = q.take("min_link_gbps")) qps.min_link_gbps = number(x, q.child_path("min_link_gbps"), 0, 1e6);
+        q.reject_unknown_keys();
+        nccl.qps = qps;
+    }
+    m.reject_unknown_keys();
+}
+
+template <class Node>
+void read_cpu(StrictMap<Node>& m, Profile::Cpu& cpu) {
+    if (auto v = m.take("governor")) {
+        cpu.governor = scalar(v, m.child_path("governor"));
+        // A misspelt governor would flag every node that runs the right one.
+        if (std::find(kGovernors.begin(), kGovernors.end(), cpu.governor) == kGovernors.end()) {
+            std::string known;
+            for (const auto& g : kGovernors) known += (known.empty() ? "" : ", ") + std::string(g);
+            throw SchemaError{v.line(), m.child_path("governor"),
+                              "unknown cpufreq governor '" + cpu.governor + "' (Linux has " + known + ")"};
+        }
+    }
+    if (auto v = m.take("min_idle_states")) {
+        cpu.min_idle_states = static_cast<int>(integer(v, m.child_path("min_idle_states"), 0, 64));
+    }
+    if (auto v = m.take("min_affinity_overlap")) {
+        cpu.min_affinity_overlap = number(v, m.child_path("min_affinity_overlap"), 0, 1);
+    }
+    if (auto v = m.take("numa_balancing_allowed")) {
+        cpu.numa_balancing_allowed = boolean(v, m.child_path("numa_balancing_allowed"));
+    }
+    m.reject_unknown_keys();
+}
+
+template <class Node>
+void read_container(StrictMap<Node>& m, Profile::Container& c) {
+    if (auto v = m.take("shm_min")) c.shm_min_bytes = byte_size(v, m.child_path("shm_min"));
+    if (auto v = m.take("memlock_unlimited")) c.memlock_unlimited = boolean(v, m.child_path("memlock_unlimited"));
+    m.reject_unknown_keys();
+}
+
+template <class Node>
+void read_virtualization(StrictMap<Node>& m, Profile::Virtualization& virt) {
+    if (auto v = m.take("require_iommu_passthrough")) {
+        virt.require_iommu_passthrough = boolean(v, m.child_path("require_iommu_passthrough"));
+    }
+    m.reject_unknown_keys();
+}
+
+inline bool valid_rule_id(const std::string& id) {
+    auto dot = id.find('.');
+    if (dot == std::string::npos || dot == 0 || dot + 1 == id.size()) return false;
+    return std::all_of(id.begin(), id.end(), [](char c) {
+        return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
+               c == '.' || c == '-';
+    });
+}
+
+template <class Node, class Section>
+void read_section(StrictMap<Node>& top, const char* key, Section& section,
+                  void (*reader)(StrictMap<Node>&, Section&)) {
+    if (auto v = top.take(key)) {
+        StrictMap<Node> m(v, key);
+        reader(m, section);
+    }
+}
+
+// The whole document. `root` exists and is not null (the parsers say
+// "profile is empty" themselves).
+template <class Node>
+Profile read_profile(const Node& root, const KnownRuleCheck& known_rule) {
+    Profile profile;
+    StrictMap<Node> top(root, "");
+    auto name = top.take("name");
+    if (!name) throw SchemaError{root.line(), "name", "missing (every profile needs a name)"};
+    profile.name = scalar(name, "name");
+    if (auto v = top.take("description")) profile.description = scalar(v, "description");
+    read_section(top, "node", profile.node, &read_node<Node>);
+    read_section(top, "topology", profile.topology, &read_topology<Node>);
+    read_section(top, "nccl", profile.nccl, &read_nccl<Node>);
+    read_section(top, "cpu", profile.cpu, &read_cpu<Node>);
+    read_section(top, "container", profile.container, &read_container<Node>);
+    read_section(top, "virtualization", profile.virt, &read_virtualization<Node>);
+    if (auto rules = top.take("rules")) {
+        if (!rules.is_map()) throw SchemaError{rules.line(), "rules", "expected a mapping of rule id to action"};
+        reject_duplicate_keys(rules, "rules");
+        for (const auto& [key_node, value] : rules.entries()) {
+            const std::string id = key_node.scalar();
+            std::string path = "rules." + id;
+            if (!valid_rule_id(id) || (known_rule && !known_rule(id))) {
+                throw SchemaError{key_node.line(), path, "unknown rule id (see `launchguard rules`)"};
+            }
+            if (value.is_null()) throw SchemaError{key_node.line(), path, "has no value"};
+            std::string action_text = scalar(value, path, "block, patch, warn or off");
+            auto action = parse_action(action_text);
+            if (!action) {
+                throw SchemaError{value.line(), path, "expected block, patch, warn or off, got '" + action_text + "'"};
+            }
+            profile.actions[id] = *action;
+        }
+    }
+    top.reject_unknown_keys();
+    return profile;
+}
+
+}  // namespace launchguard::profile_schema

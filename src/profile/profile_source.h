@@ -1,0 +1,26 @@
+// What the two profile loaders share: the YAML one (profile_loader.cpp, the
+// CLI and the webhook) and the compiled one (compiled_profile.cpp, the Slurm
+// task checks). Defined in profile.cpp, which needs no YAML.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "profile/profile.h"
+#include "util/error.h"
+
+namespace launchguard {
+
+// A path rather than the name of an embedded profile.
+bool looks_like_profile_path(std::string_view name_or_path);
+// A path to the compiled (JSON) form.
+bool is_json_profile_path(std::string_view path);
+// The file's text, within kMaxProfileBytes; errors name the file.
+Result<std::string> read_profile_file(const std::string& path);
+// "no profile named 'x' (embedded profiles: a, b; or give a path ...)".
+Error unknown_profile_name(std::string_view name, const std::vector<std::string>& names);
+// The rule registry's answer, for parse_profile and parse_profile_json.
+bool is_known_rule_id(const std::string& id);
+
+}  // namespace launchguard
