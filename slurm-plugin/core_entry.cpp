@@ -4,6 +4,7 @@
 // need the checks. Slurm never loads this file itself.
 #include "core_interface.h"
 #include "spank_glue.h"
+#include "step_node.h"
 
 namespace launchguard::slurm {
 namespace {
@@ -43,9 +44,18 @@ int core_job_prolog(spank_t sp, int ac, char** av) {
     return guarded_hook("job_prolog", ac, av, [sp](const PluginConfig& config) { return run_job_prolog(sp, config); });
 }
 
+// On the loading thread: no Slurm call, not even logging; a configuration
+// that does not parse is reported by init and task_init.
+void core_prepare_step(int ac, char** av) {
+    try {
+        if (auto config = parse_plugin_args(plugin_args(ac, av))) prepare_step(*config);
+    } catch (...) {
+    }
+}
+
 constexpr launchguard_core kCore = {
-    LAUNCHGUARD_CORE_ABI, core_init,      on_user_option,  core_user_init,
-    core_task_init_privileged, core_task_init, core_job_prolog,
+    LAUNCHGUARD_CORE_ABI,      core_init,      on_user_option,  core_user_init,
+    core_task_init_privileged, core_task_init, core_job_prolog, core_prepare_step,
 };
 
 }  // namespace

@@ -12,7 +12,7 @@
 
 #include <slurm/spank.h>
 
-#define LAUNCHGUARD_CORE_ABI 1
+#define LAUNCHGUARD_CORE_ABI 2
 /* Two builds of the same checks: without YAML (embedded and compiled .json
  * profiles; no shared C++ runtime) and with it (a profile given as YAML). */
 #define LAUNCHGUARD_CORE_FILE "spank_launchguard_core.so"
@@ -36,6 +36,10 @@ struct launchguard_core {
     int (*task_init)(spank_t sp, int ac, char** av);
     /* slurm_spank_job_prolog of spank_launchguard_prolog.so: the node checks. */
     int (*job_prolog)(spank_t sp, int ac, char** av);
+    /* slurmstepd, on the thread that loaded the core, before init: reads what
+     * every task of the step shares (the profile, the node's facts). It is
+     * given the plugstack arguments only: it must not call Slurm. */
+    void (*prepare_step)(int ac, char** av);
 };
 
 typedef const struct launchguard_core* (*launchguard_core_entry_fn)(void);

@@ -5,6 +5,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <string>
+#include <vector>
+
 #include "profile/profile.h"
 #include "spank_glue.h"
 
@@ -84,8 +87,22 @@ const launchguard_core* open_core_or_null() noexcept {
     }
 }
 
+// The plugstack arguments for the core's prepare_step, copied before the
+// thread starts: Slurm's own array is not the thread's to read later.
+std::vector<std::string> g_prepare_args;
+bool g_prepare = false;
+
 void* load_on_thread(void*) {
     g_core = open_core_or_null();
+    if (g_core == nullptr || !g_prepare) return nullptr;
+    try {
+        std::vector<char*> argv;
+        for (auto& arg : g_prepare_args) argv.push_back(arg.data());
+        argv.push_back(nullptr);
+        g_core->prepare_step(static_cast<int>(g_prepare_args.size()), argv.data());
+    } catch (...) {
+        // Only the vector allocates; the tasks then read the node themselves.
+    }
     return nullptr;
 }
 
@@ -114,9 +131,15 @@ const launchguard_core* load_core() noexcept {
     return g_core;
 }
 
-void start_loading_core() noexcept {
+void start_loading_core(int ac, char** av) noexcept {
     if (g_tried) return;
     g_tried = true;
+    try {
+        g_prepare_args.assign(av, av + ac);
+        g_prepare = true;
+    } catch (...) {
+        g_prepare = false;  // the tasks then read the node themselves
+    }
     // The thread must not take slurmstepd's signals: it inherits this mask.
     sigset_t all;
     sigset_t before;

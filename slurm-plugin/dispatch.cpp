@@ -128,7 +128,7 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
             if (register_user_option(sp) != 0) return -1;
         }
         if (context == S_CTX_REMOTE) {
-            start_loading_core();
+            start_loading_core(ac, av);
             return 0;
         }
         if (context != S_CTX_SLURMD) return 0;

@@ -10,6 +10,7 @@
 #include "profile/profile.h"
 #include "rules/rule.h"
 #include "spank_glue.h"
+#include "step_node.h"
 #include "step_profile.h"
 
 namespace launchguard::slurm {
@@ -75,20 +76,21 @@ int run_task_init(spank_t sp, const PluginConfig& config) {
     const Environment env = job_environment(sp);
     // Inside a pyxis container the host is out of reach; user_init captured
     // its side, and the namespace change says whether the task left it.
-    const std::optional<std::string> root_directory = current_root_mount_directory();
-    Placement placement =
-        place_task(forked_namespace(), current_mount_namespace(), root_directory, captured_host_side(), env);
+    // Its root mount names the container; a task still in the namespace it
+    // was forked in has none, and skips reading mountinfo.
+    const std::optional<MountNamespace> forked_in = forked_namespace();
+    const std::optional<MountNamespace> now = current_mount_namespace();
+    const std::optional<std::string> root_directory =
+        forked_in && now && *forked_in == *now ? std::nullopt : current_root_mount_directory();
+    Placement placement = place_task(forked_in, now, root_directory, captured_host_side(), env);
     if (!placement.warning.empty() && first_task_on_node) log_error(placement.warning);
 
-    ProbeOptions probe;
+    ProbeOptions probe = node_probe_options(config);
     probe.environment = env;
     probe.use_current_process_env = false;
-    // The node's cache (written at slurmd start or by the prolog plugin) is
-    // far cheaper than discovery; build_context falls back to discovery
-    // when it is missing.
-    if (config.hwloc_xml) probe.hwloc_xml = config.hwloc_xml;
-    else probe.topology_cache = config.topology_cache;
-    probe.sysfs_root = config.sysfs_root;
+    // Read once for the step on the host before the tasks were forked (the
+    // node's facts do not change with the task's mount namespace).
+    probe.node_snapshot = prepared_node_snapshot();
     if (auto nodes = item_u32(sp, S_JOB_NNODES)) probe.job_nodes = static_cast<int>(*nodes);
     auto context = build_context(probe);
     if (!context) {

@@ -193,6 +193,15 @@ JobShape job_shape_from(const Environment& env, std::optional<int> job_nodes, st
     return shape;
 }
 
+Result<NodeSnapshot> probe_node_snapshot(const ProbeOptions& o) {
+    std::optional<Error> error;
+    NodeSnapshot snapshot;
+    snapshot.topology = probe_topology(o, error);
+    if (error) return *error;
+    snapshot.node = probe_node_facts(o.sysfs_root.value_or("/"));
+    return snapshot;
+}
+
 Result<LaunchContext> build_context(const ProbeOptions& o) {
     LaunchContext ctx;
     std::optional<Error> error;
@@ -202,8 +211,12 @@ Result<LaunchContext> build_context(const ProbeOptions& o) {
     ctx.files = std::make_shared<RootedFileView>(o.root);
     ctx.cpu_mask = probe_cpu_mask(o, error);
     if (error) return *error;
-    ctx.topology = probe_topology(o, error);
-    if (error) return *error;
+    if (o.node_snapshot != nullptr) {
+        ctx.topology = o.node_snapshot->topology;
+    } else {
+        ctx.topology = probe_topology(o, error);
+        if (error) return *error;
+    }
 
     static const Environment kNoEnv;
     const Environment& env = ctx.env ? ctx.env.value() : kNoEnv;
@@ -214,7 +227,7 @@ Result<LaunchContext> build_context(const ProbeOptions& o) {
         if (auto resolved = resolve_gpu_list(*o.gpus, *ctx.topology, "--gpus"); !resolved) return resolved.error();
     }
     ctx.interfaces = probe_interfaces(o, ctx.topology);
-    ctx.node = probe_node_facts(o.sysfs_root.value_or("/"));
+    ctx.node = o.node_snapshot != nullptr ? o.node_snapshot->node : probe_node_facts(o.sysfs_root.value_or("/"));
     ctx.job = job_shape_from(env, o.job_nodes, o.job_gpus);
     ctx.container = probe_container(o.root, o.pid, o.proc_root);
     ctx.runtime = o.runtime != Runtime::unknown ? o.runtime : detect_runtime(env, o.root);

@@ -11,6 +11,13 @@
 
 namespace launchguard {
 
+// The node's part of a launch, the same for every task on it: its topology
+// (with live link states) and its sysfs facts.
+struct NodeSnapshot {
+    Fact<NodeTopology> topology;
+    NodeFacts node;
+};
+
 struct ProbeOptions {
     std::string root = "/";                    // the task's filesystem: "/", an enroot rootfs, a fixture
     std::optional<Environment> environment;    // the task environment itself (SPANK: the job env)
@@ -32,12 +39,20 @@ struct ProbeOptions {
     std::optional<int> job_nodes;
     Runtime runtime = Runtime::unknown;        // unknown = detect
     bool use_current_process_env = true;       // fall back to launchguard's own environment
+    // The node's part read once for every task (probe_node_snapshot, with
+    // these options); absent, build_context reads it itself.
+    const NodeSnapshot* node_snapshot = nullptr;
 };
 
 // Errors are for inputs the caller named and that cannot be used (an
 // unreadable env file, a bad --cpus, a malformed hwloc XML); a fact that is
 // merely unavailable becomes Fact::unknown with the reason.
 Result<LaunchContext> build_context(const ProbeOptions& options);
+
+// What build_context would read for the node: the topology from
+// hwloc_xml/topology_cache/live discovery with sysfs_root laid over it, and
+// the node facts under sysfs_root. Errors as build_context's for hwloc_xml.
+Result<NodeSnapshot> probe_node_snapshot(const ProbeOptions& options);
 
 // The runtime a launch runs in, from the markers its environment and root
 // carry: KUBERNETES_SERVICE_HOST => kubernetes; ENROOT_ROOTFS or

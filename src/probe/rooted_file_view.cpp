@@ -76,8 +76,18 @@ Walk walk(const RootedFileView& view, std::string_view path) {
         std::string in_view = join_components(resolved);
         std::string host = view.host_path(in_view);
         struct stat st {};
-        if (::lstat(host.c_str(), &st) != 0) {
-            int err = errno;
+        // A component with more to come is a directory on the way: the view
+        // remembers those. The last one is always looked at afresh.
+        int lookup_error = 0;
+        if (!pending.empty()) {
+            const RootedFileView::Lookup lookup = view.look_up_directory(host);
+            lookup_error = lookup.error;
+            st = lookup.st;
+        } else if (::lstat(host.c_str(), &st) != 0) {
+            lookup_error = errno;
+        }
+        if (lookup_error != 0) {
+            int err = lookup_error;
             w.resolved = in_view;
             if (err == ENOENT || err == ENOTDIR) {
                 // A dangling link is named by where it points ("/dev/zero"),
@@ -146,6 +156,17 @@ RootedFileView::RootedFileView(std::string root, std::string description) : desc
     while (root.size() > 1 && root.back() == '/') root.pop_back();
     root_ = root == "/" ? std::string() : std::move(root);
     if (description_.empty()) description_ = "filesystem rooted at " + (root_.empty() ? std::string("/") : root_);
+}
+
+RootedFileView::Lookup RootedFileView::look_up_directory(const std::string& host_path) const {
+    const std::lock_guard<std::mutex> lock(lookups_mutex_);
+    if (auto it = directory_lookups_.find(host_path); it != directory_lookups_.end()) return it->second;
+    Lookup lookup;
+    if (::lstat(host_path.c_str(), &lookup.st) != 0) lookup.error = errno;
+    // A link is followed by reading it, which the walk does each time.
+    if (lookup.error == 0 && S_ISLNK(lookup.st.st_mode)) return lookup;
+    directory_lookups_.emplace(host_path, lookup);
+    return lookup;
 }
 
 std::string RootedFileView::host_path(std::string_view in_view_path) const {

@@ -3,8 +3,19 @@
 // the way the task would follow them — absolute targets are re-rooted and
 // ".." stops at the root — so a link that works on the host but points
 // nowhere inside the container is reported as dangling.
+//
+// A view walks each path one component at a time, and remembers what it
+// found for the directories on the way (and for the names that do not
+// exist): the rules ask about dozens of paths under the same few
+// directories, and a task check pays for every system call (docs/
+// performance.md). So a view sees the tree as it was when it first looked:
+// make a new one to see changes, as each launch does.
 #pragma once
 
+#include <sys/stat.h>
+
+#include <map>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,9 +38,19 @@ public:
     // Where an in-view path lives on this machine, without following links.
     [[nodiscard]] std::string host_path(std::string_view in_view_path) const;
 
+    // lstat() of a directory on the way to a path, remembered by host path:
+    // the result (0 or an errno) and, for 0, what it found.
+    struct Lookup {
+        int error = 0;
+        struct stat st {};
+    };
+    [[nodiscard]] Lookup look_up_directory(const std::string& host_path) const;
+
 private:
     std::string root_;         // no trailing slash; "" stands for the live "/"
     std::string description_;
+    mutable std::mutex lookups_mutex_;
+    mutable std::map<std::string, Lookup, std::less<>> directory_lookups_;
 };
 
 }  // namespace launchguard

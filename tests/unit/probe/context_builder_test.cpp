@@ -50,6 +50,38 @@ TEST(ContextBuilderProbeTest, ReplaysARecordedTask) {
     EXPECT_FALSE(ctx->host.has_value());
 }
 
+// The Slurm plugin reads the node once per step and hands it to each task.
+TEST(ContextBuilderProbeTest, ANodeSnapshotIsWhatTheContextSeesOfTheNode) {
+    ProbeOptions o = replay_options();
+    o.pid = 4242;
+    auto snapshot = probe_node_snapshot(o);
+    ASSERT_TRUE(snapshot.ok()) << snapshot.error().to_string();
+    auto direct = build_context(o);
+    ASSERT_TRUE(direct.ok());
+    EXPECT_EQ(snapshot->topology->gpus.size(), direct->topology->gpus.size());
+    EXPECT_EQ(snapshot->topology.source(), direct->topology.source());
+    ASSERT_TRUE(snapshot->node.power.is_known());
+    EXPECT_EQ(snapshot->node.power->governor, direct->node.power->governor);
+
+    // Given a snapshot, the context takes the node from it and reads neither
+    // the topology nor sysfs (both point nowhere here).
+    snapshot->node.power.value().governor.at(0) = "powersave";
+    ProbeOptions with_snapshot = o;
+    with_snapshot.hwloc_xml = "/nonexistent/topology.xml";
+    with_snapshot.sysfs_root = "/nonexistent";
+    with_snapshot.node_snapshot = &*snapshot;
+    auto ctx = build_context(with_snapshot);
+    ASSERT_TRUE(ctx.ok()) << ctx.error().to_string();
+    EXPECT_EQ(ctx->topology->gpus.size(), 16U);
+    EXPECT_EQ(ctx->node.power->governor.at(0), "powersave");
+    ASSERT_TRUE(ctx->gpus.is_known()) << ctx->gpus.reason();
+    EXPECT_EQ(ctx->gpus->at(0).busid, "0000:34:00.0");
+
+    ProbeOptions bad = o;
+    bad.hwloc_xml = "/nonexistent/topology.xml";
+    EXPECT_FALSE(probe_node_snapshot(bad).ok());
+}
+
 TEST(ContextBuilderProbeTest, FlagsOverrideAndHostViewIsBuilt) {
     test::TempTree tree;
     tree.write("task.env", "NVIDIA_VISIBLE_DEVICES=all\nENROOT_ROOTFS=/var/lib/enroot/x\n");

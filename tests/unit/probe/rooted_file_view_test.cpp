@@ -159,5 +159,27 @@ TEST_F(RootedFileViewTest, ADanglingLinkIsNamedByItsWholeTarget) {
     EXPECT_EQ(info.resolved_path, "/dev/zero");
 }
 
+// A view remembers the directories on the way to a path (a task check pays
+// for every lstat), never the last component: a file that appears or goes
+// away is seen, and a link on the way is read each time.
+TEST_F(RootedFileViewTest, RemembersDirectoriesOnTheWayButNeverTheFileItself) {
+    RootedFileView view(tree.root());
+    EXPECT_EQ(view.stat("/etc/nccl.conf").kind, FileKind::regular);
+    EXPECT_EQ(view.stat("/etc/late.conf").kind, FileKind::missing);
+    tree.write("etc/late.conf", "NCCL_DEBUG=WARN\n");
+    EXPECT_EQ(view.stat("/etc/late.conf").kind, FileKind::regular);
+    std::filesystem::remove(tree.root() + "/etc/nccl.conf");
+    EXPECT_EQ(view.stat("/etc/nccl.conf").kind, FileKind::missing);
+    // Through a link on the way: /opt/topolink -> /opt/topo, re-read each time.
+    EXPECT_EQ(view.stat("/opt/topolink/ndv5-topo.xml").resolved_path, "/opt/topo/ndv5-topo.xml");
+    EXPECT_EQ(view.stat("/opt/topolink/ndv5-topo.xml").kind, FileKind::regular);
+    // A directory that did not exist on the way stays missing for this view;
+    // a new view sees it.
+    EXPECT_EQ(view.stat("/srv/data/x").kind, FileKind::missing);
+    tree.write("srv/data/x", "x");
+    EXPECT_EQ(view.stat("/srv/data/x").kind, FileKind::missing);
+    EXPECT_EQ(RootedFileView(tree.root()).stat("/srv/data/x").kind, FileKind::regular);
+}
+
 }  // namespace
 }  // namespace launchguard

@@ -1,0 +1,41 @@
+#include "step_node.h"
+
+#include <optional>
+
+#include "step_profile.h"
+
+namespace launchguard::slurm {
+namespace {
+
+// Written by prepare_step on the loading thread; read only after slurmstepd's
+// user_init has joined that thread, or in the tasks forked after it.
+std::optional<NodeSnapshot> g_snapshot;
+
+}  // namespace
+
+ProbeOptions node_probe_options(const PluginConfig& config) {
+    ProbeOptions probe;
+    // The node's cache (written at slurmd start or by the prolog plugin) is
+    // far cheaper than discovery; the probe falls back to discovery when it
+    // is missing.
+    if (config.hwloc_xml) probe.hwloc_xml = config.hwloc_xml;
+    else probe.topology_cache = config.topology_cache;
+    probe.sysfs_root = config.sysfs_root;
+    return probe;
+}
+
+void prepare_step(const PluginConfig& config) noexcept {
+    // A user may ask for a stricter mode than an `off` site (user-modes=);
+    // then each task reads the node itself.
+    if (config.mode == Mode::off) return;
+    try {
+        (void)step_profile(config.profile);
+        if (auto snapshot = probe_node_snapshot(node_probe_options(config))) g_snapshot = std::move(snapshot).value();
+    } catch (...) {
+        g_snapshot.reset();
+    }
+}
+
+const NodeSnapshot* prepared_node_snapshot() { return g_snapshot ? &*g_snapshot : nullptr; }
+
+}  // namespace launchguard::slurm

@@ -1,0 +1,25 @@
+// The node's part of a step's checks (its topology and sysfs facts), read
+// once per step in slurmstepd rather than once per task: on the thread that
+// loads the core, while slurmstepd sets the step up, before any task is
+// forked (core_loader.h). Each task inherits it (docs/performance.md).
+#pragma once
+
+#include "plugin_config.h"
+#include "probe/context_builder.h"
+
+namespace launchguard::slurm {
+
+// Where the node's facts come from under this configuration: the topology
+// cache, or the test fixtures hwloc-xml= and sysfs-root=. The tasks'
+// build_context and prepare_step use the same.
+ProbeOptions node_probe_options(const PluginConfig& config);
+
+// Loads the step's profile (step_profile.h) and reads the node's part. Calls
+// nothing of Slurm's, so it may run on a thread of its own; never throws.
+// A part that cannot be read is left to each task, which reports it.
+void prepare_step(const PluginConfig& config) noexcept;
+
+// What prepare_step read, or null (not prepared, mode=off, or a failure).
+const NodeSnapshot* prepared_node_snapshot();
+
+}  // namespace launchguard::slurm
