@@ -62,6 +62,10 @@ Walk walk(const RootedFileView& view, std::string_view path) {
     std::vector<std::string> resolved;
     int hops = 0;
     std::string first_link;  // "link -> target" of the first link followed, for the evidence
+    // The last component looked up and what lstat said: the final stat below
+    // reuses it unless ".." or a link moved the walk elsewhere since.
+    std::string last_in_view;
+    struct stat last_st {};
     while (!pending.empty()) {
         std::string comp = std::move(pending.front().name);
         bool from_link = pending.front().from_link;
@@ -129,6 +133,8 @@ Walk walk(const RootedFileView& view, std::string_view path) {
             for (auto it = parts.rbegin(); it != parts.rend(); ++it) pending.push_front({std::move(*it), true});
             continue;
         }
+        last_in_view = in_view;
+        last_st = st;
         if (!pending.empty() && !S_ISDIR(st.st_mode)) {
             w.kind = from_link ? FileKind::dangling_symlink : FileKind::missing;
             w.resolved = in_view;
@@ -138,8 +144,10 @@ Walk walk(const RootedFileView& view, std::string_view path) {
     }
     w.resolved = join_components(resolved);
     // Every component is now a real directory or the final non-link entry;
-    // stat it afresh because ".." may have walked back up past what was seen.
-    if (::lstat(view.host_path(w.resolved).c_str(), &w.st) != 0) {
+    // stat it afresh if ".." walked back up past what was seen last.
+    if (w.resolved == last_in_view) {
+        w.st = last_st;
+    } else if (::lstat(view.host_path(w.resolved).c_str(), &w.st) != 0) {
         w.kind = FileKind::missing;
         w.detail = w.resolved + " does not exist (" + errno_text(errno) + ")";
         return w;
