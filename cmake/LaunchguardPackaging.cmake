@@ -41,8 +41,9 @@ set(CPACK_DEBIAN_SLURM_PACKAGE_NAME launchguard-slurm)
 set(CPACK_COMPONENT_SLURM_DESCRIPTION [[GPU launch checks: Slurm SPANK plugins
 spank_launchguard.so checks every task in task_init, inside the pyxis
 container when there is one; spank_launchguard_prolog.so checks the node in
-the job prolog. Both are small: the checks are in spank_launchguard_core.so,
-which only slurmstepd, slurmd and the prolog process load. Enable them in /etc/slurm/plugstack.conf.d/zz-launchguard.conf.]])
+the job prolog. Both are small: the checks are in spank_launchguard_core.so
+(spank_launchguard_core_yaml.so for a YAML profile), which only slurmstepd,
+slurmd and the prolog process load. Enable them in /etc/slurm/plugstack.conf.d/zz-launchguard.conf.]])
 set(CPACK_DEBIAN_WEBHOOK_PACKAGE_NAME launchguard-webhook)
 set(CPACK_COMPONENT_WEBHOOK_DESCRIPTION [[GPU launch checks: Kubernetes admission webhook
 launchguard-webhook judges GPU workloads at admission and patches or denies
