@@ -1,5 +1,7 @@
 #include "probe/context_builder.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <charconv>
 #include <limits>
@@ -143,6 +145,17 @@ Fact<std::vector<NetInterface>> probe_interfaces(const ProbeOptions& o, const Fa
     return Fact<std::vector<NetInterface>>::unknown("no sys/class/net under " + o.root + " and no interfaces in the node topology");
 }
 
+// "mnt:DEV:INO net:DEV:INO" of this process; empty when procfs cannot say.
+std::optional<std::string> current_namespaces() {
+    std::string key;
+    for (const char* kind : {"mnt", "net"}) {
+        struct stat st {};
+        if (::stat((std::string("/proc/self/ns/") + kind).c_str(), &st) != 0) return std::nullopt;
+        key += std::string(kind) + ":" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + " ";
+    }
+    return key;
+}
+
 }  // namespace
 
 Runtime detect_runtime(const Environment& env, const std::string& root) {
@@ -199,6 +212,10 @@ Result<NodeSnapshot> probe_node_snapshot(const ProbeOptions& o) {
     snapshot.topology = probe_topology(o, error);
     if (error) return *error;
     snapshot.node = probe_node_facts(o.sysfs_root.value_or("/"));
+    if (o.root == "/") {
+        snapshot.read_in_namespaces = current_namespaces();
+        snapshot.interfaces = probe_interfaces(o, snapshot.topology);
+    }
     return snapshot;
 }
 
@@ -226,7 +243,13 @@ Result<LaunchContext> build_context(const ProbeOptions& o) {
     if (o.gpus && ctx.topology.is_known()) {
         if (auto resolved = resolve_gpu_list(*o.gpus, *ctx.topology, "--gpus"); !resolved) return resolved.error();
     }
-    ctx.interfaces = probe_interfaces(o, ctx.topology);
+    const NodeSnapshot* snapshot = o.node_snapshot;
+    if (snapshot != nullptr && snapshot->read_in_namespaces && o.root == "/" &&
+        current_namespaces() == snapshot->read_in_namespaces) {
+        ctx.interfaces = snapshot->interfaces;
+    } else {
+        ctx.interfaces = probe_interfaces(o, ctx.topology);
+    }
     ctx.node = o.node_snapshot != nullptr ? o.node_snapshot->node : probe_node_facts(o.sysfs_root.value_or("/"));
     ctx.job = job_shape_from(env, o.job_nodes, o.job_gpus);
     ctx.container = probe_container(o.root, o.pid, o.proc_root);

@@ -16,6 +16,11 @@ namespace launchguard {
 struct NodeSnapshot {
     Fact<NodeTopology> topology;
     NodeFacts node;
+    // The network interfaces of a live root ("/"), and the mount and network
+    // namespaces they were read in: a task in the same two sees the same
+    // /sys/class/net, and takes them from here.
+    Fact<std::vector<NetInterface>> interfaces;
+    std::optional<std::string> read_in_namespaces;
 };
 
 struct ProbeOptions {

@@ -213,9 +213,10 @@ LibraryLookup find_library(const FileView& files, const std::vector<std::string>
             continue;
         }
         for (const auto& dir : dirs) {
-            // Most loader directories do not exist in a given image; one
-            // (memoized) look at the directory spares a lookup per name.
-            if (files.stat(dir).kind == FileKind::missing) continue;
+            // Most loader directories do not exist in a given image. Asking
+            // for the file alone costs nothing more then (a view remembers
+            // the directories on the way: rooted_file_view.h), while a look
+            // at the directory itself also opens it to check it is readable.
             if (probe(dir + "/" + file)) {
                 lookup.found = dir + "/" + file;
                 return lookup;

@@ -82,6 +82,34 @@ TEST(ContextBuilderProbeTest, ANodeSnapshotIsWhatTheContextSeesOfTheNode) {
     EXPECT_FALSE(probe_node_snapshot(bad).ok());
 }
 
+// A snapshot of the live root carries the interfaces, used only by a task in
+// the same mount and network namespaces.
+TEST(ContextBuilderProbeTest, ASnapshotsInterfacesServeOnlyTheNamespacesTheyWereReadIn) {
+    ProbeOptions o = replay_options();
+    o.root = "/";
+    auto snapshot = probe_node_snapshot(o);
+    ASSERT_TRUE(snapshot.ok()) << snapshot.error().to_string();
+    ASSERT_TRUE(snapshot->read_in_namespaces.has_value());
+    snapshot->interfaces = Fact<std::vector<NetInterface>>::known({NetInterface{.name = "snap0"}}, "snapshot");
+    ProbeOptions task = o;
+    task.node_snapshot = &*snapshot;
+    auto same = build_context(task);
+    ASSERT_TRUE(same.ok());
+    ASSERT_TRUE(same->interfaces.is_known());
+    EXPECT_EQ(same->interfaces->at(0).name, "snap0");
+
+    snapshot->read_in_namespaces = "mnt:0:1 net:0:2 ";  // another namespace
+    auto other = build_context(task);
+    ASSERT_TRUE(other.ok());
+    EXPECT_TRUE(!other->interfaces.is_known() || other->interfaces->empty() || other->interfaces->at(0).name != "snap0");
+
+    // A fixture root never takes them.
+    ProbeOptions fixture = replay_options();
+    auto fixture_snapshot = probe_node_snapshot(fixture);
+    ASSERT_TRUE(fixture_snapshot.ok());
+    EXPECT_FALSE(fixture_snapshot->read_in_namespaces.has_value());
+}
+
 TEST(ContextBuilderProbeTest, FlagsOverrideAndHostViewIsBuilt) {
     test::TempTree tree;
     tree.write("task.env", "NVIDIA_VISIBLE_DEVICES=all\nENROOT_ROOTFS=/var/lib/enroot/x\n");
