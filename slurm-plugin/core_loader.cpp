@@ -26,7 +26,7 @@ pthread_t g_loader{};
 pid_t g_loader_pid = 0;
 
 // Which of the two builds of the core this process needs: the one without
-// YAML (and with no shared C++ runtime, so about a quarter of the load) reads
+// YAML (and with no shared C++ runtime, so under a third of the load) reads
 // embedded profiles and compiled .json files; a YAML profile needs the other.
 const char* core_file() {
     const PluginConfig* config = remembered_config();

@@ -19,7 +19,7 @@ const launchguard_core* load_core() noexcept;
 // thread then hands the core the plugstack arguments (prepare_step), which
 // reads what all tasks share. Between the plugin's init and user_init
 // slurmstepd spends about 2 ms setting up the step (measured by uprobe), in
-// which the load and that read, about 0.7 ms, cost the step nothing. Loads
+// which the load and that read, about 1 ms, cost the step nothing. Loads
 // at once (and leaves the reading to the tasks) when no thread can be started.
 void start_loading_core(int ac, char** av) noexcept;
 
