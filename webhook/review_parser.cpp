@@ -26,7 +26,9 @@ public:
     static constexpr std::size_t max_key_size = json::string::max_size();
     static constexpr std::size_t max_string_size = json::string::max_size();
 
-    explicit SkippingHandler(json::storage_ptr storage) { stack_.reset(std::move(storage)); }
+    // The stack's own scratch space comes from the request's arena too: from
+    // the default resource it was a malloc per document.
+    explicit SkippingHandler(json::storage_ptr storage) : stack_(storage) { stack_.reset(std::move(storage)); }
 
     json::value release() { return stack_.release(); }
 
@@ -45,11 +47,16 @@ public:
     }
     bool on_key(json::string_view part, std::size_t, json::error_code&) {
         if (skipping()) return true;
-        key_.append(part.data(), part.size());
-        skip_next_ = skipped_key(key_);
+        // A key that came in one piece (always, for a body in one buffer) is used where it lies.
+        std::string_view key(part.data(), part.size());
+        if (!key_.empty()) {
+            key_.append(key);
+            key = key_;
+        }
+        skip_next_ = skipped_key(key);
         if (!skip_next_) {
-            stack_.push_key(key_);
-            next_place_ = place_of(key_);
+            stack_.push_key(key);
+            next_place_ = place_of(key);
         }
         key_.clear();
         return true;
@@ -103,14 +110,14 @@ private:
     bool skipping() const { return skip_depth_ > 0; }
 
     // The key just read names a subtree no review reads.
-    bool skipped_key(const std::string& key) const {
+    bool skipped_key(std::string_view key) const {
         const Place parent = levels_.empty() ? Place::other : levels_.back().place;
         return (parent == Place::request && key == "oldObject") ||
                (parent == Place::metadata && key == "managedFields");
     }
 
     // The place of a container opened under `key` in the current one.
-    Place place_of(const std::string& key) const {
+    Place place_of(std::string_view key) const {
         const std::size_t depth = levels_.size();  // of the container holding the key
         const Place parent = depth == 0 ? Place::other : levels_.back().place;
         if (depth == 1 && key == "request") return Place::request;
