@@ -13,7 +13,9 @@
 #include <boost/beast/ssl.hpp>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -50,11 +52,15 @@ struct Shared {
     ReviewCache review_cache{options.review_cache_entries, options.review_cache_bytes};
 };
 
+// endpoint: the metrics label, one of the paths served or "other".
 http::response<http::string_body> route(const http::request<http::string_body>& request, Shared& shared,
-                                        std::map<std::string, std::string>& log_fields, std::string& endpoint) {
+                                        LogRecord& log_fields, std::string_view& endpoint) {
     std::string_view target = request.target();
     target = target.substr(0, target.find('?'));  // the API server appends ?timeout=10s
-    endpoint = std::string(target);
+    endpoint = "other";
+    for (std::string_view served : {"/mutate", "/validate", "/healthz", "/readyz", "/metrics"}) {
+        if (target == served) endpoint = served;
+    }
     auto reply = [&](http::status status, std::string body, std::string content_type) {
         http::response<http::string_body> response{status, request.version()};
         response.set(http::field::server, "launchguard-webhook");
@@ -79,7 +85,7 @@ http::response<http::string_body> route(const http::request<http::string_body>& 
     if (target == "/metrics" && is_get) {
         return reply(http::status::ok, shared.metrics.render(), "text/plain; version=0.0.4");
     }
-    endpoint = "other";
+    endpoint = "other";  // also a served path asked with the wrong method: /healthz by POST
     return reply(http::status::not_found, "not found: POST /mutate, POST /validate, GET /healthz, /readyz, /metrics\n",
                  "text/plain");
 }
@@ -163,19 +169,32 @@ private:
         if (ec) return on_read_error(ec);
         started_ = Clock::now();
         http::request<http::string_body> request = parser_->release();
-        std::map<std::string, std::string> fields;
-        std::string endpoint;
-        auto response = route(request, shared_, fields, endpoint);
+        LogRecord record;
+        std::string_view endpoint;
+        auto response = route(request, shared_, record, endpoint);
         response.keep_alive(request.keep_alive() && !draining_ && !shared_.draining);
         response.prepare_payload();
-        if (endpoint == "/mutate" || endpoint == "/validate") {
-            fields["endpoint"] = endpoint;
-            fields["status"] = std::to_string(response.result_int());
-            fields["ms"] = std::to_string(
-                std::chrono::duration<double, std::milli>(Clock::now() - started_).count());
-            shared_.log(response.result_int() >= 500 ? "error" : "info", "admission", fields);
-        }
+        if (endpoint == "/mutate" || endpoint == "/validate") log_admission(record, endpoint, response.result_int());
         write(std::move(response), endpoint);
+    }
+
+    // The admission's line: the handler's fields, then the server's.
+    void log_admission(const LogRecord& record, std::string_view endpoint, unsigned status) {
+        constexpr std::size_t kServerFields = 3;
+        std::array<LogField, 32> fields;
+        std::size_t n = 0;
+        for (const auto& [key, value] : record.fields()) {
+            if (n == fields.size() - kServerFields) break;  // a handler logs about a dozen
+            if (key != "endpoint" && key != "status" && key != "ms") fields[n++] = LogField{key, value};
+        }
+        const std::string status_text = std::to_string(status);
+        char ms[32];
+        const int ms_size = std::snprintf(ms, sizeof ms, "%.3f",
+                                          std::chrono::duration<double, std::milli>(Clock::now() - started_).count());
+        fields[n++] = LogField{"endpoint", endpoint};
+        fields[n++] = LogField{"status", status_text};
+        fields[n++] = LogField{"ms", std::string_view(ms, static_cast<std::size_t>(std::max(ms_size, 0)))};
+        shared_.log(status >= 500 ? "error" : "info", "admission", LogFields(fields.data(), n));
     }
 
     void send_error(http::status status, std::string text) {
@@ -189,12 +208,13 @@ private:
         write(std::move(response), "error");
     }
 
-    void write(http::response<http::string_body>&& response, std::string endpoint) {
+    // endpoint: a literal (route()), kept as a view.
+    void write(http::response<http::string_body>&& response, std::string_view endpoint) {
         auto owned = std::make_shared<http::response<http::string_body>>(std::move(response));
         writing_ = true;
         beast::get_lowest_layer(stream_).expires_after(shared_.options.request_timeout);
         http::async_write(stream_, *owned,
-                          [self = shared_from_this(), owned, endpoint = std::move(endpoint)](beast::error_code ec, std::size_t) {
+                          [self = shared_from_this(), owned, endpoint](beast::error_code ec, std::size_t) {
                               self->writing_ = false;
                               self->shared_.metrics.request(endpoint, owned->result_int(), Clock::now() - self->started_);
                               if (ec || !owned->keep_alive()) return self->close();

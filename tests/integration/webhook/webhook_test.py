@@ -380,6 +380,12 @@ def test_sigterm(binary, work, cafile, tls_crt, tls_key):
     except subprocess.TimeoutExpired:
         code = None
     check(code == 0, f"the server exits 0 once drained (exit {code})")
+    # The log is buffered (webhook/log.h): the drain must still write every line out.
+    with open(os.path.join(work, "webhook.log")) as f:
+        lines = [json.loads(l) for l in f if l.startswith("{")]
+    logged = [l for l in lines if l.get("msg") == "admission" and l.get("uid") == "in-flight"]
+    check(len(logged) == 1 and logged[0].get("status") == "200" and logged[0].get("endpoint") == "/validate",
+          "the request answered during the drain is in the log after the exit", str(logged))
     try:
         idle.get("/healthz")
         closed = False
