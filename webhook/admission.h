@@ -18,7 +18,7 @@ namespace launchguard::webhook {
 struct Answer {
     unsigned status = 200;
     std::string body;
-    std::string content_type = "application/json";
+    std::string_view content_type = "application/json";  // always a literal
     // For the server's one log line per request: uid, kind, namespace, name,
     // profile, mode, decision and the rules by action, or the error.
     LogRecord log;

@@ -52,21 +52,46 @@ struct Shared {
     ReviewCache review_cache{options.review_cache_entries, options.review_cache_bytes};
 };
 
+// What the server answers, before it becomes bytes (serialize()).
+struct Reply {
+    http::status status = http::status::ok;
+    std::string body;
+    std::string_view content_type;  // a literal
+    unsigned version = 11;
+    bool keep_alive = false;
+};
+
+// The whole response in one buffer, so that it is one SSL_write and one
+// send: Beast's serializer walked a buffer sequence of the header fields
+// and the body for each response (~3 % of the CPU per cached /mutate).
+void serialize(const Reply& reply, std::string& out) {
+    out.clear();
+    out += reply.version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
+    out += std::to_string(static_cast<unsigned>(reply.status));
+    out += ' ';
+    out += http::obsolete_reason(reply.status);
+    out += "\r\nServer: launchguard-webhook\r\nContent-Type: ";
+    out += reply.content_type;
+    out += "\r\nContent-Length: ";
+    out += std::to_string(reply.body.size());
+    // HTTP/1.1 keeps the connection unless told otherwise; 1.0 closes it.
+    if (reply.version == 10 && reply.keep_alive) out += "\r\nConnection: keep-alive";
+    if (reply.version != 10 && !reply.keep_alive) out += "\r\nConnection: close";
+    out += "\r\n\r\n";
+    out += reply.body;
+}
+
 // endpoint: the metrics label, one of the paths served or "other".
-http::response<http::string_body> route(const http::request<http::string_body>& request, Shared& shared,
-                                        LogRecord& log_fields, std::string_view& endpoint) {
+Reply route(const http::request<http::string_body>& request, Shared& shared, LogRecord& log_fields,
+            std::string_view& endpoint) {
     std::string_view target = request.target();
     target = target.substr(0, target.find('?'));  // the API server appends ?timeout=10s
     endpoint = "other";
     for (std::string_view served : {"/mutate", "/validate", "/healthz", "/readyz", "/metrics"}) {
         if (target == served) endpoint = served;
     }
-    auto reply = [&](http::status status, std::string body, std::string content_type) {
-        http::response<http::string_body> response{status, request.version()};
-        response.set(http::field::server, "launchguard-webhook");
-        response.set(http::field::content_type, content_type);
-        response.body() = std::move(body);
-        return response;
+    auto reply = [&](http::status status, std::string body, std::string_view content_type) {
+        return Reply{status, std::move(body), content_type, request.version(), false};
     };
     const bool is_post = request.method() == http::verb::post;
     const bool is_get = request.method() == http::verb::get;
@@ -132,7 +157,9 @@ private:
 
     void read() {
         if (draining_) return close();
-        parser_.emplace();
+        // The last request's body string, so a keep-alive connection's
+        // requests reuse its memory.
+        parser_.emplace(std::piecewise_construct, std::make_tuple(std::move(spare_body_)));
         parser_->body_limit(shared_.options.body_limit);
         parser_->header_limit(64 * 1024);
         beast::get_lowest_layer(stream_).expires_after(shared_.options.idle_timeout);
@@ -171,11 +198,16 @@ private:
         http::request<http::string_body> request = parser_->release();
         LogRecord record;
         std::string_view endpoint;
-        auto response = route(request, shared_, record, endpoint);
-        response.keep_alive(request.keep_alive() && !draining_ && !shared_.draining);
-        response.prepare_payload();
-        if (endpoint == "/mutate" || endpoint == "/validate") log_admission(record, endpoint, response.result_int());
-        write(std::move(response), endpoint);
+        Reply reply = route(request, shared_, record, endpoint);
+        reply.keep_alive = request.keep_alive() && !draining_ && !shared_.draining;
+        const auto status = static_cast<unsigned>(reply.status);
+        if (endpoint == "/mutate" || endpoint == "/validate") log_admission(record, endpoint, status);
+        serialize(reply, out_);
+        if (request.body().capacity() <= kKeptBodyCapacity) {
+            spare_body_ = std::move(request.body());
+            spare_body_.clear();
+        }
+        write(status, reply.keep_alive, endpoint);
     }
 
     // The admission's line: the handler's fields, then the server's.
@@ -198,28 +230,23 @@ private:
     }
 
     void send_error(http::status status, std::string text) {
-        http::response<http::string_body> response{status, 11};
-        response.set(http::field::server, "launchguard-webhook");
-        response.set(http::field::content_type, "text/plain");
-        response.body() = "launchguard-webhook: " + std::move(text);
-        response.keep_alive(false);  // the rest of the stream cannot be trusted
-        response.prepare_payload();
+        // Not kept alive: the rest of the stream cannot be trusted.
+        serialize(Reply{status, "launchguard-webhook: " + std::move(text), "text/plain", 11, false}, out_);
         started_ = Clock::now();
-        write(std::move(response), "error");
+        write(static_cast<unsigned>(status), false, "error");
     }
 
-    // endpoint: a literal (route()), kept as a view.
-    void write(http::response<http::string_body>&& response, std::string_view endpoint) {
-        auto owned = std::make_shared<http::response<http::string_body>>(std::move(response));
+    // Sends out_. endpoint: a literal (route()), kept as a view.
+    void write(unsigned status, bool keep_alive, std::string_view endpoint) {
         writing_ = true;
         beast::get_lowest_layer(stream_).expires_after(shared_.options.request_timeout);
-        http::async_write(stream_, *owned,
-                          [self = shared_from_this(), owned, endpoint](beast::error_code ec, std::size_t) {
-                              self->writing_ = false;
-                              self->shared_.metrics.request(endpoint, owned->result_int(), Clock::now() - self->started_);
-                              if (ec || !owned->keep_alive()) return self->close();
-                              self->read();
-                          });
+        net::async_write(stream_, net::buffer(out_),
+                         [self = shared_from_this(), status, keep_alive, endpoint](beast::error_code ec, std::size_t) {
+                             self->writing_ = false;
+                             self->shared_.metrics.request(endpoint, status, Clock::now() - self->started_);
+                             if (ec || !keep_alive) return self->close();
+                             self->read();
+                         });
     }
 
     void close() {
@@ -237,6 +264,9 @@ private:
     Stream stream_;
     Shared& shared_;
     beast::flat_buffer buffer_;
+    std::string out_;  // the response being written; its capacity is reused
+    static constexpr std::size_t kKeptBodyCapacity = 256 * 1024;  // a larger body's memory goes back at once
+    std::string spare_body_;
     std::optional<http::request_parser<http::string_body>> parser_;
     Clock::time_point started_{};
     bool writing_ = false;

@@ -105,6 +105,7 @@ class Client(http.client.HTTPSConnection):
     def get(self, path):
         self.request("GET", path)
         r = self.getresponse()
+        self.last_headers = dict(r.getheaders())
         return r.status, r.read()
 
 
@@ -242,6 +243,16 @@ def test_http_errors(port, cafile):
           and b"launchguard_webhook_request_duration_seconds_bucket" in body, "GET /metrics: Prometheus text")
     status, body, _ = client.post("/validate", b"{not json")
     check(status == 400 and b"not JSON" in body, "malformed JSON: 400 with the reason")
+    # The response head is written by hand (webhook/server.cpp): its fields must be exact.
+    status, body, r = client.post("/mutate", review({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "h"},
+                                                     "spec": {"containers": [{"name": "c", "image": "i"}]}}, "head"))
+    check(status == 200 and r.getheader("Content-Type") == "application/json"
+          and r.getheader("Content-Length") == str(len(body)) and r.getheader("Server") == "launchguard-webhook"
+          and r.getheader("Connection") is None and response_of(status, body) is not None,
+          "a 200 answer: its Content-Type, Content-Length and Server, kept alive", str(r.getheaders()))
+    status, body = client.get("/nowhere")
+    check(status == 404 and client.last_headers.get("Content-Type") == "text/plain",
+          "a 404: text/plain", str(client.last_headers))
     status, body, _ = client.post("/validate", json.dumps({"apiVersion": "admission.k8s.io/v1beta1",
                                                            "kind": "AdmissionReview", "request": {"uid": "x"}}))
     check(status == 400 and b"apiVersion" in body, "wrong apiVersion: 400 naming it")
