@@ -123,7 +123,13 @@ void format_log_line(std::string& out, LogFormat format, std::string_view level,
     }
     std::size_t n = 0;
     for (const LogField& field : fields) order[n++] = &field;
-    std::stable_sort(order, order + n, [](const LogField* a, const LogField* b) { return a->key < b->key; });
+    // Insertion sort: a dozen fields, mostly in order already.
+    for (std::size_t i = 1; i < n; ++i) {
+        const LogField* field = order[i];
+        std::size_t j = i;
+        for (; j > 0 && field->key < order[j - 1]->key; --j) order[j] = order[j - 1];
+        order[j] = field;
+    }
 
     if (format == LogFormat::json) {
         out += R"({"time":")";
