@@ -393,17 +393,28 @@ class SkippedKeys {
 public:
     explicit SkippedKeys(std::string_view body) : body_(body) {}
     std::size_t next(std::size_t from) {
-        for (Key& key : keys_) {
-            if (key.searched && (key.found == std::string_view::npos || key.found >= from)) continue;
-            // memmem, not string_view::find: that one stops at every '"'.
-            const void* hit = ::memmem(body_.data() + from, body_.size() - from, key.text.data(), key.text.size());
-            key.found = hit == nullptr ? std::string_view::npos
-                                       : static_cast<std::size_t>(static_cast<const char*>(hit) - body_.data());
-            key.searched = true;
-        }
+        constexpr std::size_t none = std::string_view::npos;
+        std::size_t nearest = body_.size();  // where the nearest match so far starts
         std::size_t cut = body_.size();
-        for (const Key& key : keys_) {
-            if (key.found != std::string_view::npos) cut = std::min(cut, key.found + key.text.size());
+        for (Key& key : keys_) {
+            if (key.found == none || key.found < from) {
+                key.found = none;
+                // Only a match that starts before the nearest one matters, and
+                // no text is searched twice: oldObject is not looked for across
+                // the managedFields that are then passed over.
+                const std::size_t start = std::max(from, key.clear_to);
+                const std::size_t stop = std::min(body_.size(), nearest + key.text.size());
+                if (start < stop) {
+                    // memmem, not string_view::find: that one stops at every '"'.
+                    const void* hit = ::memmem(body_.data() + start, stop - start, key.text.data(), key.text.size());
+                    if (hit != nullptr) key.found = static_cast<std::size_t>(static_cast<const char*>(hit) - body_.data());
+                }
+                if (key.found == none) key.clear_to = std::max(key.clear_to, nearest);
+            }
+            if (key.found != none && key.found < nearest) {
+                nearest = key.found;
+                cut = key.found + key.text.size();
+            }
         }
         return cut;
     }
@@ -411,7 +422,7 @@ public:
 private:
     struct Key {
         std::string_view text;
-        bool searched = false;
+        std::size_t clear_to = 0;  // no match starts before this
         std::size_t found = std::string_view::npos;
     };
     std::string_view body_;
