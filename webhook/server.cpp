@@ -117,7 +117,12 @@ Reply route(const http::request<http::string_body>& request, Shared& shared, Log
 class Session : public std::enable_shared_from_this<Session> {
 public:
     Session(net::basic_stream_socket<tcp, Executor>&& socket, std::shared_ptr<ssl::context> tls, Shared& shared)
-        : tls_(std::move(tls)), stream_(std::move(socket), *tls_), shared_(shared) {
+        : tls_(std::move(tls)),
+          stream_(std::move(socket), *tls_),
+          shared_(shared),
+          deadline_timer_(stream_.get_executor()),
+          check_interval_(std::min({shared.options.handshake_timeout, shared.options.request_timeout,
+                                    shared.options.idle_timeout})) {
         // Asio sets RELEASE_BUFFERS: OpenSSL then frees and allocates its
         // ~17 KB record buffers around every request of a keep-alive
         // connection. The API server keeps a few connections open, so
@@ -144,10 +149,42 @@ public:
     }
 
 private:
+    // Every step has a deadline; when it passes, the socket is closed and
+    // the step under way fails. One timer per connection, armed at most
+    // check_interval_ ahead and re-armed only for a deadline earlier than
+    // that: a request moves the deadline three times and never touches the
+    // timer. (beast::basic_stream's own timeouts armed and cancelled a timer
+    // around every read and every write: a timer-queue insert, a cancel and
+    // a handler run for the cancelled wait, each time.)
+    void set_deadline(std::chrono::milliseconds timeout) {
+        deadline_ = Clock::now() + timeout;
+        if (deadline_ < armed_) arm(deadline_);
+    }
+
+    void arm(Clock::time_point at) {
+        armed_ = at;
+        const unsigned generation = ++timer_generation_;
+        deadline_timer_.expires_at(at);
+        // Weak: a connection with nothing left to do but this wait ends now.
+        deadline_timer_.async_wait([weak = weak_from_this(), generation](beast::error_code ec) {
+            auto self = weak.lock();
+            if (!self || ec || generation != self->timer_generation_) return;  // replaced by an earlier deadline
+            self->on_deadline_check();
+        });
+    }
+
+    void on_deadline_check() {
+        armed_ = Clock::time_point::max();
+        const Clock::time_point now = Clock::now();
+        if (now < deadline_) return arm(std::min(deadline_, now + check_interval_));
+        beast::error_code ignored;
+        beast::get_lowest_layer(stream_).socket().close(ignored);  // the pending step fails: see on_read_error
+    }
+
     [[nodiscard]] bool in_request() const { return writing_ || (parser_ && parser_->got_some()); }
 
     void handshake() {
-        beast::get_lowest_layer(stream_).expires_after(shared_.options.handshake_timeout);
+        set_deadline(shared_.options.handshake_timeout);
         stream_.async_handshake(ssl::stream_base::server, [self = shared_from_this()](beast::error_code ec) {
             if (ec) return;  // scanners, health probes on the TLS port, clients giving up: nothing to answer
             self->read();
@@ -161,7 +198,7 @@ private:
         parser_.emplace(std::piecewise_construct, std::make_tuple(std::move(spare_body_)));
         parser_->body_limit(shared_.options.body_limit);
         parser_->header_limit(64 * 1024);
-        beast::get_lowest_layer(stream_).expires_after(shared_.options.idle_timeout);
+        set_deadline(shared_.options.idle_timeout);
         http::async_read_header(stream_, buffer_, *parser_,
                                 [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_header(ec); });
     }
@@ -169,7 +206,7 @@ private:
     void on_header(beast::error_code ec) {
         if (ec) return on_read_error(ec);
         // The idle deadline covered the wait; the request itself gets its own.
-        beast::get_lowest_layer(stream_).expires_after(shared_.options.request_timeout);
+        set_deadline(shared_.options.request_timeout);
         // The body mostly came in the header's TLS record: parse what is
         // buffered here, and read only when more is needed. async_read would
         // complete at once too, but through one more trip around the
@@ -256,7 +293,7 @@ private:
     // Sends out_. endpoint: a literal (route()), kept as a view.
     void write(unsigned status, bool keep_alive, std::string_view endpoint) {
         writing_ = true;
-        beast::get_lowest_layer(stream_).expires_after(shared_.options.request_timeout);
+        set_deadline(shared_.options.request_timeout);
         net::async_write(stream_, net::buffer(out_),
                          [self = shared_from_this(), status, keep_alive, endpoint](beast::error_code ec, std::size_t) {
                              self->writing_ = false;
@@ -269,7 +306,7 @@ private:
     void close() {
         if (closing_) return;
         closing_ = true;
-        beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(2));
+        set_deadline(std::chrono::seconds(2));
         stream_.async_shutdown([self = shared_from_this()](beast::error_code) {
             beast::error_code ignored;
             beast::get_lowest_layer(self->stream_).socket().shutdown(tcp::socket::shutdown_both, ignored);
@@ -286,6 +323,11 @@ private:
     std::string spare_body_;
     std::optional<http::request_parser<http::string_body>> parser_;
     Clock::time_point started_{};
+    net::basic_waitable_timer<Clock, net::wait_traits<Clock>, Executor> deadline_timer_;
+    std::chrono::milliseconds check_interval_;
+    Clock::time_point deadline_ = Clock::time_point::max();
+    Clock::time_point armed_ = Clock::time_point::max();  // when the timer fires; max: not armed
+    unsigned timer_generation_ = 0;
     bool writing_ = false;
     bool draining_ = false;
     bool closing_ = false;

@@ -357,6 +357,38 @@ def test_rotation(port, cafile, certs, tls_crt, tls_key):
     check(after != before and after == expected, "new connections get the last rotated certificate")
 
 
+def start_deadline_probes(port, cafile):
+    """Connections that outlive a step's deadline (10 s to finish the TLS
+    handshake or a request, 90 s idle between requests): started first, checked
+    by check_deadline_probes once the other tests have run."""
+    silent = socket.create_connection(("127.0.0.1", port), 10)  # never starts the handshake
+    slow = raw_tls_socket(port, cafile)
+    slow.sendall(f"POST /validate HTTP/1.1\r\nHost: {SNI}\r\nContent-Length: 100\r\n\r\n{{".encode())
+    idle = Client(port, cafile)
+    status, _ = idle.get("/healthz")
+    check(status == 200, "a keep-alive connection for the idle deadline")
+    return time.time(), silent, slow, idle
+
+
+def check_deadline_probes(probes):
+    started, silent, slow, idle = probes
+    time.sleep(max(0.0, started + 12 - time.time()))
+    for sock, what in ((silent, "a connection that never starts TLS"), (slow, "a request not finished")):
+        sock.settimeout(5)
+        try:
+            read_until_closed(sock)
+            closed = True
+        except socket.timeout:  # still open 5 s later
+            closed = False
+        except (ConnectionError, OSError, ssl.SSLError):  # reset: closed too
+            closed = True
+        check(closed, f"{what} is closed after its 10 s deadline")
+        sock.close()
+    status, _ = idle.get("/healthz")
+    check(status == 200, "an idle keep-alive connection still serves after 12 s (its deadline is 90 s)")
+    idle.close()
+
+
 def test_sigterm(binary, work, cafile, tls_crt, tls_key):
     server = Webhook(binary, work, tls_crt, tls_key)
     idle = Client(server.port, cafile)
@@ -473,6 +505,7 @@ def main():
     cafile = certs.path("ca.crt")
     server = Webhook(binary, work, tls_crt, tls_key)
     try:
+        probes = start_deadline_probes(server.port, cafile)
         test_http_errors(server.port, cafile)
         test_tls(server.port, cafile)
         test_envelope_and_patches(server.port, cafile, fixtures, patched_files, "default")
@@ -484,6 +517,7 @@ def main():
         finally:
             topology.stop()
         test_rotation(server.port, cafile, certs, tls_crt, tls_key)
+        check_deadline_probes(probes)
     finally:
         server.stop()
     check(server.proc.returncode == 0, f"SIGTERM on an idle server: exit {server.proc.returncode}")
