@@ -200,7 +200,7 @@ std::string object_name(const json::value& object) {
 
 Answer admit_review(Endpoint endpoint, std::string_view body, const WebhookConfig& config, Metrics& metrics,
                     ReviewCache* cache) {
-    const std::string endpoint_name = endpoint == Endpoint::mutate ? "/mutate" : "/validate";
+    const std::string_view endpoint_name = endpoint == Endpoint::mutate ? "/mutate" : "/validate";
     json::parse_options options;
     options.max_depth = 256;  // deep CRDs; Boost.JSON's default of 32 is too tight
     std::error_code ec;
@@ -226,22 +226,22 @@ Answer admit_review(Endpoint endpoint, std::string_view body, const WebhookConfi
     const json::value* uid = request->as_object().if_contains("uid");
     if (uid == nullptr || !uid->is_string() || uid->as_string().empty()) return bad_request(metrics, "request.uid is missing");
 
-    std::map<std::string, std::string> log{{"uid", std::string(uid->as_string())}};
+    LogRecord log{{"uid", std::string(uid->as_string())}};
     if (const json::value* ns = request->as_object().if_contains("namespace"); ns && ns->is_string()) {
-        log["namespace"] = std::string(ns->as_string());
+        log.set("namespace", std::string(ns->as_string()));
     }
     if (const json::value* rkind = request->as_object().if_contains("kind"); rkind && rkind->is_object()) {
         if (const json::value* k = rkind->as_object().if_contains("kind"); k && k->is_string()) {
-            log["kind"] = std::string(k->as_string());
+            log.set("kind", std::string(k->as_string()));
         }
     }
     auto answer = [&log](std::string review_json) {
-        return Answer{200, std::move(review_json), "application/json", log};
+        return Answer{200, std::move(review_json), "application/json", std::move(log)};
     };
     const json::value* object = request->as_object().if_contains("object");
     if (object == nullptr || object->is_null()) {  // DELETE and CONNECT carry no object
         metrics.decision(endpoint_name, "allow");
-        log["decision"] = "allow";
+        log.set("decision", "allow");
         return answer(review_json(uid->as_string(), R"(,"allowed":true)"));
     }
     const json::value* dry_run = request->as_object().if_contains("dryRun");
@@ -257,9 +257,9 @@ Answer admit_review(Endpoint endpoint, std::string_view body, const WebhookConfi
     const Choice choice = choose(
         config, config.selection.empty() ? std::map<std::string, std::string>{} : kubernetes::requested_node_labels(*object),
         annotations);
-    log["profile"] = choice.profile->name;
-    log["mode"] = std::string(to_string(choice.mode));
-    if (is_dry_run) log["dry_run"] = "true";
+    log.set("profile", choice.profile->name);
+    log.set("mode", std::string(to_string(choice.mode)));
+    if (is_dry_run) log.set("dry_run", "true");
     if (!choice.refusal.empty()) {
         json::object audit;
         audit["profile"] = choice.profile->name;
@@ -276,28 +276,27 @@ Answer admit_review(Endpoint endpoint, std::string_view body, const WebhookConfi
             response["warnings"] = json::array{fit_warning("launchguard: " + choice.refusal)};
         }
         metrics.decision(endpoint_name, endpoint == Endpoint::validate ? "block" : "allow");
-        log["decision"] = endpoint == Endpoint::validate ? "block" : "allow";
-        log["refusal"] = choice.refusal;
+        log.set("decision", endpoint == Endpoint::validate ? "block" : "allow");
+        log.set("refusal", choice.refusal);
         return answer(review_json(uid->as_string(), serialized_members(response)));
     }
 
     std::shared_ptr<const Verdict> verdict;
     std::optional<ReviewProbe> probe;
+    std::optional<bool> cache_hit;
     if (cache != nullptr) {
         probe = review_probe(endpoint, choice.profile, choice.mode, *object);
         verdict = cache->find(*probe);
-        metrics.review_cache(verdict != nullptr);
+        cache_hit = verdict != nullptr;
     }
     if (!verdict) {
         verdict = std::make_shared<const Verdict>(judge(endpoint, *object, choice));
         if (cache != nullptr) cache->insert(*probe, verdict, body.size());
     }
 
-    log["name"] = object_name(*object);
-    for (const auto& [field, value] : verdict->log) log[field] = value;
-    if (!verdict->error.empty()) metrics.error(verdict->error);
-    if (!verdict->decision.empty()) metrics.decision(endpoint_name, verdict->decision);
-    for (const auto& [rule, action] : verdict->findings) metrics.finding(rule, action);
+    log.set("name", object_name(*object));
+    for (const auto& [field, value] : verdict->log) log.set(field, value);
+    metrics.admission(endpoint_name, cache_hit, verdict->error, verdict->decision, verdict->findings);
     return answer(review_json(uid->as_string(), is_dry_run ? verdict->members_dry_run : verdict->members));
 }
 

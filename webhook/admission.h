@@ -4,11 +4,11 @@
 // so the unit tests call it exactly as the server does.
 #pragma once
 
-#include <map>
 #include <string>
 #include <string_view>
 
 #include "endpoint.h"
+#include "log.h"
 #include "metrics.h"
 #include "review_cache.h"
 #include "webhook_config.h"
@@ -18,10 +18,10 @@ namespace launchguard::webhook {
 struct Answer {
     unsigned status = 200;
     std::string body;
-    std::string content_type = "application/json";
+    std::string_view content_type = "application/json";  // always a literal
     // For the server's one log line per request: uid, kind, namespace, name,
     // profile, mode, decision and the rules by action, or the error.
-    std::map<std::string, std::string> log;
+    LogRecord log;
 };
 
 // Never throws. A malformed review (not JSON, not an AdmissionReview v1,

@@ -2,13 +2,15 @@
 // loads the configuration and the certificate, and serves until SIGTERM.
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
-#include <spdlog/sinks/stdout_sinks.h>
-#include <spdlog/spdlog.h>
 
 #include <cstdio>
 #include <ctime>
 #include <iostream>
+#include <memory>
 
+#include <unistd.h>
+
+#include "log.h"
 #include "server.h"
 
 namespace {
@@ -23,37 +25,11 @@ int fail(const std::string& message) {
     return kExitBadInput;
 }
 
-LogFunction make_logger(const std::string& format) {
-    auto logger = spdlog::stderr_logger_mt("launchguard-webhook");
-    if (format == "json") {
-        logger->set_pattern("%v");
-        return [logger](const std::string& level, const std::string& message,
-                        const std::map<std::string, std::string>& fields) {
-            boost::json::object line;
-            std::time_t now = std::time(nullptr);
-            std::tm utc{};
-            gmtime_r(&now, &utc);
-            char stamp[32];
-            std::strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &utc);
-            line["time"] = stamp;
-            line["level"] = level;
-            line["msg"] = message;
-            for (const auto& [key, value] : fields) line[key] = value;
-            logger->info(boost::json::serialize(line));
-        };
-    }
-    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %l %v");
-    return [logger](const std::string& level, const std::string& message,
-                    const std::map<std::string, std::string>& fields) {
-        std::string text = message;
-        for (const auto& [key, value] : fields) {
-            // key=value with values quoted when they hold spaces, as logfmt does.
-            const bool quote = value.empty() || value.find_first_of(" \"=") != std::string::npos;
-            text += " " + key + "=" + (quote ? boost::json::serialize(boost::json::string(value)) : value);
-        }
-        if (level == "error") logger->error(text);
-        else if (level == "warn") logger->warn(text);
-        else logger->info(text);
+// The log is written through a buffer (log.h); `log` keeps it alive for
+// the server and every copy of the function.
+LogFunction make_logger(const std::shared_ptr<BufferedLog>& log) {
+    return [log](std::string_view level, std::string_view message, LogFields fields) {
+        log->write(level, message, fields);
     };
 }
 
@@ -124,7 +100,8 @@ int main(int argc, char** argv) {
     auto certificates = CertificateStore::open(cert_file, key_file);
     if (!certificates) return fail(certificates.error().to_string());
 
-    LogFunction log = make_logger(log_format);
+    auto log_sink = std::make_shared<BufferedLog>(STDERR_FILENO, log_format == "json" ? LogFormat::json : LogFormat::text);
+    LogFunction log = make_logger(log_sink);
     Metrics metrics;
     Server server(options, *config, **certificates, metrics, log);
     auto port = server.listen();
@@ -143,5 +120,6 @@ int main(int argc, char** argv) {
                             {"profiles", std::to_string(config->profiles.size())}});
     server.run();
     log("info", "stopped", {});
+    log_sink->flush();  // every line of the drain is out before the exit status
     return 0;
 }

@@ -20,13 +20,24 @@ std::string label(const std::string& value) {
     return out;
 }
 
+// The counter for these labels, made the first time they are seen.
+template <class Map, class Probe, class Key>
+unsigned long long& counter(Map& map, const Probe& probe, Key&& key) {
+    auto it = map.find(probe);
+    if (it == map.end()) it = map.emplace(std::forward<Key>(key), 0).first;
+    return it->second;
+}
+
 }  // namespace
 
-void Metrics::request(const std::string& endpoint, unsigned status, std::chrono::nanoseconds elapsed) {
+void Metrics::request(std::string_view endpoint, unsigned status, std::chrono::nanoseconds elapsed) {
     const double seconds = std::chrono::duration<double>(elapsed).count();
     std::lock_guard lock(mutex_);
-    ++requests_[{endpoint, status}];
-    Histogram& h = latency_[endpoint];
+    ++counter(requests_, std::pair<std::string_view, unsigned>(endpoint, status),
+              std::pair<std::string, unsigned>(endpoint, status));
+    auto histogram = latency_.find(endpoint);
+    if (histogram == latency_.end()) histogram = latency_.emplace(std::string(endpoint), Histogram{}).first;
+    Histogram& h = histogram->second;
     for (std::size_t i = 0; i < kBuckets.size(); ++i) {
         if (seconds <= kBuckets[i]) ++h.buckets[i];
     }
@@ -34,19 +45,40 @@ void Metrics::request(const std::string& endpoint, unsigned status, std::chrono:
     h.sum += seconds;
 }
 
-void Metrics::decision(const std::string& endpoint, const std::string& decision) {
-    std::lock_guard lock(mutex_);
-    ++decisions_[{endpoint, decision}];
+void Metrics::count_decision(std::string_view endpoint, std::string_view decision) {
+    ++counter(decisions_, std::pair<std::string_view, std::string_view>(endpoint, decision),
+              std::pair<std::string, std::string>(endpoint, decision));
 }
 
-void Metrics::finding(const std::string& rule, const std::string& action) {
-    std::lock_guard lock(mutex_);
-    ++findings_[{rule, action}];
+void Metrics::count_finding(std::string_view rule, std::string_view action) {
+    ++counter(findings_, std::pair<std::string_view, std::string_view>(rule, action),
+              std::pair<std::string, std::string>(rule, action));
 }
 
-void Metrics::error(const std::string& reason) {
+void Metrics::count_error(std::string_view reason) { ++counter(errors_, reason, std::string(reason)); }
+
+void Metrics::decision(std::string_view endpoint, std::string_view decision) {
     std::lock_guard lock(mutex_);
-    ++errors_[reason];
+    count_decision(endpoint, decision);
+}
+
+void Metrics::finding(std::string_view rule, std::string_view action) {
+    std::lock_guard lock(mutex_);
+    count_finding(rule, action);
+}
+
+void Metrics::error(std::string_view reason) {
+    std::lock_guard lock(mutex_);
+    count_error(reason);
+}
+
+void Metrics::admission(std::string_view endpoint, std::optional<bool> cache_hit, std::string_view error,
+                        std::string_view decision, std::span<const std::pair<std::string, std::string>> findings) {
+    std::lock_guard lock(mutex_);
+    if (cache_hit) ++(*cache_hit ? cache_hits_ : cache_misses_);
+    if (!error.empty()) count_error(error);
+    if (!decision.empty()) count_decision(endpoint, decision);
+    for (const auto& [rule, action] : findings) count_finding(rule, action);
 }
 
 void Metrics::certificate_reload(bool ok) {

@@ -1,5 +1,6 @@
 #include "review_cache.h"
 
+#include <cstdint>
 #include <functional>
 #include <string_view>
 
@@ -26,8 +27,14 @@ bool same_json(const json::value& a, const json::value& b) {
             const json::object& left = a.get_object();
             const json::object& right = b.get_object();
             if (left.size() != right.size()) return false;
+            // Members are mostly in the same order (a cached key is a copy of
+            // an object as the API server wrote it): try the same position
+            // before a lookup, which hashes the key byte by byte.
+            auto in_right = right.begin();
             for (const auto& member : left) {
-                const json::value* other = right.if_contains(member.key());
+                const json::value* other = in_right->key() == member.key() ? &in_right->value()
+                                                                           : right.if_contains(member.key());
+                ++in_right;
                 if (other == nullptr || !same_json(member.value(), *other)) return false;
             }
             return true;
@@ -51,6 +58,36 @@ bool same_json(const json::value& a, const json::value& b) {
     return false;
 }
 
+// A hash that agrees with same_json: equal values hash alike (members in
+// any order). Not std::hash<json::value>: Boost.JSON 1.81 hashes every
+// string and key one byte at a time (FNV-1a), which made the key's hash
+// ~4 % of the server's CPU on a cache hit.
+std::size_t json_hash(const json::value& value) {
+    std::size_t hash = static_cast<std::size_t>(value.kind());
+    switch (value.kind()) {
+        case json::kind::object: {
+            const json::object& object = value.get_object();
+            std::size_t members = object.size();
+            for (const auto& member : object) {
+                members += combine(std::hash<std::string_view>{}(member.key()), json_hash(member.value()));
+            }
+            return combine(hash, members);
+        }
+        case json::kind::array: {
+            hash = combine(hash, value.get_array().size());
+            for (const json::value& element : value.get_array()) hash = combine(hash, json_hash(element));
+            return hash;
+        }
+        case json::kind::string: return combine(hash, std::hash<std::string_view>{}(value.get_string()));
+        case json::kind::int64: return combine(hash, std::hash<std::int64_t>{}(value.get_int64()));
+        case json::kind::uint64: return combine(hash, std::hash<std::uint64_t>{}(value.get_uint64()));
+        case json::kind::double_: return combine(hash, std::hash<double>{}(value.get_double()));
+        case json::kind::bool_: return combine(hash, value.get_bool() ? 1 : 2);
+        case json::kind::null: return hash;
+    }
+    return hash;
+}
+
 // metadata.<map>[key] when the review reads it, else null.
 const json::value* shape_entry(const json::value& metadata, std::string_view map, std::string_view key) {
     const json::value* entries = metadata.get_object().if_contains(map);
@@ -62,13 +99,13 @@ const json::value* shape_entry(const json::value& metadata, std::string_view map
 // one Job and decide nothing: of a metadata object only the shape entries
 // count.
 std::size_t metadata_hash(const json::value& metadata) {
-    if (!metadata.is_object()) return std::hash<json::value>{}(metadata);
+    if (!metadata.is_object()) return json_hash(metadata);
     std::size_t hash = 0;
     for (std::string_view map : kMetadataMaps) {
         for (std::string_view key : kubernetes::kShapeMetadataKeys) {
             if (const json::value* value = shape_entry(metadata, map, key)) {
                 hash = combine(hash, combine(std::hash<std::string_view>{}(map), combine(std::hash<std::string_view>{}(key),
-                                                                                          std::hash<json::value>{}(*value))));
+                                                                                          json_hash(*value))));
             }
         }
     }
@@ -89,11 +126,11 @@ bool same_metadata(const json::value& stored, const json::value& live) {
 
 // The same for the object and for its filtered copy (filtered_input).
 std::size_t input_hash(const json::value& object) {
-    if (!object.is_object()) return std::hash<json::value>{}(object);
+    if (!object.is_object()) return json_hash(object);
     std::size_t hash = object.get_object().size();
     for (const auto& member : object.get_object()) {
         const std::size_t value_hash =
-            member.key() == "metadata" ? metadata_hash(member.value()) : std::hash<json::value>{}(member.value());
+            member.key() == "metadata" ? metadata_hash(member.value()) : json_hash(member.value());
         hash += combine(std::hash<std::string_view>{}(member.key()), value_hash);  // members are unordered
     }
     return hash;

@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -37,7 +38,7 @@ struct Verdict {
     // auditAnnotations; and the same with auditAnnotations.dryRun.
     std::string members;
     std::string members_dry_run;
-    std::vector<std::pair<std::string, std::string>> log;  // decision, rules by action, note, error
+    std::vector<std::pair<std::string_view, std::string>> log;  // decision, rules by action, note, error; literal keys
     std::string decision;                                   // for the decision counter; "" counts none
     std::vector<std::pair<std::string, std::string>> findings;  // (rule, action) for the findings counter
     std::string error;                                      // error counter reason, "" for none

@@ -1,9 +1,10 @@
 // Parses an AdmissionReview body as boost::json::parse would, leaving out
 // what no review reads and every real request carries: the object's
 // metadata.managedFields (often most of its bytes) and request.oldObject
-// (the whole previous object on UPDATE). Both are still checked as JSON;
-// they are only never built as values. This was the largest cost of a
-// cached admission (docs/performance.md).
+// (the whole previous object on UPDATE). Both are still checked as JSON,
+// as strictly as the rest, by a scanner that passes over them without
+// tokenizing them through basic_parser; they are never built as values.
+// This was the largest cost of a cached admission (docs/performance.md).
 #pragma once
 
 #include <string_view>

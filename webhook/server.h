@@ -10,10 +10,11 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 
+#include "log.h"
 #include "metrics.h"
 #include "tls.h"
 #include "util/error.h"
@@ -36,9 +37,8 @@ struct ServerOptions {
     std::size_t review_cache_bytes = 16U << 20;
 };
 
-// level: "info", "warn", "error"; fields are logged as key=value or JSON.
-using LogFunction = std::function<void(const std::string& level, const std::string& message,
-                                       const std::map<std::string, std::string>& fields)>;
+// level: "info", "warn", "error"; fields are logged as key=value or JSON (log.h).
+using LogFunction = std::function<void(std::string_view level, std::string_view message, LogFields fields)>;
 
 class Server {
 public:

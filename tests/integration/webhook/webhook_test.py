@@ -105,6 +105,7 @@ class Client(http.client.HTTPSConnection):
     def get(self, path):
         self.request("GET", path)
         r = self.getresponse()
+        self.last_headers = dict(r.getheaders())
         return r.status, r.read()
 
 
@@ -242,6 +243,16 @@ def test_http_errors(port, cafile):
           and b"launchguard_webhook_request_duration_seconds_bucket" in body, "GET /metrics: Prometheus text")
     status, body, _ = client.post("/validate", b"{not json")
     check(status == 400 and b"not JSON" in body, "malformed JSON: 400 with the reason")
+    # The response head is written by hand (webhook/server.cpp): its fields must be exact.
+    status, body, r = client.post("/mutate", review({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "h"},
+                                                     "spec": {"containers": [{"name": "c", "image": "i"}]}}, "head"))
+    check(status == 200 and r.getheader("Content-Type") == "application/json"
+          and r.getheader("Content-Length") == str(len(body)) and r.getheader("Server") == "launchguard-webhook"
+          and r.getheader("Connection") is None and response_of(status, body) is not None,
+          "a 200 answer: its Content-Type, Content-Length and Server, kept alive", str(r.getheaders()))
+    status, body = client.get("/nowhere")
+    check(status == 404 and client.last_headers.get("Content-Type") == "text/plain",
+          "a 404: text/plain", str(client.last_headers))
     status, body, _ = client.post("/validate", json.dumps({"apiVersion": "admission.k8s.io/v1beta1",
                                                            "kind": "AdmissionReview", "request": {"uid": "x"}}))
     check(status == 400 and b"apiVersion" in body, "wrong apiVersion: 400 naming it")
@@ -346,6 +357,38 @@ def test_rotation(port, cafile, certs, tls_crt, tls_key):
     check(after != before and after == expected, "new connections get the last rotated certificate")
 
 
+def start_deadline_probes(port, cafile):
+    """Connections that outlive a step's deadline (10 s to finish the TLS
+    handshake or a request, 90 s idle between requests): started first, checked
+    by check_deadline_probes once the other tests have run."""
+    silent = socket.create_connection(("127.0.0.1", port), 10)  # never starts the handshake
+    slow = raw_tls_socket(port, cafile)
+    slow.sendall(f"POST /validate HTTP/1.1\r\nHost: {SNI}\r\nContent-Length: 100\r\n\r\n{{".encode())
+    idle = Client(port, cafile)
+    status, _ = idle.get("/healthz")
+    check(status == 200, "a keep-alive connection for the idle deadline")
+    return time.time(), silent, slow, idle
+
+
+def check_deadline_probes(probes):
+    started, silent, slow, idle = probes
+    time.sleep(max(0.0, started + 12 - time.time()))
+    for sock, what in ((silent, "a connection that never starts TLS"), (slow, "a request not finished")):
+        sock.settimeout(5)
+        try:
+            read_until_closed(sock)
+            closed = True
+        except socket.timeout:  # still open 5 s later
+            closed = False
+        except (ConnectionError, OSError, ssl.SSLError):  # reset: closed too
+            closed = True
+        check(closed, f"{what} is closed after its 10 s deadline")
+        sock.close()
+    status, _ = idle.get("/healthz")
+    check(status == 200, "an idle keep-alive connection still serves after 12 s (its deadline is 90 s)")
+    idle.close()
+
+
 def test_sigterm(binary, work, cafile, tls_crt, tls_key):
     server = Webhook(binary, work, tls_crt, tls_key)
     idle = Client(server.port, cafile)
@@ -380,6 +423,12 @@ def test_sigterm(binary, work, cafile, tls_crt, tls_key):
     except subprocess.TimeoutExpired:
         code = None
     check(code == 0, f"the server exits 0 once drained (exit {code})")
+    # The log is buffered (webhook/log.h): the drain must still write every line out.
+    with open(os.path.join(work, "webhook.log")) as f:
+        lines = [json.loads(l) for l in f if l.startswith("{")]
+    logged = [l for l in lines if l.get("msg") == "admission" and l.get("uid") == "in-flight"]
+    check(len(logged) == 1 and logged[0].get("status") == "200" and logged[0].get("endpoint") == "/validate",
+          "the request answered during the drain is in the log after the exit", str(logged))
     try:
         idle.get("/healthz")
         closed = False
@@ -456,6 +505,7 @@ def main():
     cafile = certs.path("ca.crt")
     server = Webhook(binary, work, tls_crt, tls_key)
     try:
+        probes = start_deadline_probes(server.port, cafile)
         test_http_errors(server.port, cafile)
         test_tls(server.port, cafile)
         test_envelope_and_patches(server.port, cafile, fixtures, patched_files, "default")
@@ -467,6 +517,7 @@ def main():
         finally:
             topology.stop()
         test_rotation(server.port, cafile, certs, tls_crt, tls_key)
+        check_deadline_probes(probes)
     finally:
         server.stop()
     check(server.proc.returncode == 0, f"SIGTERM on an idle server: exit {server.proc.returncode}")

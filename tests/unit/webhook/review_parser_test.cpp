@@ -76,5 +76,61 @@ TEST(ReviewParser, AgreesWithBoostJsonOnEveryDocument) {
     }
 }
 
+// The left-out values are passed over by a separate scanner: it must fail
+// exactly where basic_parser fails, and leave the rest of the document
+// exactly as basic_parser builds it, whatever the left-out value holds.
+TEST(ReviewParser, LeftOutValuesAreCheckedAsStrictlyAsTheRest) {
+    const std::vector<std::string> values = {
+        "null", "true", "false", "0", "-0", "12", "-1.5e+3", "1E9", "[]", "{}", " [ 1 , { \"a\" : [ ] } ] ",
+        R"([{"manager":"kubectl","fieldsV1":{"f:spec":{"k:{\"name\":\"c\"}":{".":{}}}}}])",
+        R"("\"\\\/\b\f\n\r\t\u00e9\u20AC")", "\"caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80\"", R"("\ud83d\ude00")",
+        std::string("\"") + std::string(40, 'x') + "\\n" + std::string(40, 'y') + "\"",
+        std::string(200, '[') + std::string(200, ']'), std::string(260, '[') + std::string(260, ']'),
+        // each of these is wrong
+        "", "[", "{", "[1,]", "{\"a\":1,}", "{\"a\"}", "{a:1}", "[01]", "[-]", "[1.]", "[1e]", "[.5]", "tru", "nul",
+        "\"unterminated", "\"\x01\"", "\"\\x\"", "\"\\u12G4\"", "\"\\ud800\"", "\"\xC0\xAF\"", "\"\xED\xA0\x80\"",
+        "\"\xF4\x90\x80\x80\"", "\"\xE2\x82\"", "\"\x80\"", "[1 2]", "[}", "{]", "{\"a\":1 \"b\":2}",
+    };
+    for (const auto& value : values) {
+        for (const std::string& text : {
+                 R"({"request":{"uid":"u","object":{"metadata":{"name":"n","managedFields":)" + value +
+                     R"(,"labels":{"a":"b"}},"spec":{}}}})",
+                 R"({"request":{"oldObject" :  )" + value + R"( ,"uid":"u","object":{"metadata":{"managedFields":)" +
+                     value + "}}}}",
+                 R"({"request":{"uid":"u","object":{"metadata":{"managedFields":)" + value,
+             }) {
+            std::error_code skipping_error;
+            std::error_code reference_error;
+            json::value skipped = skipping_parse(text, skipping_error);
+            json::value reference = reference_parse(text, reference_error);
+            ASSERT_EQ(bool(skipping_error), bool(reference_error)) << text.substr(0, 120);
+            if (reference_error) {
+                EXPECT_EQ(skipping_error, reference_error) << text.substr(0, 120);
+                continue;
+            }
+            json::object& request = reference.at("request").as_object();
+            request.erase("oldObject");
+            request.at("object").at("metadata").as_object().erase("managedFields");
+            EXPECT_EQ(skipped, reference) << text.substr(0, 120);
+        }
+    }
+}
+
+// A key named like a left-out one elsewhere (another place, inside a string)
+// is kept; an escaped spelling of one in its place is still left out.
+TEST(ReviewParser, OnlyTheKeysInTheirPlacesAreLeftOut) {
+    const std::string text =
+        R"({"request":{"uid":"u","note":"say \"managedFields\": [1] and \"oldObject\"","object":{"metadata":{)"
+        R"("labels":{"managedFields":"x","oldObject":"y"},"managed\u0046ields":[{"a":1}],"name":"n"},)"
+        R"("spec":{"managedFields":{"kept":true}}},"old\u004fbject":{"b":2}}})";
+    std::error_code ec;
+    json::value skipped = skipping_parse(text, ec);
+    ASSERT_FALSE(ec) << ec.message();
+    EXPECT_EQ(skipped, json::parse(R"({"request":{"uid":"u","note":"say \"managedFields\": [1] and \"oldObject\"",)"
+                                   R"("object":{"metadata":{"labels":{"managedFields":"x","oldObject":"y"},"name":"n"},)"
+                                   R"("spec":{"managedFields":{"kept":true}}}}})"))
+        << json::serialize(skipped);
+}
+
 }  // namespace
 }  // namespace launchguard::webhook
