@@ -27,6 +27,7 @@
 
 #include "profile/profile.h"
 #include "profile/size_parser.h"
+#include "util/text_escape.h"
 
 namespace launchguard::profile_schema {
 
@@ -118,10 +119,14 @@ private:
 
 // `expected` names what the caller wants, so an integer key given a list
 // says "expected an integer, got a list".
+// Text, valid UTF-8: profile strings reach JSON reports and the compiled
+// form, and yaml-cpp passes any bytes through.
 template <class Node>
 std::string scalar(const Node& node, const std::string& path, const char* expected = "a string") {
     if (!node.is_scalar()) throw SchemaError{node.line(), path, std::string("expected ") + expected + ", got " + kind_of(node)};
-    return node.scalar();
+    std::string text = node.scalar();
+    if (valid_utf8(text) != text) throw SchemaError{node.line(), path, "is not valid UTF-8 text"};
+    return text;
 }
 
 template <class Node>

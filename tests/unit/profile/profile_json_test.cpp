@@ -113,6 +113,21 @@ TEST(ProfileJson, TheSchemaHoldsAsForYamlAndErrorsNameTheField) {
     EXPECT_EQ(no_name.error().field, "name");
 }
 
+// yaml-cpp passes any bytes through; the compiled form is JSON, which must be
+// UTF-8 (a fuzzer found a description with a stray 0xAF byte).
+TEST(ProfileJson, TextThatIsNotUtf8IsASchemaErrorSoEveryProfileCompiles) {
+    auto yaml = parse_profile_with("name: x\ndescription: An\xaf GPU node\n", "f.yaml", kAnyRule);
+    ASSERT_FALSE(yaml.ok());
+    EXPECT_EQ(yaml.error().field, "description");
+    EXPECT_EQ(yaml.error().line, 2);
+    EXPECT_EQ(yaml.error().message, "is not valid UTF-8 text");
+    auto fine = parse_profile_with("name: x\ndescription: Grace \xe2\x80\x94 Hopper\n", "f.yaml", kAnyRule);
+    ASSERT_TRUE(fine.ok()) << fine.error().to_string();
+    auto back = parse_profile_json_with(profile_to_json(*fine), "f.json", kAnyRule);
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(back->description, "Grace \xe2\x80\x94 Hopper");
+}
+
 TEST(ProfileJson, NotJsonOrNotAnObjectIsAnErrorNamingTheFile) {
     for (const char* text : {"", "{", "name: x", "[1,2]", "null", "\"x\"", "{\"name\":\"x\"} trailing"}) {
         auto p = parse_profile_json_with(text, "bad.json", kAnyRule);
