@@ -24,6 +24,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "profile/profile.h"
 #include "profile/size_parser.h"
@@ -58,9 +59,12 @@ std::string kind_of(const Node& node) {
 // object may repeat a key too), so a second `node:` block would never be
 // validated or used: refuse it, naming both lines. Keys must be plain strings.
 template <class Node>
-void reject_duplicate_keys(const Node& map, const std::string& path) {
+using Entries = std::vector<std::pair<Node, Node>>;
+
+template <class Node>
+void reject_duplicate_keys(const Entries<Node>& entries, const std::string& path) {
     std::map<std::string, int> first_line;
-    for (const auto& [key_node, value] : map.entries()) {
+    for (const auto& [key_node, value] : entries) {
         const int line = key_node.line();
         if (!key_node.is_scalar()) {
             throw SchemaError{line, path, "keys must be plain strings, got " + kind_of(key_node)};
@@ -75,12 +79,14 @@ void reject_duplicate_keys(const Node& map, const std::string& path) {
 }
 
 // A mapping whose keys must all be consumed; leftovers are schema errors.
+// Its entries are listed once: every take() looks through them.
 template <class Node>
 class StrictMap {
 public:
-    StrictMap(const Node& node, std::string path) : node_(node), path_(std::move(path)) {
-        if (!node_.is_map()) throw SchemaError{node_.line(), path_, "expected a mapping, got " + kind_of(node_)};
-        reject_duplicate_keys(node_, path_);
+    StrictMap(const Node& node, std::string path) : path_(std::move(path)) {
+        if (!node.is_map()) throw SchemaError{node.line(), path_, "expected a mapping, got " + kind_of(node)};
+        entries_ = node.entries();
+        reject_duplicate_keys(entries_, path_);
     }
 
     // The value under `key`, or a node that does not exist when the key is
@@ -88,7 +94,7 @@ public:
     // (YAML marks an empty value where the next token starts).
     [[nodiscard]] Node take(const std::string& key) {
         allowed_.insert(key);
-        for (const auto& [key_node, value] : node_.entries()) {
+        for (const auto& [key_node, value] : entries_) {
             if (key_node.scalar() != key) continue;
             if (value.is_null()) throw SchemaError{key_node.line(), child_path(key), "has no value"};
             return value;
@@ -101,7 +107,7 @@ public:
     }
 
     void reject_unknown_keys() const {
-        for (const auto& [key_node, value] : node_.entries()) {
+        for (const auto& [key_node, value] : entries_) {
             const std::string key = key_node.scalar();
             if (allowed_.count(key) == 0) {
                 std::string known;
@@ -112,7 +118,7 @@ public:
     }
 
 private:
-    Node node_;
+    Entries<Node> entries_;
     std::string path_;
     std::set<std::string> allowed_;
 };
@@ -328,8 +334,9 @@ Profile read_profile(const Node& root, const KnownRuleCheck& known_rule) {
     read_section(top, "virtualization", profile.virt, &read_virtualization<Node>);
     if (auto rules = top.take("rules")) {
         if (!rules.is_map()) throw SchemaError{rules.line(), "rules", "expected a mapping of rule id to action"};
-        reject_duplicate_keys(rules, "rules");
-        for (const auto& [key_node, value] : rules.entries()) {
+        const Entries<Node> entries = rules.entries();
+        reject_duplicate_keys(entries, "rules");
+        for (const auto& [key_node, value] : entries) {
             const std::string id = key_node.scalar();
             std::string path = "rules." + id;
             if (!valid_rule_id(id) || (known_rule && !known_rule(id))) {
