@@ -11,14 +11,9 @@ namespace launchguard {
 
 Result<Profile> load_compiled_profile(std::string_view name_or_path) {
     if (!looks_like_profile_path(name_or_path)) {
-        for (const auto& compiled : compiled_profiles()) {
-            if (compiled.name == name_or_path) {
-                return parse_profile_json(compiled.text, "embedded:" + std::string(compiled.name));
-            }
-        }
-        std::vector<std::string> names;
-        for (const auto& compiled : compiled_profiles()) names.emplace_back(compiled.name);
-        return unknown_profile_name(name_or_path, names);
+        const EmbeddedProfile* compiled = find_embedded_profile(compiled_profiles(), name_or_path);
+        if (compiled == nullptr) return unknown_profile_name(name_or_path, compiled_profiles());
+        return parse_profile_json(compiled->text, "embedded:" + std::string(compiled->name));
     }
     std::string path(name_or_path);
     if (!is_json_profile_path(path)) {

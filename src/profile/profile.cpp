@@ -40,9 +40,16 @@ Result<std::string> read_profile_file(const std::string& path) {
     return text;
 }
 
-Error unknown_profile_name(std::string_view name, const std::vector<std::string>& names) {
+const EmbeddedProfile* find_embedded_profile(const std::vector<EmbeddedProfile>& table, std::string_view name) {
+    for (const auto& profile : table) {
+        if (profile.name == name) return &profile;
+    }
+    return nullptr;
+}
+
+Error unknown_profile_name(std::string_view name, const std::vector<EmbeddedProfile>& table) {
     std::string listed;
-    for (const auto& n : names) listed += (listed.empty() ? "" : ", ") + n;
+    for (const auto& profile : table) listed += (listed.empty() ? "" : ", ") + std::string(profile.name);
     return make_error("no profile named '" + std::string(name) + "' (embedded profiles: " + listed +
                       "; or give a path to a .yaml file)");
 }

@@ -12,12 +12,9 @@ Result<Profile> parse_profile(std::string_view yaml, std::string origin) {
 
 Result<Profile> load_profile(std::string_view name_or_path) {
     if (!looks_like_profile_path(name_or_path)) {
-        for (const auto& embedded : embedded_profiles()) {
-            if (embedded.name == name_or_path) {
-                return parse_profile(embedded.text, "embedded:" + std::string(embedded.name));
-            }
-        }
-        return unknown_profile_name(name_or_path, embedded_profile_names());
+        const EmbeddedProfile* embedded = find_embedded_profile(embedded_profiles(), name_or_path);
+        if (embedded == nullptr) return unknown_profile_name(name_or_path, embedded_profiles());
+        return parse_profile(embedded->text, "embedded:" + std::string(embedded->name));
     }
     std::string path(name_or_path);
     auto text = read_profile_file(path);

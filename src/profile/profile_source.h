@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "profile/embedded_profiles.h"
 #include "profile/profile.h"
 #include "util/error.h"
 
@@ -18,8 +19,12 @@ bool looks_like_profile_path(std::string_view name_or_path);
 bool is_json_profile_path(std::string_view path);
 // The file's text, within kMaxProfileBytes; errors name the file.
 Result<std::string> read_profile_file(const std::string& path);
-// "no profile named 'x' (embedded profiles: a, b; or give a path ...)".
-Error unknown_profile_name(std::string_view name, const std::vector<std::string>& names);
+// The profile called `name` in a table of embedded ones (YAML or compiled),
+// or null.
+const EmbeddedProfile* find_embedded_profile(const std::vector<EmbeddedProfile>& table, std::string_view name);
+// "no profile named 'x' (embedded profiles: a, b; or give a path ...)",
+// listing the table.
+Error unknown_profile_name(std::string_view name, const std::vector<EmbeddedProfile>& table);
 // The rule registry's answer, for parse_profile and parse_profile_json.
 bool is_known_rule_id(const std::string& id);
 
