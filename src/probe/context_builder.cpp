@@ -228,8 +228,9 @@ Result<LaunchContext> build_context(const ProbeOptions& o) {
     ctx.files = std::make_shared<RootedFileView>(o.root);
     ctx.cpu_mask = probe_cpu_mask(o, error);
     if (error) return *error;
-    if (o.node_snapshot != nullptr) {
-        ctx.topology = o.node_snapshot->topology;
+    const NodeSnapshot* snapshot = o.node_snapshot;
+    if (snapshot != nullptr) {
+        ctx.topology = snapshot->topology;
     } else {
         ctx.topology = probe_topology(o, error);
         if (error) return *error;
@@ -243,14 +244,13 @@ Result<LaunchContext> build_context(const ProbeOptions& o) {
     if (o.gpus && ctx.topology.is_known()) {
         if (auto resolved = resolve_gpu_list(*o.gpus, *ctx.topology, "--gpus"); !resolved) return resolved.error();
     }
-    const NodeSnapshot* snapshot = o.node_snapshot;
     if (snapshot != nullptr && snapshot->read_in_namespaces && o.root == "/" &&
         current_namespaces() == snapshot->read_in_namespaces) {
         ctx.interfaces = snapshot->interfaces;
     } else {
         ctx.interfaces = probe_interfaces(o, ctx.topology);
     }
-    ctx.node = o.node_snapshot != nullptr ? o.node_snapshot->node : probe_node_facts(o.sysfs_root.value_or("/"));
+    ctx.node = snapshot != nullptr ? snapshot->node : probe_node_facts(o.sysfs_root.value_or("/"));
     ctx.job = job_shape_from(env, o.job_nodes, o.job_gpus);
     ctx.container = probe_container(o.root, o.pid, o.proc_root);
     ctx.runtime = o.runtime != Runtime::unknown ? o.runtime : detect_runtime(env, o.root);
