@@ -138,9 +138,7 @@ Result<Profile> parse_profile_json_with(std::string_view text, std::string origi
         profile.origin = std::move(origin);
         return profile;
     } catch (const SchemaError& e) {
-        Error error = make_file_error(origin, e.line, e.message);
-        error.field = e.field;
-        return error;
+        return e.in(origin);
     } catch (const std::exception& e) {
         return make_file_error(origin, 0, std::string("cannot read profile: ") + e.what());
     }

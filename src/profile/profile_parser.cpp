@@ -52,9 +52,7 @@ Result<Profile> parse_profile_with(std::string_view yaml, std::string origin, co
         profile.origin = origin;
         return profile;
     } catch (const SchemaError& e) {
-        Error error = make_file_error(origin, e.line, e.message);
-        error.field = e.field;
-        return error;
+        return e.in(origin);
     } catch (const YAML::Exception& e) {
         return make_file_error(origin, e.mark.line >= 0 ? e.mark.line + 1 : 0, "invalid YAML: " + e.msg);
     } catch (const std::exception& e) {

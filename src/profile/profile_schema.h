@@ -43,6 +43,13 @@ struct SchemaError {
     int line;
     std::string field;
     std::string message;
+
+    // The error a parser returns: the file, the line and the field.
+    [[nodiscard]] Error in(const std::string& origin) const {
+        Error error = make_file_error(origin, line, message);
+        error.field = field;
+        return error;
+    }
 };
 
 // "a list", "a mapping", "an empty value": what was found where a value of
