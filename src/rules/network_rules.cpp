@@ -401,6 +401,10 @@ void check_fallback_unguarded(const RuleInput& in, RuleOutput& out) {
     }
     Condition rdma = node_has_rdma(in);
     Condition multi_node = multi_node_job(in.ctx);
+    // The plugin search reads ld.so.conf and asks some 25 directories for the
+    // file: a third of a task check's time (docs/performance.md). A
+    // single-node job or a node without RDMA cannot fire, whatever it finds.
+    if (rdma.fails() || multi_node.fails()) return;
     Condition no_plugin = no_net_plugin(in);
     if (!all_hold(out, "whether an IB failure would silently fall back to sockets", {rdma, multi_node, no_plugin})) return;
 

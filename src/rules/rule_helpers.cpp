@@ -51,7 +51,7 @@ const nccl::Setting* setting_or_unknown(const RuleInput& in, RuleOutput& out, st
 bool all_hold(RuleOutput& out, std::string_view question, std::initializer_list<Condition> conditions) {
     bool undecided = false;
     for (const auto& condition : conditions) {
-        if (condition.holds.has_value() && !*condition.holds) return false;
+        if (condition.fails()) return false;
         if (!condition.holds.has_value()) undecided = true;
     }
     if (!undecided) return true;

@@ -48,6 +48,10 @@ struct Condition {
 
     static Condition known(bool value) { return {value, {}}; }
     static Condition unknown(std::string why) { return {std::nullopt, std::move(why)}; }
+
+    // Certainly false: all_hold() is then false whatever the other conditions
+    // say, so a rule may skip computing a costly one.
+    bool fails() const { return holds.has_value() && !*holds; }
 };
 
 // True when every condition holds. One that certainly fails keeps the rule

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -314,6 +316,44 @@ TEST(NetFallbackUnguarded, APluginOffTheLibraryPathIsNotInUse) {
 TEST(NetFallbackUnguarded, QuietForSingleNodeJobsAndNodesWithoutRdma) {
     EXPECT_TRUE(run_rule("net.fallback-unguarded", launch_from_yaml(kNode + "job: {nodes: 1}")).quiet());
     EXPECT_TRUE(run_rule("net.fallback-unguarded", launch_from_yaml(kDgx2 + "job: {nodes: 4}")).quiet());
+}
+
+// Records every path it is asked about, and answers like the view it wraps.
+class RecordingFileView final : public FileView {
+public:
+    explicit RecordingFileView(std::shared_ptr<const FileView> inner) : inner_(std::move(inner)) {}
+    FileInfo stat(std::string_view path) const override { return asked(path), inner_->stat(path); }
+    Result<std::string> read(std::string_view path, std::size_t max_bytes) const override {
+        return asked(path), inner_->read(path, max_bytes);
+    }
+    std::vector<std::string> list(std::string_view dir) const override { return asked(dir), inner_->list(dir); }
+    std::string describe() const override { return inner_->describe(); }
+    const std::vector<std::string>& paths() const { return paths_; }
+
+private:
+    void asked(std::string_view path) const { paths_.emplace_back(path); }
+    std::shared_ptr<const FileView> inner_;
+    mutable std::vector<std::string> paths_;
+};
+
+TEST(NetFallbackUnguarded, AJobThatCannotFireNeverSearchesTheLibraryPath) {
+    // The search is most of a task check's time; its answer cannot matter here.
+    for (const std::string& shape : {kNode + "job: {nodes: 1}", kDgx2 + "job: {nodes: 4}"}) {
+        LaunchContext ctx = launch_from_yaml(shape);
+        auto recording = std::make_shared<RecordingFileView>(ctx.files);
+        ctx.files = recording;
+        EXPECT_TRUE(run_rule("net.fallback-unguarded", ctx).quiet()) << shape;
+        for (const auto& path : recording->paths()) {
+            EXPECT_FALSE(path.starts_with("/etc/ld.so.conf") || path.ends_with("libnccl-net.so")) << shape << path;
+        }
+    }
+    // A job that can fire still looks.
+    LaunchContext ctx = launch_from_yaml(kNode + "job: {nodes: 4}");
+    auto recording = std::make_shared<RecordingFileView>(ctx.files);
+    ctx.files = recording;
+    EXPECT_TRUE(run_rule("net.fallback-unguarded", ctx).fired());
+    EXPECT_TRUE(std::find(recording->paths().begin(), recording->paths().end(), "/etc/ld.so.conf") !=
+                recording->paths().end());
 }
 
 TEST(NetFallbackUnguarded, UnknownWhenTheJobShapeOrThePluginFileCannotBeTold) {
