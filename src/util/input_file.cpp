@@ -87,18 +87,26 @@ Result<std::string> read_text_file(const std::string& path, std::size_t max_byte
     if (::fstat(fd, &st) != 0) return make_file_error(path, 0, std::string("cannot stat: ") + std::strerror(errno));
     if (!S_ISREG(st.st_mode)) return not_regular(path, st.st_mode);
 
+    // Read straight into the string. A stack buffer would be zeroed on every
+    // call, and a task forked just before its check pays a page fault for
+    // each 4 KiB of stack it touches (16 for 64 KiB: docs/performance.md).
+    // sysfs and /proc report a size of 0 or 4096 and give a page per read.
     std::string out;
-    std::array<char, 65536> buf{};
+    std::size_t chunk = std::max<std::size_t>(static_cast<std::size_t>(st.st_size) + 1, 4096);
     // One byte past the bound tells a file of exactly max_bytes from a larger one.
     while (out.size() <= max_bytes) {
-        std::size_t want = std::min(buf.size(), max_bytes + 1 - out.size());
-        ssize_t n = ::read(fd, buf.data(), want);
+        const std::size_t have = out.size();
+        const std::size_t want = std::min(chunk, max_bytes + 1 - have);
+        out.resize(have + want);
+        ssize_t n = ::read(fd, out.data() + have, want);
         if (n < 0) {
+            out.resize(have);
             if (errno == EINTR) continue;
             return make_file_error(path, 0, std::string("cannot read: ") + std::strerror(errno));
         }
+        out.resize(have + static_cast<std::size_t>(n));
         if (n == 0) return out;
-        out.append(buf.data(), static_cast<std::size_t>(n));
+        chunk = std::max(chunk, out.size());
     }
     return too_large(path, max_bytes, max_bytes, true);
 }
