@@ -23,17 +23,6 @@ Result<Profile> parse_profile_json(std::string_view json, std::string origin) {
     return parse_profile_json_with(json, std::move(origin), is_known_rule_id);
 }
 
-bool looks_like_profile_path(std::string_view s) {
-    return s.find('/') != std::string_view::npos || s.ends_with(".yaml") || s.ends_with(".yml") ||
-           is_json_profile_path(s);
-}
-
-bool is_json_profile_path(std::string_view path) { return path.ends_with(".json"); }
-
-bool is_compiled_profile_reference(std::string_view name_or_path) {
-    return !looks_like_profile_path(name_or_path) || is_json_profile_path(name_or_path);
-}
-
 Result<std::string> read_profile_file(const std::string& path) {
     auto text = read_text_file(path, kMaxProfileBytes);
     if (!text) return make_file_error(path, 0, "cannot load profile: " + text.error().message);

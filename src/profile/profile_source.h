@@ -1,6 +1,7 @@
 // What the two profile loaders share: the YAML one (profile_loader.cpp, the
 // CLI and the webhook) and the compiled one (compiled_profile.cpp, the Slurm
-// task checks). Defined in profile.cpp, which needs no YAML.
+// task checks). Defined in profile.cpp, which needs no YAML, and the path
+// tests in profile_reference.cpp.
 #pragma once
 
 #include <string>

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What each SPANK file makes the process that loads it load (docs/performance.md):
 #  - spank_launchguard.so and spank_launchguard_prolog.so (srun, sbatch, salloc,
-#    slurmstepd): libc and libm only, no C++ runtime;
+#    slurmstepd): libc and libm only, no C++ runtime, none of the checks;
 #  - spank_launchguard_core.so (the checks for embedded and compiled profiles):
 #    no shared C++ runtime, no yaml-cpp, no libboost_json; hwloc, which
 #    slurmstepd holds already;
@@ -23,6 +23,19 @@ for small in spank_launchguard.so spank_launchguard_prolog.so; do
     pass "$small needs only: $libs"
   else
     fail "$small needs: $libs"
+  fi
+done
+
+# None of the checks either: one call into an object file that also holds a
+# profile reader once linked the whole rule registry, Boost.JSON and their
+# static initialisers into srun (docs/performance.md, "Third round").
+for small in spank_launchguard.so spank_launchguard_prolog.so; do
+  checks=$(nm -C "$dir/$small" | grep -cE 'launchguard::(all_rules|register_[a-z_]+_rules|evaluate|parse_profile_json)|boost::json' || true)
+  text=$(size -A "$dir/$small" | awk '$1 == ".text" {print $2}')
+  if [ "$checks" -eq 0 ] && [ "${text:-0}" -lt 400000 ]; then
+    pass "$small carries none of the checks (.text $text bytes)"
+  else
+    fail "$small carries $checks symbols of the checks or Boost.JSON (.text ${text:-?} bytes)"
   fi
 done
 
