@@ -36,6 +36,10 @@ void prepare_step(const PluginConfig& config) noexcept {
     }
 }
 
-const NodeSnapshot* prepared_node_snapshot() { return g_snapshot ? &*g_snapshot : nullptr; }
+std::optional<NodeSnapshot> take_prepared_node_snapshot() {
+    std::optional<NodeSnapshot> taken = std::move(g_snapshot);
+    g_snapshot.reset();
+    return taken;
+}
 
 }  // namespace launchguard::slurm

@@ -19,7 +19,10 @@ ProbeOptions node_probe_options(const PluginConfig& config);
 // A part that cannot be read is left to each task, which reports it.
 void prepare_step(const PluginConfig& config) noexcept;
 
-// What prepare_step read, or null (not prepared, mode=off, or a failure).
-const NodeSnapshot* prepared_node_snapshot();
+// What prepare_step read, moved out (nullopt: not prepared, mode=off, or a
+// failure). Each task takes its own copy, inherited through fork, once:
+// moving it into the task's context costs nothing, where a copy of the
+// node's facts grows with its CPUs and devices.
+std::optional<NodeSnapshot> take_prepared_node_snapshot();
 
 }  // namespace launchguard::slurm

@@ -73,7 +73,7 @@ int run_task_init(spank_t sp, const PluginConfig& config) {
         return config.on_error == OnError::block ? -1 : 0;
     }
 
-    const Environment env = job_environment(sp);
+    Environment env = job_environment(sp);
     // Inside a pyxis container the host is out of reach; user_init captured
     // its side, and the namespace change says whether the task left it.
     // Its root mount names the container; a task still in the namespace it
@@ -86,13 +86,13 @@ int run_task_init(spank_t sp, const PluginConfig& config) {
     if (!placement.warning.empty() && first_task_on_node) log_error(placement.warning);
 
     ProbeOptions probe = node_probe_options(config);
-    probe.environment = env;
+    probe.environment = std::move(env);
     probe.use_current_process_env = false;
     // Read once for the step on the host before the tasks were forked (the
     // node's facts do not change with the task's mount namespace).
-    probe.node_snapshot = prepared_node_snapshot();
+    probe.node_snapshot = take_prepared_node_snapshot();
     if (auto nodes = item_u32(sp, S_JOB_NNODES)) probe.job_nodes = static_cast<int>(*nodes);
-    auto context = build_context(probe);
+    auto context = build_context(std::move(probe));
     if (!context) {
         log_error("cannot inspect the task: " + context.error().to_string());
         if (first_task_on_node) tell_user("cannot inspect the task: " + context.error().to_string());
@@ -102,7 +102,7 @@ int run_task_init(spank_t sp, const PluginConfig& config) {
     if (placement.runtime) context->runtime = *placement.runtime;
     context->host = std::move(placement.host);
     if (context->runtime == Runtime::pyxis) {
-        PyxisOptions pyxis = pyxis_options(env);
+        PyxisOptions pyxis = pyxis_options(context->env.value());
         if (pyxis.image) {
             context->container.image = Fact<std::string>::known(*pyxis.image, "--container-image");
         } else if (root_directory) {

@@ -52,7 +52,7 @@ int list_count(std::string_view v) {
     return n;
 }
 
-Fact<Environment> probe_env(const ProbeOptions& o, std::optional<Error>& error) {
+Fact<Environment> probe_env(ProbeOptions& o, std::optional<Error>& error) {
     if (o.pid) {
         auto env = read_process_environ(*o.pid, o.proc_root);
         if (!env) {
@@ -61,7 +61,7 @@ Fact<Environment> probe_env(const ProbeOptions& o, std::optional<Error>& error) 
         }
         return Fact<Environment>::known(std::move(env).value(), under_root(o.proc_root, std::to_string(*o.pid) + "/environ"));
     }
-    if (o.environment) return Fact<Environment>::known(*o.environment, "environment given by the front end");
+    if (o.environment) return Fact<Environment>::known(std::move(*o.environment), "environment given by the front end");
     if (o.env_file) {
         auto env = read_env_file(*o.env_file);
         if (!env) {
@@ -219,7 +219,7 @@ Result<NodeSnapshot> probe_node_snapshot(const ProbeOptions& o) {
     return snapshot;
 }
 
-Result<LaunchContext> build_context(const ProbeOptions& o) {
+Result<LaunchContext> build_context(ProbeOptions o) {
     LaunchContext ctx;
     std::optional<Error> error;
 
@@ -228,9 +228,9 @@ Result<LaunchContext> build_context(const ProbeOptions& o) {
     ctx.files = std::make_shared<RootedFileView>(o.root);
     ctx.cpu_mask = probe_cpu_mask(o, error);
     if (error) return *error;
-    const NodeSnapshot* snapshot = o.node_snapshot;
-    if (snapshot != nullptr) {
-        ctx.topology = snapshot->topology;
+    std::optional<NodeSnapshot>& snapshot = o.node_snapshot;
+    if (snapshot) {
+        ctx.topology = std::move(snapshot->topology);
     } else {
         ctx.topology = probe_topology(o, error);
         if (error) return *error;
@@ -244,13 +244,12 @@ Result<LaunchContext> build_context(const ProbeOptions& o) {
     if (o.gpus && ctx.topology.is_known()) {
         if (auto resolved = resolve_gpu_list(*o.gpus, *ctx.topology, "--gpus"); !resolved) return resolved.error();
     }
-    if (snapshot != nullptr && snapshot->read_in_namespaces && o.root == "/" &&
-        current_namespaces() == snapshot->read_in_namespaces) {
-        ctx.interfaces = snapshot->interfaces;
+    if (snapshot && snapshot->read_in_namespaces && o.root == "/" && current_namespaces() == snapshot->read_in_namespaces) {
+        ctx.interfaces = std::move(snapshot->interfaces);
     } else {
         ctx.interfaces = probe_interfaces(o, ctx.topology);
     }
-    ctx.node = snapshot != nullptr ? snapshot->node : probe_node_facts(o.sysfs_root.value_or("/"));
+    ctx.node = snapshot ? std::move(snapshot->node) : probe_node_facts(o.sysfs_root.value_or("/"));
     ctx.job = job_shape_from(env, o.job_nodes, o.job_gpus);
     ctx.container = probe_container(o.root, o.pid, o.proc_root);
     ctx.runtime = o.runtime != Runtime::unknown ? o.runtime : detect_runtime(env, o.root);

@@ -46,13 +46,15 @@ struct ProbeOptions {
     bool use_current_process_env = true;       // fall back to launchguard's own environment
     // The node's part read once for every task (probe_node_snapshot, with
     // these options); absent, build_context reads it itself.
-    const NodeSnapshot* node_snapshot = nullptr;
+    std::optional<NodeSnapshot> node_snapshot;
 };
 
 // Errors are for inputs the caller named and that cannot be used (an
 // unreadable env file, a bad --cpus, a malformed hwloc XML); a fact that is
-// merely unavailable becomes Fact::unknown with the reason.
-Result<LaunchContext> build_context(const ProbeOptions& options);
+// merely unavailable becomes Fact::unknown with the reason. The options are
+// taken by value: their environment and node snapshot move into the context
+// (a copy of either costs a Slurm task check more than reading it did).
+Result<LaunchContext> build_context(ProbeOptions options);
 
 // What build_context would read for the node: the topology from
 // hwloc_xml/topology_cache/live discovery with sysfs_root laid over it, and

@@ -1,6 +1,8 @@
 #include "probe/process_probe.h"
 
+#include <linux/capability.h>
 #include <sched.h>
+#include <sys/syscall.h>
 #include <sys/resource.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -152,6 +154,15 @@ Result<std::vector<std::string>> process_capabilities(int pid, const std::string
     return decode_capabilities(mask);
 }
 
+Result<std::vector<std::string>> current_capabilities() {
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    std::array<__user_cap_data_struct, _LINUX_CAPABILITY_U32S_3> data{};
+    // glibc has no capget wrapper; libcap would be a dependency for one call.
+    if (::syscall(SYS_capget, &header, data.data()) != 0) return make_error(std::string("capget: ") + std::strerror(errno));
+    const std::uint64_t mask = data[0].effective | (std::uint64_t{data[1].effective} << 32);
+    return decode_capabilities(mask);
+}
+
 Result<bool> process_runs_as_root(int pid, const std::string& proc_root) {
     // "Uid:\treal\teffective\tsaved\tfs"
     auto uids = status_field(pid, proc_root, "Uid");
@@ -174,7 +185,7 @@ ContainerFacts probe_container(const std::string& root, std::optional<int> pid, 
         facts.runs_as_root = to_fact(process_runs_as_root(*pid, proc_root), dir + "/status Uid");
     } else {
         facts.memlock = to_fact(current_memlock(), "getrlimit(RLIMIT_MEMLOCK) of launchguard");
-        facts.capabilities = to_fact(process_capabilities(0, proc_root), "/proc/self/status CapEff");
+        facts.capabilities = to_fact(current_capabilities(), "capget() of launchguard");
         facts.runs_as_root = Fact<bool>::known(current_runs_as_root(), "geteuid() of launchguard");
     }
     return facts;

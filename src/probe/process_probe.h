@@ -34,6 +34,9 @@ Result<std::optional<std::uint64_t>> parse_memlock_limit(std::string_view limits
 std::vector<std::string> decode_capabilities(std::uint64_t mask);
 // CapEff of proc_root/PID/status (pid 0 means "self").
 Result<std::vector<std::string>> process_capabilities(int pid, const std::string& proc_root = "/proc");
+// The effective set of this process (capget): one system call, where
+// /proc/self/status is six and a parse.
+Result<std::vector<std::string>> current_capabilities();
 // Effective uid of proc_root/PID/status is 0.
 Result<bool> process_runs_as_root(int pid, const std::string& proc_root = "/proc");
 bool current_runs_as_root();

@@ -69,7 +69,7 @@ TEST(ContextBuilderProbeTest, ANodeSnapshotIsWhatTheContextSeesOfTheNode) {
     ProbeOptions with_snapshot = o;
     with_snapshot.hwloc_xml = "/nonexistent/topology.xml";
     with_snapshot.sysfs_root = "/nonexistent";
-    with_snapshot.node_snapshot = &*snapshot;
+    with_snapshot.node_snapshot = *snapshot;
     auto ctx = build_context(with_snapshot);
     ASSERT_TRUE(ctx.ok()) << ctx.error().to_string();
     EXPECT_EQ(ctx->topology->gpus.size(), 16U);
@@ -92,13 +92,14 @@ TEST(ContextBuilderProbeTest, ASnapshotsInterfacesServeOnlyTheNamespacesTheyWere
     ASSERT_TRUE(snapshot->read_in_namespaces.has_value());
     snapshot->interfaces = Fact<std::vector<NetInterface>>::known({NetInterface{.name = "snap0"}}, "snapshot");
     ProbeOptions task = o;
-    task.node_snapshot = &*snapshot;
+    task.node_snapshot = *snapshot;
     auto same = build_context(task);
     ASSERT_TRUE(same.ok());
     ASSERT_TRUE(same->interfaces.is_known());
     EXPECT_EQ(same->interfaces->at(0).name, "snap0");
 
     snapshot->read_in_namespaces = "mnt:0:1 net:0:2 ";  // another namespace
+    task.node_snapshot = *snapshot;
     auto other = build_context(task);
     ASSERT_TRUE(other.ok());
     EXPECT_TRUE(!other->interfaces.is_known() || other->interfaces->empty() || other->interfaces->at(0).name != "snap0");

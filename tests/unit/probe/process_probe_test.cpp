@@ -49,6 +49,20 @@ TEST(ProcessProbeTest, CapabilitiesDecodeByName) {
     EXPECT_FALSE(*rooted);
 }
 
+// capget and the kernel's own CapEff line agree on this process, whatever
+// it runs as (root in CI, a user elsewhere).
+TEST(ProcessProbeTest, CurrentCapabilitiesAreTheKernelsCapEff) {
+    auto from_capget = current_capabilities();
+    ASSERT_TRUE(from_capget.ok()) << from_capget.error().to_string();
+    auto from_procfs = process_capabilities(0);
+    ASSERT_TRUE(from_procfs.ok()) << from_procfs.error().to_string();
+    EXPECT_EQ(*from_capget, *from_procfs);
+    ContainerFacts facts = probe_container("/", std::nullopt);
+    ASSERT_TRUE(facts.capabilities.is_known());
+    EXPECT_EQ(*facts.capabilities, *from_procfs);
+    EXPECT_EQ(facts.capabilities.source(), "capget() of launchguard");
+}
+
 TEST(ProcessProbeTest, ContainerFactsFromRecordedProcess) {
     ContainerFacts facts = probe_container(LAUNCHGUARD_FIXTURES "/sysfs/h100-baremetal", 4242, kProc);
     // The fixture has no dev/shm: unknown, with the path in the reason.
