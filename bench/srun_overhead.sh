@@ -27,8 +27,10 @@
 # runs once per job (absorbed by the warm-up), so only per-step costs remain
 # (plugin load in srun and slurmstepd, task_init per task).
 #
-# Prints median, p90 and mean per configuration and the overhead of the median,
-# absolute and relative.  Target (docs/performance.md): <= 1 % and <= 1.5 ms.
+# Prints median, p90 and mean per configuration; the overhead as the
+# difference of the medians, and as the median of the paired differences with
+# its 95 % interval, absolute and relative.  Target (docs/performance.md):
+# <= 1 % and <= 1.5 ms, held against the paired median.
 # On a machine that others load, run it under `chrt -f 10` (docs/performance.md
 # says why): the clusters it starts inherit the policy.
 # Raw per-run times (microseconds) are kept in $LG_BENCH_CSV when set.
@@ -122,5 +124,22 @@ printf '%-14s %5s %11s %9s %10s\n' config runs "median ms" "p90 ms" "mean ms"
 printf '%-14s %5d %11.1f %9.1f %10.1f\n' off "$n_off" "$med_off" "$p90_off" "$mean_off"
 printf '%-14s %5d %11.1f %9.1f %10.1f\n' launchguard "$n_on" "$med_on" "$p90_on" "$mean_on"
 awk -v a="$med_off" -v b="$med_on" -v pa="$p90_off" -v pb="$p90_on" 'BEGIN {
-  d = b - a; printf "overhead (median): %+.1f ms (%+.1f %%)   p90: %+.1f ms   target: <= 1 %% and <= 1.5 ms: %s\n",
-    d, 100 * d / a, pb - pa, (d <= 1.5 && 100 * d / a <= 1) ? "MET" : "MISSED" }'
+  printf "overhead, difference of the medians: %+.1f ms (%+.1f %%)   p90: %+.1f ms\n", b - a, 100 * (b - a) / a, pb - pa }'
+# Each loop iteration times one off and one on srun back to back, so the two
+# share whatever the machine was doing then. The median of these paired
+# differences is far less noisy than the difference of two medians (on the
+# 2-vCPU VM of docs/performance.md, a bootstrap gave 0.10 ms against 0.33 ms
+# at 300 runs), and it is what the target is held against. The interval is
+# the distribution-free 95 % one for a median (order statistics).
+awk '{ v[$1] = $2 } NR % 2 == 0 { print v["on"] - v["off"] }' "$on/times" | sort -n | awk -v base="$med_off" '
+  { d[NR] = $1 / 1000 }
+  END {
+    n = NR
+    m = (n % 2) ? d[(n + 1) / 2] : (d[n / 2] + d[n / 2 + 1]) / 2
+    half = 1.96 * sqrt(n) / 2
+    lo = int(n / 2 - half); if (lo < 1) lo = 1
+    hi = int(n / 2 + half + 0.999999) + 1; if (hi > n) hi = n
+    printf "overhead, median of %d paired runs: %+.2f ms (%+.2f %%), 95 %% interval %+.2f to %+.2f ms\n",
+      n, m, 100 * m / base, d[lo], d[hi]
+    printf "target: <= 1 %% and <= 1.5 ms (paired median): %s\n", (m <= 1.5 && 100 * m / base <= 1) ? "MET" : "MISSED"
+  }'
