@@ -53,7 +53,7 @@ struct ProbeOptions {
 // unreadable env file, a bad --cpus, a malformed hwloc XML); a fact that is
 // merely unavailable becomes Fact::unknown with the reason. The options are
 // taken by value: their environment and node snapshot move into the context
-// (a copy of either costs a Slurm task check more than reading it did).
+// (copying them was an eighth of a Slurm task check: docs/performance.md).
 Result<LaunchContext> build_context(ProbeOptions options);
 
 // What build_context would read for the node: the topology from

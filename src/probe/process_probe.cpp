@@ -2,9 +2,9 @@
 
 #include <linux/capability.h>
 #include <sched.h>
-#include <sys/syscall.h>
 #include <sys/resource.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <array>
