@@ -95,7 +95,9 @@ Fact<CpuSet> probe_cpu_mask(const ProbeOptions& o, std::optional<Error>& error) 
     return Fact<CpuSet>::known(std::move(set).value(), "sched_getaffinity of launchguard");
 }
 
-Fact<NodeTopology> probe_topology(const ProbeOptions& o, std::optional<Error>& error) {
+// `node`: the node facts read under the same sysfs root, whose PCIe link
+// states the topology then takes instead of reading them again; or null.
+Fact<NodeTopology> probe_topology(const ProbeOptions& o, std::optional<Error>& error, const NodeFacts* node = nullptr) {
     Fact<NodeTopology> topo;
     // Live sysfs describes this machine; mixing it into an XML recorded
     // elsewhere would blend two nodes, so it is used only when asked for or
@@ -125,7 +127,11 @@ Fact<NodeTopology> probe_topology(const ProbeOptions& o, std::optional<Error>& e
     } else {
         return Fact<NodeTopology>::unknown("no hwloc XML given and live discovery is disabled");
     }
-    if (sysfs) augment_topology_from_sysfs(topo.value(), *sysfs);
+    if (sysfs) {
+        const bool same_root = node != nullptr && *sysfs == o.sysfs_root.value_or("/");
+        augment_topology_from_sysfs(topo.value(), *sysfs,
+                                    same_root && node->pcie_links.is_known() ? &node->pcie_links.value() : nullptr);
+    }
     return Fact<NodeTopology>::known(topo.value(), topo->source);
 }
 
@@ -209,9 +215,9 @@ JobShape job_shape_from(const Environment& env, std::optional<int> job_nodes, st
 Result<NodeSnapshot> probe_node_snapshot(const ProbeOptions& o) {
     std::optional<Error> error;
     NodeSnapshot snapshot;
-    snapshot.topology = probe_topology(o, error);
-    if (error) return *error;
     snapshot.node = probe_node_facts(o.sysfs_root.value_or("/"));
+    snapshot.topology = probe_topology(o, error, &snapshot.node);
+    if (error) return *error;
     if (o.root == "/") {
         snapshot.read_in_namespaces = current_namespaces();
         snapshot.interfaces = probe_interfaces(o, snapshot.topology);
@@ -231,8 +237,10 @@ Result<LaunchContext> build_context(ProbeOptions o) {
     std::optional<NodeSnapshot>& snapshot = o.node_snapshot;
     if (snapshot) {
         ctx.topology = std::move(snapshot->topology);
+        ctx.node = std::move(snapshot->node);
     } else {
-        ctx.topology = probe_topology(o, error);
+        ctx.node = probe_node_facts(o.sysfs_root.value_or("/"));
+        ctx.topology = probe_topology(o, error, &ctx.node);
         if (error) return *error;
     }
 
@@ -249,7 +257,6 @@ Result<LaunchContext> build_context(ProbeOptions o) {
     } else {
         ctx.interfaces = probe_interfaces(o, ctx.topology);
     }
-    ctx.node = snapshot ? std::move(snapshot->node) : probe_node_facts(o.sysfs_root.value_or("/"));
     ctx.job = job_shape_from(env, o.job_nodes, o.job_gpus);
     ctx.container = probe_container(o.root, o.pid, o.proc_root);
     ctx.runtime = o.runtime != Runtime::unknown ? o.runtime : detect_runtime(env, o.root);

@@ -313,7 +313,8 @@ std::vector<NetInterface> read_net_interfaces(const std::string& root) {
     return out;
 }
 
-void augment_topology_from_sysfs(NodeTopology& topo, const std::string& root) {
+void augment_topology_from_sysfs(NodeTopology& topo, const std::string& root,
+                                 const std::map<std::string, PcieLinkRecord>* links) {
     bool used = false;
 
     std::string ib_dir = under_root(root, "sys/class/infiniband");
@@ -352,10 +353,14 @@ void augment_topology_from_sysfs(NodeTopology& topo, const std::string& root) {
         std::sort(nic->ports.begin(), nic->ports.end(), [](const IbPort& a, const IbPort& b) { return a.number < b.number; });
     }
 
-    auto links = read_pcie_links(root);
-    if (!links.empty()) {
-        for (auto& gpu : topo.gpus) apply_link(gpu.link, links, gpu.busid);
-        for (auto& nic : topo.nics) apply_link(nic.link, links, nic.busid);
+    std::map<std::string, PcieLinkRecord> read_here;
+    if (links == nullptr) {
+        read_here = read_pcie_links(root);
+        links = &read_here;
+    }
+    if (!links->empty()) {
+        for (auto& gpu : topo.gpus) apply_link(gpu.link, *links, gpu.busid);
+        for (auto& nic : topo.nics) apply_link(nic.link, *links, nic.busid);
         used = true;
     }
 

@@ -24,7 +24,11 @@ NodeFacts probe_node_facts(const std::string& root);
 // link layer (sys/class/infiniband), PCIe current and max link of each GPU
 // and NIC (sys/bus/pci/devices), and interface operstate (sys/class/net).
 // HCAs and interfaces sysfs knows but the topology lacks are added.
-void augment_topology_from_sysfs(NodeTopology& topo, const std::string& root);
+// `links`: the link states of every PCI device under this root, read already
+// (NodeFacts::pcie_links), or null to read them here: on a node with
+// hundreds of PCI devices, that is four files each.
+void augment_topology_from_sysfs(NodeTopology& topo, const std::string& root,
+                                 const std::map<std::string, PcieLinkRecord>* links = nullptr);
 
 // Network interfaces under root/sys/class/net with their operstate.
 std::vector<NetInterface> read_net_interfaces(const std::string& root);

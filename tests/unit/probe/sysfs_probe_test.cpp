@@ -144,6 +144,29 @@ TEST(SysfsProbeTest, AugmentAddsIbPortsLinksAndOperstate) {
     EXPECT_NE(topo.source.find("sysfs under " + kTuned), std::string::npos);
 }
 
+// The node facts' link states serve the topology too (one read per probe):
+// given them, augment applies them and reads no PCI directory itself.
+TEST(SysfsProbeTest, AugmentTakesLinkStatesAlreadyRead) {
+    NodeFacts facts = probe_node_facts(kTuned);
+    ASSERT_TRUE(facts.pcie_links.is_known());
+    auto links = facts.pcie_links.value();
+    ASSERT_TRUE(links.count("0000:18:00.0"));
+    links["0000:18:00.0"].max.speed_gts = 64.0;  // only in the map given
+    NodeTopology topo;
+    Gpu gpu;
+    gpu.index = 0;
+    gpu.busid = "0000:18:00.0";
+    topo.gpus.push_back(gpu);
+    augment_topology_from_sysfs(topo, kTuned, &links);
+    ASSERT_TRUE(topo.gpus[0].link.max.has_value());
+    EXPECT_EQ(topo.gpus[0].link.max->speed_gts, 64.0);
+
+    NodeTopology read_itself;
+    read_itself.gpus.push_back(gpu);
+    augment_topology_from_sysfs(read_itself, kTuned);
+    EXPECT_EQ(read_itself.gpus[0].link.max->speed_gts, 32.0);
+}
+
 TEST(SysfsProbeTest, AugmentMergesPortsIntoHwlocNics) {
     auto loaded = load_topology_from_xml(LAUNCHGUARD_FIXTURES "/hwloc/32em64t-2n8c2t-pci-normalio.xml");
     ASSERT_TRUE(loaded.ok());
