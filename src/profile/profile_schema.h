@@ -62,12 +62,13 @@ std::string kind_of(const Node& node) {
     return "'" + node.scalar() + "'";
 }
 
-// YAML keeps duplicate keys and answers lookups with the first (and a JSON
-// object may repeat a key too), so a second `node:` block would never be
-// validated or used: refuse it, naming both lines. Keys must be plain strings.
+// A mapping's key and value nodes, in document order.
 template <class Node>
 using Entries = std::vector<std::pair<Node, Node>>;
 
+// YAML keeps duplicate keys and answers lookups with the first (and a JSON
+// object may repeat a key too), so a second `node:` block would never be
+// validated or used: refuse it, naming both lines. Keys must be plain strings.
 template <class Node>
 void reject_duplicate_keys(const Entries<Node>& entries, const std::string& path) {
     std::map<std::string, int> first_line;
