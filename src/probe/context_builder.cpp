@@ -95,8 +95,9 @@ Fact<CpuSet> probe_cpu_mask(const ProbeOptions& o, std::optional<Error>& error) 
     return Fact<CpuSet>::known(std::move(set).value(), "sched_getaffinity of launchguard");
 }
 
-// `node`: the node facts read under the same sysfs root, whose PCIe link
-// states the topology then takes instead of reading them again; or null.
+// `node`: the node facts, read under o.sysfs_root or "/", the root the
+// topology is laid over when it is: it takes their PCIe link states instead
+// of reading them again. Or null.
 Fact<NodeTopology> probe_topology(const ProbeOptions& o, std::optional<Error>& error, const NodeFacts* node = nullptr) {
     Fact<NodeTopology> topo;
     // Live sysfs describes this machine; mixing it into an XML recorded
@@ -128,9 +129,8 @@ Fact<NodeTopology> probe_topology(const ProbeOptions& o, std::optional<Error>& e
         return Fact<NodeTopology>::unknown("no hwloc XML given and live discovery is disabled");
     }
     if (sysfs) {
-        const bool same_root = node != nullptr && *sysfs == o.sysfs_root.value_or("/");
-        augment_topology_from_sysfs(topo.value(), *sysfs,
-                                    same_root && node->pcie_links.is_known() ? &node->pcie_links.value() : nullptr);
+        const bool links_read = node != nullptr && node->pcie_links.is_known();
+        augment_topology_from_sysfs(topo.value(), *sysfs, links_read ? &node->pcie_links.value() : nullptr);
     }
     return Fact<NodeTopology>::known(topo.value(), topo->source);
 }
