@@ -13,6 +13,7 @@
 
 #include "context/captured_file_view.h"
 #include "engine/engine.h"
+#include "engine/profile_loader.h"
 #include "nccl/host_topology.h"
 #include "nccl/nccl_config.h"
 #include "probe/hwloc_probe.h"

@@ -10,6 +10,7 @@
 
 #include <boost/json.hpp>
 
+#include "engine/profile_loader.h"
 #include "kubernetes/manifest_documents.h"
 #include "kubernetes/workload_review.h"
 #include "profile/profile.h"

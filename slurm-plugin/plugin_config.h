@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/mode.h"
+#include "finding/mode.h"
 #include "util/error.h"
 
 namespace launchguard::slurm {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "context/launch_context.h"
-#include "engine/finding.h"
+#include "finding/finding.h"
 
 namespace launchguard::slurm {
 

@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <utility>
+#include "engine/profile_loader.h"
 
 namespace launchguard::slurm {
 namespace {

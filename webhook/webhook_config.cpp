@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "engine/profile_loader.h"
 #include "util/input_file.h"
 #include "util/yaml_guard.h"
 

@@ -5,6 +5,7 @@
 
 #include "cli/command.h"
 #include "engine/engine.h"
+#include "engine/profile_loader.h"
 #include "probe/context_builder.h"
 #include "profile/profile.h"
 #include "report/fix_script.h"

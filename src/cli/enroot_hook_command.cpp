@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "cli/command.h"
+#include "engine/profile_loader.h"
 #include "probe/enroot_context.h"
 #include "probe/environment_probe.h"
 #include "probe/text_file.h"

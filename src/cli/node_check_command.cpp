@@ -8,7 +8,7 @@
 
 #include "cli/command.h"
 #include "cli/node_check.h"
-#include "report/node_metrics.h"
+#include "node/node_metrics.h"
 #include "util/atomic_file.h"
 #include "util/text_escape.h"
 

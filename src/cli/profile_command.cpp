@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/command.h"
+#include "engine/profile_loader.h"
 #include "profile/profile.h"
 #include "util/atomic_file.h"
 #include "util/text_escape.h"

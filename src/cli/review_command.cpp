@@ -5,6 +5,7 @@
 
 #include "cli/command.h"
 #include "cli/review.h"
+#include "engine/profile_loader.h"
 #include "slurm_script/batch_script.h"
 #include "util/input_file.h"
 

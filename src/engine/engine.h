@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "context/launch_context.h"
-#include "engine/mode.h"
-#include "engine/finding.h"
+#include "finding/mode.h"
+#include "finding/finding.h"
 #include "profile/profile.h"
 
 namespace launchguard {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/mode.h"
+#include "finding/mode.h"
 
 namespace launchguard {
 

@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include "engine/profile_loader.h"
 #include "report/json_report.h"
 #include "report/text_report.h"
 #include "util/child_process.h"

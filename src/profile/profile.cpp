@@ -1,7 +1,6 @@
 #include "profile/profile.h"
 
 #include "profile/profile_source.h"
-#include "rules/rule.h"
 #include "util/input_file.h"
 
 namespace launchguard {
@@ -15,12 +14,6 @@ bool Profile::operator==(const Profile& other) const {
     return name == other.name && description == other.description && node == other.node &&
            topology == other.topology && nccl == other.nccl && cpu == other.cpu && container == other.container &&
            virt == other.virt && actions == other.actions;
-}
-
-bool is_known_rule_id(const std::string& id) { return find_rule(id) != nullptr; }
-
-Result<Profile> parse_profile_json(std::string_view json, std::string origin) {
-    return parse_profile_json_with(json, std::move(origin), is_known_rule_id);
 }
 
 Result<std::string> read_profile_file(const std::string& path) {

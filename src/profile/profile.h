@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/finding.h"
+#include "finding/finding.h"
 #include "util/error.h"
 
 namespace launchguard {
@@ -88,34 +88,21 @@ struct Profile {
     bool operator==(const Profile& other) const;
 };
 
-// Parses YAML text; `origin` names the file in every error. Rule ids under
-// `rules:` must be known to the rule registry.
-Result<Profile> parse_profile(std::string_view yaml, std::string origin);
-// The same with an injected notion of which rule ids exist (tests).
+// Parses YAML text; `origin` names the file in every error. Which rule ids
+// exist under `rules:` is the rule registry's to say, a layer above this one,
+// so it is passed in: engine/profile_loader.h binds it to the registry.
 using KnownRuleCheck = std::function<bool(const std::string&)>;
 Result<Profile> parse_profile_with(std::string_view yaml, std::string origin, const KnownRuleCheck& known_rule);
 // The compiled form: the same schema in JSON, written by profile_to_json.
 // Errors name the field (JSON has no lines worth naming: it is one line). A
 // key given twice keeps its last value (Boost.JSON); load_profile, which
 // `launchguard profile validate` uses, refuses it, as in YAML.
-Result<Profile> parse_profile_json(std::string_view json, std::string origin);
 Result<Profile> parse_profile_json_with(std::string_view json, std::string origin, const KnownRuleCheck& known_rule);
 // Every setting, defaults included, as one line of JSON.
 std::string profile_to_json(const Profile& profile);
 
-// A NAME of an embedded profile, or a path to a YAML file or a compiled .json
-// (JSON is YAML, so both go through the YAML reader).
-Result<Profile> load_profile(std::string_view name_or_path);
-// The same without YAML (profile/compiled_profile.cpp): an embedded NAME from
-// the profiles compiled at build time, or a path to a compiled .json file.
-// Only what links the compiled profiles (launchguard_compiled_profiles) can call it.
-Result<Profile> load_compiled_profile(std::string_view name_or_path);
-// Whether load_compiled_profile can load `name_or_path` (a name or a .json
-// path), i.e. whether reading it needs no YAML.
+// Whether load_compiled_profile (engine/profile_loader.h) can load
+// `name_or_path` (a name or a .json path), i.e. whether reading it needs no YAML.
 bool is_compiled_profile_reference(std::string_view name_or_path);
-// The profile used when nothing is configured.
-const Profile& default_profile();
-// Names of embedded profiles.
-std::vector<std::string> embedded_profile_names();
 
 }  // namespace launchguard

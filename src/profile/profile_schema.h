@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "profile/profile.h"
-#include "profile/size_parser.h"
+#include "util/size_parser.h"
 #include "util/text_escape.h"
 
 namespace launchguard::profile_schema {

@@ -1,5 +1,5 @@
-// What the two profile loaders share: the YAML one (profile_loader.cpp, the
-// CLI and the webhook) and the compiled one (compiled_profile.cpp, the Slurm
+// What the two profile loaders share: the YAML one (engine/profile_loader.cpp, the
+// CLI and the webhook) and the compiled one (engine/compiled_profile_loader.cpp, the Slurm
 // task checks). Defined in profile.cpp, which needs no YAML, and the path
 // tests in profile_reference.cpp.
 #pragma once
@@ -26,7 +26,5 @@ const EmbeddedProfile* find_embedded_profile(const std::vector<EmbeddedProfile>&
 // "no profile named 'x' (embedded profiles: a, b; or give a path ...)",
 // listing the table.
 Error unknown_profile_name(std::string_view name, const std::vector<EmbeddedProfile>& table);
-// The rule registry's answer, for parse_profile and parse_profile_json.
-bool is_known_rule_id(const std::string& id);
 
 }  // namespace launchguard

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "profile/size_parser.h"
+#include "util/size_parser.h"
 #include "util/text_escape.h"
 
 namespace launchguard {

@@ -1,6 +1,6 @@
 #include "report/text_report.h"
 
-#include "profile/size_parser.h"
+#include "util/size_parser.h"
 #include "util/text_escape.h"
 
 #include <algorithm>

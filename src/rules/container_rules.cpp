@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "profile/size_parser.h"
+#include "util/size_parser.h"
 #include "rules/families.h"
 #include "rules/rule_helpers.h"
 #include "rules/table_rule.h"

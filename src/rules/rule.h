@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "context/launch_context.h"
-#include "engine/finding.h"
+#include "finding/finding.h"
 #include "nccl/nccl_config.h"
 #include "profile/profile.h"
 #include "rules/shared_analysis.h"

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/finding.h"
+#include "finding/finding.h"
 #include "nccl/nccl_config.h"
 #include "rules/rule.h"
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "context/launch_context.h"
-#include "engine/finding.h"
+#include "finding/finding.h"
 #include "slurm_script/batch_script.h"
 
 namespace launchguard::slurm_script {

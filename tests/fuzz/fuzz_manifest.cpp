@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "engine/profile_loader.h"
 #include "kubernetes/json_patch.h"
 #include "kubernetes/manifest_documents.h"
 #include "kubernetes/workload_review.h"

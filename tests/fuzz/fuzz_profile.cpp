@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "engine/profile_loader.h"
 #include "profile/profile.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

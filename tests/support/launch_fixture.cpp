@@ -8,7 +8,7 @@
 #include "probe/gpu_assignment.h"
 #include "probe/hwloc_probe.h"
 #include "probe/sysfs_probe.h"
-#include "profile/size_parser.h"
+#include "util/size_parser.h"
 #include "support/memory_file_view.h"
 
 namespace launchguard::testing {

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "engine/profile_loader.h"
 #include "nccl/nccl_config.h"
 #include "rules/rule.h"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "context/launch_context.h"
-#include "engine/finding.h"
+#include "finding/finding.h"
 #include "profile/profile.h"
 
 namespace launchguard::testing {

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "engine/profile_loader.h"
 #include "profile/profile.h"
 #include "support/launch_fixture.h"
 #include "support/run_command.h"

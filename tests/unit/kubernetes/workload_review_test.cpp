@@ -11,6 +11,7 @@
 
 #include <boost/json.hpp>
 
+#include "engine/profile_loader.h"
 #include "kubernetes/json_patch.h"
 #include "kubernetes/manifest_documents.h"
 #include "kubernetes/workload_review.h"

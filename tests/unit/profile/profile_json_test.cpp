@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "engine/profile_loader.h"
 #include "profile/compiled_profiles.h"
 #include "profile/profile.h"
 

@@ -1,7 +1,8 @@
 #include <gtest/gtest.h>
 
+#include "engine/profile_loader.h"
 #include "profile/profile.h"
-#include "profile/size_parser.h"
+#include "util/size_parser.h"
 
 namespace launchguard {
 namespace {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "engine/profile_loader.h"
 #include "rules/rule.h"
 #include "support/launch_fixture.h"
 #include "support/rule_harness.h"

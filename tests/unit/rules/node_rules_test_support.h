@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/finding.h"
+#include "finding/finding.h"
 #include "support/rule_harness.h"
 
 namespace launchguard::testing {

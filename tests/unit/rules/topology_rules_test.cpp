@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "context/captured_file_view.h"
+#include "engine/profile_loader.h"
 #include "nccl/host_topology.h"
 #include "rules/families.h"
 #include "support/azure_fixtures.h"

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <string>
 
+#include "engine/profile_loader.h"
 #include "support/azure_fixtures.h"
 
 namespace launchguard::slurm_script {

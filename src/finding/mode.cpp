@@ -1,4 +1,4 @@
-#include "engine/mode.h"
+#include "finding/mode.h"
 
 namespace launchguard {
 

@@ -1,4 +1,4 @@
-#include "report/node_metrics.h"
+#include "node/node_metrics.h"
 
 #include <cstdio>
 

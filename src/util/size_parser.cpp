@@ -1,4 +1,4 @@
-#include "profile/size_parser.h"
+#include "util/size_parser.h"
 
 #include <array>
 #include <charconv>

@@ -3,8 +3,8 @@
 // runtime: docs/performance.md). The embedded profiles come compiled at
 // build time (compiled_profiles.h, written by `launchguard profile compile`);
 // a file must be the compiled form too.
+#include "engine/profile_loader.h"
 #include "profile/compiled_profiles.h"
-#include "profile/profile.h"
 #include "profile/profile_source.h"
 
 namespace launchguard {

@@ -1,4 +1,4 @@
-#include "engine/finding.h"
+#include "finding/finding.h"
 
 namespace launchguard {
 
