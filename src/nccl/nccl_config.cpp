@@ -15,6 +15,8 @@
 #include <optional>
 #include <string>
 
+#include "util/text.h"
+
 namespace launchguard::nccl {
 namespace {
 
@@ -62,12 +64,6 @@ constexpr std::array kIntegerVariables = std::to_array<std::string_view>({
 static_assert(std::is_sorted(kIntegerVariables.begin(), kIntegerVariables.end()), "binary search needs order");
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'; }
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-    return s;
-}
 
 // A name someone could look up with getenv("NAME"): NCCL, CUDA and friends
 // only ever ask for C identifiers, so "NCCL_IB_HCA " or "export NCCL_DEBUG"

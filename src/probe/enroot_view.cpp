@@ -6,6 +6,7 @@
 
 #include "probe/rooted_file_view.h"
 #include "util/path.h"
+#include "util/text.h"
 #include "util/text_escape.h"
 
 namespace launchguard {
@@ -26,12 +27,6 @@ bool under(const std::string& path, const std::string& target, std::string& rest
         return true;
     }
     return false;
-}
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-    return s;
 }
 
 }  // namespace

@@ -124,12 +124,6 @@ constexpr std::array kPluginInstallDirs = std::to_array<std::string_view>({
 });
 constexpr std::string_view kDefaultNetPlugin = "libnccl-net.so";
 
-std::string_view trim(std::string_view text) {
-    while (!text.empty() && (text.front() == ' ' || text.front() == '\t' || text.front() == '\r')) text.remove_prefix(1);
-    while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) text.remove_suffix(1);
-    return text;
-}
-
 void add_ld_conf_dirs(const FileView& files, const std::string& path, std::vector<std::string>& dirs) {
     auto text = files.read(path, 64U << 10);
     if (!text) return;

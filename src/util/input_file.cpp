@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "util/size_parser.h"
+
 namespace launchguard {
 namespace {
 
@@ -55,19 +57,12 @@ Error not_regular(const std::string& path, mode_t mode) {
 
 Error too_large(const std::string& path, std::uint64_t size, std::size_t max_bytes, bool at_least) {
     return make_file_error(path, 0,
-                           std::string("is ") + (at_least ? "more than " : "") + describe_size(size) +
-                               ", larger than the " + describe_size(max_bytes) +
+                           std::string("is ") + (at_least ? "more than " : "") + format_byte_size(size) +
+                               ", larger than the " + format_byte_size(max_bytes) +
                                " launchguard reads from one file: not read, so what it holds is unknown");
 }
 
 }  // namespace
-
-std::string describe_size(std::uint64_t bytes) {
-    constexpr std::uint64_t kib = 1024;
-    if (bytes >= kib * kib && bytes % (kib * kib) == 0) return std::to_string(bytes / (kib * kib)) + " MiB";
-    if (bytes >= kib && bytes % kib == 0) return std::to_string(bytes / kib) + " KiB";
-    return std::to_string(bytes) + " bytes";
-}
 
 Result<std::string> read_text_file(const std::string& path, std::size_t max_bytes, FollowLinks follow) {
     // Look before opening: opening a FIFO for reading waits for a writer and

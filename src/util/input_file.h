@@ -42,7 +42,4 @@ enum class FollowLinks { yes, no };
 Result<std::string> read_text_file(const std::string& path, std::size_t max_bytes = kMaxInputFileBytes,
                                    FollowLinks follow = FollowLinks::yes);
 
-// "64 MiB", "1 KiB", "17 bytes": for messages about bounds.
-std::string describe_size(std::uint64_t bytes);
-
 }  // namespace launchguard

@@ -39,7 +39,7 @@ std::string format_byte_size(std::uint64_t bytes) {
     for (const auto& [name, factor] : kShown) {
         if (bytes >= factor && bytes % factor == 0) return std::to_string(bytes / factor) + " " + std::string(name);
     }
-    return std::to_string(bytes) + " B";
+    return std::to_string(bytes) + " bytes";
 }
 
 }  // namespace launchguard

@@ -11,7 +11,7 @@
 namespace launchguard {
 
 Result<std::uint64_t> parse_byte_size(std::string_view text);
-// "1 GiB", "64 MiB", "512 B": the largest binary unit that divides evenly.
+// "1 GiB", "64 MiB", "1001 bytes": the largest binary unit that divides evenly.
 std::string format_byte_size(std::uint64_t bytes);
 
 }  // namespace launchguard

@@ -25,6 +25,7 @@
 #include "context/file_view.h"
 #include "util/error.h"
 #include "util/path.h"
+#include "util/size_parser.h"
 
 namespace launchguard::testing {
 
@@ -87,8 +88,8 @@ public:
         if (entry == nullptr) return make_file_error(std::string(path), 0, "cannot read: vanished");
         // As the real views do: past the bound an error, never a prefix.
         if (entry->contents.size() > max_bytes) {
-            return make_file_error(std::string(path), 0, "is " + describe_size(entry->contents.size()) +
-                                                             ", larger than the " + describe_size(max_bytes) +
+            return make_file_error(std::string(path), 0, "is " + format_byte_size(entry->contents.size()) +
+                                                             ", larger than the " + format_byte_size(max_bytes) +
                                                              " launchguard reads from one file");
         }
         return entry->contents;

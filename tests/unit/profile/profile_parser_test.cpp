@@ -220,7 +220,7 @@ TEST(SizeParser, BinaryUnits) {
     EXPECT_FALSE(parse_byte_size("99999999999999TiB").ok());
     EXPECT_EQ(format_byte_size(1ULL << 30), "1 GiB");
     EXPECT_EQ(format_byte_size(65536), "64 KiB");
-    EXPECT_EQ(format_byte_size(1000), "1000 B");
+    EXPECT_EQ(format_byte_size(1000), "1000 bytes");
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "unit/probe/temp_tree.h"
+#include "util/size_parser.h"
 
 namespace launchguard {
 namespace {
@@ -85,9 +86,9 @@ TEST_F(ReaderTest, NoFollowRefusesALinkAsTheLastComponent) {
 }
 
 TEST(DescribeSize, UsesTheLargestExactUnit) {
-    EXPECT_EQ(describe_size(64U << 20), "64 MiB");
-    EXPECT_EQ(describe_size(4096), "4 KiB");
-    EXPECT_EQ(describe_size(1001), "1001 bytes");
+    EXPECT_EQ(format_byte_size(64U << 20), "64 MiB");
+    EXPECT_EQ(format_byte_size(4096), "4 KiB");
+    EXPECT_EQ(format_byte_size(1001), "1001 bytes");
 }
 
 }  // namespace
