@@ -339,23 +339,5 @@ TEST(ConfLint, UnknownEnvironmentStillLintsTheFiles) {
                                          "(manifest env comes from a ConfigMap)");
 }
 
-// ======================================================== the family
-
-TEST(ConfRules, RegisteredInCatalogOrderWithDocumentation) {
-    std::vector<const Rule*> rules;
-    register_conf_rules(rules);
-    ASSERT_EQ(rules.size(), 2U);
-    EXPECT_EQ(rules[0]->info().id, "conf.host-not-visible");
-    EXPECT_EQ(rules[0]->info().default_action, Action::block);
-    EXPECT_EQ(rules[0]->info().scopes, kScopeLive | kScopeCli);
-    EXPECT_EQ(rules[1]->info().id, "conf.lint");
-    EXPECT_EQ(rules[1]->info().default_action, Action::warn);
-    EXPECT_EQ(rules[1]->info().scopes, kScopeLive | kScopeKubernetes | kScopeCli);
-    for (const Rule* rule : rules) {
-        const RuleInfo& info = rule->info();
-        EXPECT_FALSE(info.checks.empty() || info.why.empty() || info.evidence.empty() || info.fix.empty()) << info.id;
-    }
-}
-
 }  // namespace
 }  // namespace launchguard

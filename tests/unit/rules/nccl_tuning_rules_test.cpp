@@ -62,20 +62,6 @@ std::string conf(const std::string& line) { return "files: {/etc/nccl.conf: \"" 
 
 // ---------------------------------------------------------------------------
 
-TEST(NcclTuningCatalog, RegistersEveryTuningRuleInCatalogOrderWithItsDefaults) {
-    std::vector<std::string> ids;
-    for (const Rule* rule : all_rules()) {
-        if (rule->info().id.starts_with("nccl.")) {
-            ids.emplace_back(rule->info().id);
-            EXPECT_EQ(rule->info().default_action, Action::warn) << rule->info().id;
-            EXPECT_EQ(scope_letters(rule->info().scopes), "L K C") << rule->info().id;
-        }
-    }
-    EXPECT_EQ(ids, (std::vector<std::string>{"nccl.p2p-disabled", "nccl.shm-disabled", "nccl.nvls-disabled",
-                                             "nccl.cumem-disabled", "nccl.algo-restricted", "nccl.proto-restricted",
-                                             "nccl.channels-capped", "nccl.buffsize-suspicious"}));
-}
-
 // ---------------------------------------------------------------------------
 // nccl.p2p-disabled
 

@@ -61,37 +61,6 @@ Environment aks_nccl_env() {
 
 // ---------------------------------------------------------------------------
 
-TEST(NetRuleCatalog, RegistersEveryNetRuleInCatalogOrder) {
-    std::vector<std::string> ids;
-    for (const Rule* rule : all_rules()) {
-        if (rule->info().id.starts_with("net.")) ids.emplace_back(rule->info().id);
-    }
-    EXPECT_EQ(ids, (std::vector<std::string>{"net.hca-matches-nothing", "net.ib-disabled", "net.fallback-unguarded",
-                                             "net.plugin-missing", "net.qps-low", "net.socket-ifname-nomatch",
-                                             "net.ib-port-degraded", "net.gdr-level-low", "net.gdr-read-off"}));
-}
-
-TEST(NetRuleCatalog, DefaultsAndContextsFollowTheRuleCatalog) {
-    auto expect = [](std::string_view id, Action action, const std::string& contexts) {
-        const Rule* rule = find_rule(id);
-        ASSERT_NE(rule, nullptr) << id;
-        EXPECT_EQ(rule->info().default_action, action) << id;
-        EXPECT_EQ(scope_letters(rule->info().scopes), contexts) << id;
-        EXPECT_FALSE(rule->info().checks.empty() || rule->info().why.empty() || rule->info().evidence.empty() ||
-                     rule->info().fix.empty())
-            << id;
-    };
-    expect("net.hca-matches-nothing", Action::block, "L N C");
-    expect("net.ib-disabled", Action::block, "L K C");
-    expect("net.fallback-unguarded", Action::warn, "L K C");
-    expect("net.plugin-missing", Action::block, "L C");
-    expect("net.qps-low", Action::patch, "L K C");
-    expect("net.socket-ifname-nomatch", Action::block, "L C");
-    expect("net.ib-port-degraded", Action::block, "L N C");
-    expect("net.gdr-level-low", Action::warn, "L K C");
-    expect("net.gdr-read-off", Action::warn, "L K C");
-}
-
 // ---------------------------------------------------------------------------
 // net.hca-matches-nothing
 

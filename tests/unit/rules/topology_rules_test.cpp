@@ -974,28 +974,5 @@ TEST(TopoRequired, UnknownWhenTheEnvironmentOrTheViewCannotTell) {
     EXPECT_TRUE(mentions(view.unknowns.front().reason, "the view cannot tell what is at " + std::string(kDefaultTopo)));
 }
 
-// ======================================================== the family
-
-TEST(TopologyRules, RegisteredInCatalogOrderWithDocumentation) {
-    std::vector<std::string> expected = {"topo.file-missing",  "topo.not-propagated", "topo.silently-ignored",
-                                         "topo.nccl-rejects", "topo.busid-drift",    "topo.numa-drift",
-                                         "topo.required"};
-    std::vector<const Rule*> rules;
-    register_topology_rules(rules);
-    ASSERT_EQ(rules.size(), expected.size());
-    for (std::size_t i = 0; i < rules.size(); ++i) {
-        const RuleInfo& info = rules[i]->info();
-        EXPECT_EQ(info.id, expected[i]);
-        EXPECT_EQ(info.default_action, Action::block) << info.id;
-        EXPECT_FALSE(info.title.empty() || info.checks.empty() || info.why.empty() || info.evidence.empty() ||
-                     info.fix.empty())
-            << info.id;
-        EXPECT_NE(info.scopes & kScopeLive, 0U) << info.id;
-        EXPECT_NE(info.scopes & kScopeCli, 0U) << info.id;
-    }
-    EXPECT_EQ(rules[3]->info().scopes & kScopeKubernetes, 0U);  // nccl-rejects: L C
-    EXPECT_EQ(rules[4]->info().scopes, kScopeLive | kScopeNode | kScopeCli);
-}
-
 }  // namespace
 }  // namespace launchguard
