@@ -35,6 +35,7 @@ test_packages=(
   util-linux openssl curl unzip
   python3 python3-yaml python3-jsonpatch
   clang libclang-rt-14-dev  # scripts/sanitize.sh: ASan/UBSan build and libFuzzer targets
+  clang-format-14           # scripts/check-format.sh
   buildah                   # tests/integration/image: builds the Containerfile
   dpkg-dev                  # tests/integration/deb: cpack's DEB generator runs dpkg-shlibdeps
   systemd                   # tests/integration/deb: systemd-analyze verify on the webhook's unit
