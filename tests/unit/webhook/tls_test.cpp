@@ -2,8 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <thread>
 
 #include "unit/probe/temp_tree.h"
@@ -63,6 +68,72 @@ TEST(CertificateStore, ReloadsARotatedPairAndKeepsTheOldOneUntilTheNewLoads) {
     EXPECT_TRUE(done.loaded) << done.error;
     EXPECT_NE((*store)->current(), first);
     EXPECT_FALSE((*store)->check().changed);
+}
+
+// A FIFO put where the certificate was: check() must come back at once (it
+// runs on the thread that accepts connections), keep the old pair, report
+// the failure once, and load the good pair when it returns.
+TEST(CertificateStore, AFifoInPlaceOfTheCertificateIsRefusedWithoutBlocking) {
+    TempTree tree;
+    make_pair(tree, "a");
+    make_pair(tree, "b");
+    copy(tree, "a.crt", "tls.crt");
+    copy(tree, "a.key", "tls.key");
+    auto store = CertificateStore::open(tree.path("tls.crt"), tree.path("tls.key"));
+    ASSERT_TRUE(store.ok());
+    auto first = (*store)->current();
+
+    const std::string fifo = tree.path("fifo");
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    std::filesystem::rename(fifo, tree.path("tls.crt"));
+    auto checked = std::async(std::launch::async, [&] { return (*store)->check(); });
+    if (checked.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+        // Release the reader blocked in open() so the test fails instead of hanging.
+        const int writer = ::open(tree.path("tls.crt").c_str(), O_WRONLY | O_NONBLOCK);
+        if (writer >= 0) ::close(writer);
+        FAIL() << "check() blocked on a FIFO";
+    }
+    auto refused = checked.get();
+    EXPECT_TRUE(refused.changed);
+    EXPECT_FALSE(refused.loaded);
+    EXPECT_FALSE(refused.repeated);
+    EXPECT_NE(refused.error.find("FIFO"), std::string::npos) << refused.error;
+    EXPECT_EQ((*store)->current(), first);
+    // Tried again at the next check, but not reported again.
+    auto again = (*store)->check();
+    EXPECT_FALSE(again.loaded);
+    EXPECT_TRUE(again.repeated);
+
+    copy(tree, "b.crt", "tls.new");
+    std::filesystem::rename(tree.path("tls.new"), tree.path("tls.crt"));
+    copy(tree, "b.key", "tls.key");
+    auto restored = (*store)->check();
+    EXPECT_TRUE(restored.loaded) << restored.error;
+    EXPECT_NE((*store)->current(), first);
+
+    // At start too: refused with the file named, not waited on.
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    auto opened = std::async(std::launch::async, [&] { return CertificateStore::open(fifo, tree.path("tls.key")); });
+    if (opened.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+        const int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+        if (writer >= 0) ::close(writer);
+        FAIL() << "open() blocked on a FIFO";
+    }
+    auto at_start = opened.get();
+    ASSERT_FALSE(at_start.ok());
+    EXPECT_EQ(at_start.error().file, fifo);
+}
+
+TEST(CertificateStore, AForcedCheckReloadsUnchangedFiles) {
+    TempTree tree;
+    make_pair(tree, "a");
+    auto store = CertificateStore::open(tree.path("a.crt"), tree.path("a.key"));
+    ASSERT_TRUE(store.ok());
+    auto first = (*store)->current();
+    EXPECT_FALSE((*store)->check().changed);
+    auto forced = (*store)->check(true);
+    EXPECT_TRUE(forced.loaded) << forced.error;
+    EXPECT_NE((*store)->current(), first);
 }
 
 }  // namespace
