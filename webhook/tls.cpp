@@ -1,5 +1,6 @@
 #include "tls.h"
 
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <sys/stat.h>
@@ -73,6 +74,7 @@ Result<std::shared_ptr<ssl::context>> make_server_context(const std::string& cer
     if (ec) return make_file_error(cert_file, 0, "cannot load the TLS certificate: " + ec.message());
     // OpenSSL checks the pair here: a mismatch fails with "key values mismatch".
     context->use_private_key(boost::asio::buffer(*key_pem), ssl::context::pem, ec);
+    OPENSSL_cleanse(key_pem->data(), key_pem->size());  // no copy of the key left in freed memory
     if (ec) return make_file_error(key_file, 0, "cannot use this key with the certificate " + cert_file + ": " + ec.message());
     if (SSL_CTX_check_private_key(ctx) != 1) {
         return make_file_error(key_file, 0, "the key does not match the certificate " + cert_file + ": " + openssl_reason());
@@ -110,7 +112,8 @@ CertificateStore::Reload CertificateStore::check(bool force) {
     if (context && fingerprint() != now) context = make_error("the files changed while they were read");
     if (!context) {
         reload.error = context.error().to_string();
-        // Tried again at every check (the fix may keep size and mtime), but said once.
+        // Tried again at every check, since a fix need not change what stat
+        // shows (a permission change), but reported once.
         reload.repeated = now == failed_fingerprint_ && reload.error == failed_error_;
         failed_fingerprint_ = now;
         failed_error_ = reload.error;
