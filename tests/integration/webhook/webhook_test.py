@@ -534,17 +534,26 @@ def trickle_header(port, cafile, result):
     first byte) must end it, however steadily the bytes come."""
     sock = raw_tls_socket(port, cafile)
     request = f"GET /healthz HTTP/1.1\r\nHost: {SNI}\r\nX-Padding: {'x' * 40}\r\n\r\n".encode()
+    sock.settimeout(0.1)  # readable may be only a TLS 1.3 session ticket: no data, recv times out
     first = time.time()
     reply = b""
     try:
         for i in range(len(request)):
             sock.send(request[i:i + 1])
-            readable, _, _ = select.select([sock], [], [], 1.0)
-            if readable:
-                reply = sock.recv(65536)
+            next_byte = time.time() + 1.0
+            while time.time() < next_byte and not reply:
+                readable, _, _ = select.select([sock], [], [], max(0.0, next_byte - time.time()))
+                if not readable:
+                    continue
+                try:
+                    reply = sock.recv(65536) or b"closed"
+                except socket.timeout:
+                    continue
+            if reply:
                 break
-        result["closed_after"] = time.time() - first
-    except (ConnectionError, OSError, ssl.SSLError):
+    except (ConnectionError, ssl.SSLError):
+        reply = b"reset"
+    if reply:
         result["closed_after"] = time.time() - first
     result["reply"] = reply
     sock.close()
