@@ -14,6 +14,7 @@
 #include "kubernetes/workload_review.h"
 #include "review_parser.h"
 #include "report/text_report.h"
+#include "util/text_escape.h"
 
 namespace launchguard::webhook {
 namespace json = boost::json;
@@ -302,7 +303,12 @@ Answer admit_review(Endpoint endpoint, std::string_view body, const WebhookConfi
 
 }  // namespace
 
-std::string fit_warning(std::string_view text, std::size_t max_chars) {
+std::string fit_warning(std::string_view raw, std::size_t max_chars) {
+    // kubectl prints warnings to a terminal as they are, and a spec's
+    // values (env, paths, names) may hold ESC, CR or newline: every warning
+    // passes here, so none carries a control character.
+    const std::string escaped = printable_text(raw);
+    const std::string_view text = escaped;
     // Count characters, not bytes: a UTF-8 continuation byte is 10xxxxxx.
     std::size_t chars = 0;
     std::size_t cut = text.size();

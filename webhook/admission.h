@@ -33,8 +33,11 @@ struct Answer {
 Answer admit(Endpoint endpoint, std::string_view body, const WebhookConfig& config, Metrics& metrics,
              ReviewCache* cache = nullptr);
 
-// Kubernetes asks for warnings of at most 120 characters; cut at a UTF-8
-// character boundary with "..." so kubectl shows whole characters.
+// Every warning of a response goes through here. Kubernetes asks for
+// warnings of at most 120 characters; cut at a UTF-8 character boundary
+// with "..." so kubectl shows whole characters. Control characters and
+// invalid UTF-8 are escaped first (printable_text), so a warning cannot
+// move the cursor or colour the terminal kubectl prints it on.
 std::string fit_warning(std::string_view text, std::size_t max_chars = 120);
 
 }  // namespace launchguard::webhook

@@ -12,6 +12,8 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include <csignal>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -21,6 +23,8 @@
 #include <vector>
 
 #include "admission.h"
+#include "util/text.h"
+#include "util/text_escape.h"
 
 namespace launchguard::webhook {
 namespace net = boost::asio;
@@ -181,7 +185,7 @@ private:
         beast::get_lowest_layer(stream_).socket().close(ignored);  // the pending step fails: see on_read_error
     }
 
-    [[nodiscard]] bool in_request() const { return writing_ || (parser_ && parser_->got_some()); }
+    [[nodiscard]] bool in_request() const { return writing_ || request_started_; }
 
     void handshake() {
         set_deadline(shared_.options.handshake_timeout);
@@ -198,15 +202,33 @@ private:
         parser_.emplace(std::piecewise_construct, std::make_tuple(std::move(spare_body_)));
         parser_->body_limit(shared_.options.body_limit);
         parser_->header_limit(64 * 1024);
+        request_started_ = false;
+        // The next request's first bytes came with the last one's.
+        if (buffer_.size() > 0) return read_request();
+        // Waiting for a request is the idle timeout; the request's own
+        // deadline starts with its first byte.
         set_deadline(shared_.options.idle_timeout);
+        stream_.async_read_some(buffer_.prepare(kFirstReadBytes),
+                                [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                                    self->buffer_.commit(n);
+                                    if (ec) return self->on_read_error(ec);
+                                    self->read_request();
+                                });
+    }
+
+    // One deadline from the first byte of a request to the last of its
+    // body, however slowly the bytes come: a client trickling its header
+    // a byte at a time is cut off with the rest.
+    void read_request() {
+        request_started_ = true;
+        set_deadline(shared_.options.request_timeout);
         http::async_read_header(stream_, buffer_, *parser_,
                                 [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_header(ec); });
     }
 
     void on_header(beast::error_code ec) {
         if (ec) return on_read_error(ec);
-        // The idle deadline covered the wait; the request itself gets its own.
-        set_deadline(shared_.options.request_timeout);
+        if (refuse_codings()) return;
         // The body mostly came in the header's TLS record: parse what is
         // buffered here, and read only when more is needed. async_read would
         // complete at once too, but through one more trip around the
@@ -222,6 +244,29 @@ private:
         if (parser_->is_done()) return on_read({});
         http::async_read(stream_, buffer_, *parser_,
                          [self = shared_from_this()](beast::error_code ec2, std::size_t) { self->on_read(ec2); });
+    }
+
+    // The body is read as it comes: chunked framing is the only transfer
+    // coding undone (RFC 9112 6.1: 501 for any other) and the content is
+    // never decompressed (RFC 9110 15.5.16: 415). Beast reads
+    // "Transfer-Encoding: gzip" as a request without a body.
+    bool refuse_codings() {
+        for (const auto& field : parser_->get()) {
+            const std::string_view value = trim(field.value());
+            if (field.name() == http::field::transfer_encoding && !beast::iequals(value, "chunked")) {
+                shared_.metrics.error("unsupported_transfer_encoding");
+                send_error(http::status::not_implemented, "Transfer-Encoding '" + printable_text(value) +
+                                                              "' is not supported: send the body as it is or chunked\n");
+                return true;
+            }
+            if (field.name() == http::field::content_encoding && !beast::iequals(value, "identity")) {
+                shared_.metrics.error("unsupported_content_encoding");
+                send_error(http::status::unsupported_media_type,
+                           "Content-Encoding '" + printable_text(value) + "' is not supported: send the AdmissionReview uncompressed\n");
+                return true;
+            }
+        }
+        return false;
     }
 
     void on_read_error(beast::error_code ec) {
@@ -287,7 +332,27 @@ private:
         // Not kept alive: the rest of the stream cannot be trusted.
         serialize(Reply{status, "launchguard-webhook: " + std::move(text), "text/plain", 11, false}, out_);
         started_ = Clock::now();
+        discard_after_write_ = true;
         write(static_cast<unsigned>(status), false, "error");
+    }
+
+    // After an error answered before the request was read to its end (413,
+    // 415, 501, 400): a client still sending its body would get a TCP reset
+    // for the unread bytes if the socket closed now, and the reset can
+    // destroy the answer before the client reads it. Read and drop what
+    // keeps coming, up to a bound of time and bytes, then close.
+    void discard_rest() {
+        if (!discarding_) {
+            discarding_ = true;
+            set_deadline(kDiscardTime);
+        }
+        buffer_.clear();
+        stream_.async_read_some(buffer_.prepare(kFirstReadBytes),
+                                [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                                    self->discarded_ += n;
+                                    if (ec || self->discarded_ >= kDiscardBytes) return self->close();
+                                    self->discard_rest();
+                                });
     }
 
     // Sends out_. endpoint: a literal (route()), kept as a view.
@@ -298,6 +363,7 @@ private:
                          [self = shared_from_this(), status, keep_alive, endpoint](beast::error_code ec, std::size_t) {
                              self->writing_ = false;
                              self->shared_.metrics.request(endpoint, status, Clock::now() - self->started_);
+                             if (!ec && self->discard_after_write_) return self->discard_rest();
                              if (ec || !keep_alive) return self->close();
                              self->read();
                          });
@@ -320,6 +386,11 @@ private:
     beast::flat_buffer buffer_;
     std::string out_;  // the response being written; its capacity is reused
     static constexpr std::size_t kKeptBodyCapacity = 256 * 1024;  // a larger body's memory goes back at once
+    static constexpr std::size_t kFirstReadBytes = 16 * 1024;      // one TLS record's plaintext
+    // What is read and dropped after an early error answer (discard_rest):
+    // the largest --max-body-mib, for at most 5 s.
+    static constexpr std::size_t kDiscardBytes = 64U << 20;
+    static constexpr std::chrono::milliseconds kDiscardTime{5'000};
     std::string spare_body_;
     std::optional<http::request_parser<http::string_body>> parser_;
     Clock::time_point started_{};
@@ -329,6 +400,10 @@ private:
     Clock::time_point armed_ = Clock::time_point::max();  // when the timer fires; max: not armed
     unsigned timer_generation_ = 0;
     bool writing_ = false;
+    bool request_started_ = false;  // a byte of the request has come
+    bool discard_after_write_ = false;
+    bool discarding_ = false;
+    std::size_t discarded_ = 0;
     bool draining_ = false;
     bool closing_ = false;
 };
@@ -344,7 +419,8 @@ struct Server::Impl {
           acceptor(control),
           reload_timer(control),
           drain_timer(control),
-          signals(control, SIGTERM, SIGINT) {
+          accept_timer(control),
+          signals(control, SIGTERM, SIGINT, SIGHUP) {
         shared.on_last_session_closed = [this] {
             net::post(control, [this] { drain_timer.cancel(); });
         };
@@ -372,6 +448,14 @@ struct Server::Impl {
     tcp::acceptor acceptor;
     net::steady_timer reload_timer;
     net::steady_timer drain_timer;
+    // accept() failing (no file descriptors left: EMFILE, ENFILE) fails again
+    // at once while the connection waits in the backlog: wait this long
+    // before the next try, and log the failures once per interval.
+    static constexpr std::chrono::milliseconds kAcceptBackoff{100};
+    static constexpr std::chrono::seconds kAcceptLogInterval{10};
+    net::steady_timer accept_timer;
+    Clock::time_point accept_error_logged{};
+    std::size_t accept_errors_unlogged = 0;
     net::signal_set signals;
     std::mutex sessions_mutex;
     std::vector<std::weak_ptr<Session>> sessions;
@@ -381,7 +465,7 @@ struct Server::Impl {
         acceptor.async_accept(context.get_executor(), [this](beast::error_code ec, net::basic_stream_socket<tcp, Executor> socket) {
             if (ec) {
                 if (ec == net::error::operation_aborted || shared.draining) return;
-                shared.log("warn", "accept failed", {{"error", ec.message()}});
+                return accept_failed(ec);
             } else {
                 // Answers are small and the client waits for each: no Nagle delay.
                 beast::error_code ignored;
@@ -391,6 +475,21 @@ struct Server::Impl {
                 session->start();
             }
             if (!shared.draining) accept();
+        });
+    }
+
+    void accept_failed(beast::error_code ec) {
+        ++accept_errors_unlogged;
+        const Clock::time_point now = Clock::now();
+        if (accept_error_logged == Clock::time_point{} || now - accept_error_logged >= kAcceptLogInterval) {
+            shared.log("warn", "accept failed; retrying every 100 ms, logged once per 10 s",
+                       {{"error", ec.message()}, {"failures", std::to_string(accept_errors_unlogged)}});
+            accept_error_logged = now;
+            accept_errors_unlogged = 0;
+        }
+        accept_timer.expires_after(kAcceptBackoff);
+        accept_timer.async_wait([this](beast::error_code timer_ec) {
+            if (!timer_ec && !shared.draining) accept();
         });
     }
 
@@ -406,16 +505,34 @@ struct Server::Impl {
         reload_timer.expires_after(shared.options.certificate_check);
         reload_timer.async_wait([this](beast::error_code ec) {
             if (ec || shared.draining) return;
-            CertificateStore::Reload reload = shared.certificates.check();
-            if (reload.loaded) {
-                shared.metrics.certificate_reload(true);
-                shared.log("info", "serving certificate reloaded", {});
-            } else if (reload.changed) {
-                shared.metrics.certificate_reload(false);
-                shared.log("warn", "serving certificate changed but does not load yet; keeping the previous one",
-                           {{"error", reload.error}});
-            }
+            check_certificates(false);
             watch_certificates();
+        });
+    }
+
+    // forced: SIGHUP, which loads the files even when they look unchanged
+    // and always says what came of it.
+    void check_certificates(bool forced) {
+        CertificateStore::Reload reload = shared.certificates.check(forced);
+        if (reload.loaded) {
+            shared.metrics.certificate_reload(true);
+            shared.log("info", "serving certificate reloaded", {{"trigger", forced ? "SIGHUP" : "file change"}});
+        } else if (reload.changed && (forced || !reload.repeated)) {
+            shared.metrics.certificate_reload(false);
+            shared.log("warn", "serving certificate changed but does not load yet; keeping the previous one",
+                       {{"error", reload.error}});
+        }
+    }
+
+    // SIGTERM and SIGINT drain; SIGHUP reloads the certificate pair (the
+    // configuration is read only at start: a restart applies it).
+    void wait_for_signal() {
+        signals.async_wait([this](beast::error_code ec, int signal) {
+            if (ec) return;
+            if (signal != SIGHUP) return drain();
+            shared.log("info", "SIGHUP: reloading the serving certificate; --config changes need a restart", {});
+            check_certificates(true);
+            wait_for_signal();
         });
     }
 
@@ -428,6 +545,7 @@ struct Server::Impl {
         beast::error_code ignored;
         acceptor.close(ignored);
         reload_timer.cancel();
+        accept_timer.cancel();
         signals.cancel();
         std::vector<std::shared_ptr<Session>> open;
         {
@@ -477,9 +595,7 @@ Result<unsigned short> Server::listen() {
 
 void Server::run() {
     Impl& impl = *impl_;
-    impl.signals.async_wait([&impl](beast::error_code ec, int) {
-        if (!ec) impl.drain();
-    });
+    impl.wait_for_signal();
     impl.accept();
     impl.watch_certificates();
     std::vector<std::thread> threads;

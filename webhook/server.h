@@ -4,7 +4,8 @@
 // (its implicit strand: a connection's handlers never run concurrently), a
 // deadline on every step, a body limit, and one error path. SIGTERM drains: the listener closes, /readyz turns 503, idle
 // connections close, requests in flight complete and are answered with
-// `Connection: close`, then the process exits.
+// `Connection: close`, then the process exits. SIGHUP reloads the
+// certificate pair and keeps serving.
 #pragma once
 
 #include <chrono>
@@ -53,7 +54,7 @@ public:
     // Serves on options.threads threads until drained; returns when every
     // connection is closed (or the drain timeout passed).
     void run();
-    // Thread-safe; what SIGTERM and SIGINT do.
+    // Thread-safe; what SIGTERM and SIGINT do (SIGHUP reloads the certificate).
     void drain();
 
 private:

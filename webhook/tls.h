@@ -23,7 +23,9 @@ Result<std::shared_ptr<ssl::context>> make_server_context(const std::string& cer
 // Hands each new connection the current context. check() reloads when either
 // file changed (size, mtime or inode: a Secret update swaps a symlink); a pair
 // that does not load (half-written, key and certificate of different pairs)
-// keeps the old context and is tried again at the next check.
+// keeps the old context and is tried again at the next check. Only regular
+// files are read (util/input_file.h): a FIFO, a device or a directory in
+// place of a file is refused without blocking, and the old pair stays.
 class CertificateStore {
 public:
     static Result<std::unique_ptr<CertificateStore>> open(std::string cert_file, std::string key_file);
@@ -33,8 +35,10 @@ public:
         bool changed = false;  // the files differ from what is loaded
         bool loaded = false;   // and the new pair is in use
         std::string error;     // why it is not, when it is not
+        bool repeated = false; // the same files failed the same way at the last check: already reported
     };
-    Reload check();
+    // force: load the files even when they look unchanged (SIGHUP).
+    Reload check(bool force = false);
 
 private:
     CertificateStore(std::string cert_file, std::string key_file) : cert_file_(std::move(cert_file)), key_file_(std::move(key_file)) {}
@@ -45,6 +49,8 @@ private:
     mutable std::mutex mutex_;
     std::shared_ptr<ssl::context> context_;
     std::string loaded_fingerprint_;
+    std::string failed_fingerprint_;  // only check() touches these: one thread
+    std::string failed_error_;
 };
 
 }  // namespace launchguard::webhook

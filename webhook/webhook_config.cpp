@@ -3,6 +3,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include "engine/profile_loader.h"
+#include "profile/profile_schema.h"
+#include "profile/yaml_node.h"
 #include "util/input_file.h"
 #include "util/yaml_guard.h"
 
@@ -15,6 +17,17 @@ Error config_error(const std::string& path, const YAML::Node& node, const std::s
     Error e = make_file_error(path, node.IsDefined() ? node.Mark().line + 1 : 0, std::move(message));
     e.field = field;
     return e;
+}
+
+// A repeated key is refused as in profiles: YAML keeps both and lookups
+// answer with the first, so `mode: warn` then `mode: enforce` served warn.
+Status reject_duplicate_keys(const std::string& path, const YAML::Node& map, const std::string& field) {
+    try {
+        profile_schema::reject_duplicate_keys(YamlNode(map).entries(), field);
+    } catch (const profile_schema::SchemaError& e) {
+        return e.in(path);
+    }
+    return Done{};
 }
 
 Result<Mode> parse_site_mode(const std::string& path, const YAML::Node& node, const std::string& field) {
@@ -56,6 +69,7 @@ Result<WebhookConfig> load_webhook_config(const std::string& path) {
         return make_file_error(path, e.mark.line + 1, "not valid YAML: " + e.msg);
     }
     if (!root.IsMap()) return make_file_error(path, 0, "expected a mapping at the top");
+    if (auto unique = reject_duplicate_keys(path, root, ""); !unique) return unique.error();
 
     WebhookConfig config;
     for (const auto& entry : root) {
@@ -95,6 +109,8 @@ Result<WebhookConfig> load_webhook_config(const std::string& path) {
                 !rule["profile"].IsScalar()) {
                 return config_error(path, rule, field, "expected {match: {LABEL: VALUE, ...}, profile: NAME}");
             }
+            if (auto unique = reject_duplicate_keys(path, rule, field); !unique) return unique.error();
+            if (auto unique = reject_duplicate_keys(path, rule["match"], field + ".match"); !unique) return unique.error();
             SelectionRule selection;
             for (const auto& label : rule["match"]) {
                 if (!label.second.IsScalar()) return config_error(path, label.second, field + ".match", "expected a label value");

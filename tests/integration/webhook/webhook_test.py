@@ -9,7 +9,10 @@ here by the openssl CLI, and checks: the envelope on every fixture manifest,
 every JSON Patch applied by an independent implementation (python3-jsonpatch)
 and re-admitted to an empty patch, every patched object validated offline
 against the Kubernetes API schemas (npm kubernetes-models in NODE_MODULES,
-validate_schema.mjs), the HTTP error paths (400, 404, 405, 413),
+validate_schema.mjs), the HTTP error paths (400, 404, 405, 413 to a client
+still sending, 415 and 501 for codings it does not undo), a header trickled
+past the request deadline, a FIFO in place of the certificate, running out
+of file descriptors, SIGHUP reloading the certificate,
 TLS versions and ALPN, certificate rotation under load without a failed
 request, and SIGTERM under load completing the request in flight.  Prints
 PASS/FAIL lines and "N passed, M failed"; exits non-zero on any failure.
@@ -24,6 +27,8 @@ import os
 import shutil
 import signal
 import socket
+import resource
+import select
 import ssl
 import subprocess
 import sys
@@ -110,18 +115,19 @@ class Client(http.client.HTTPSConnection):
 
 
 class Webhook:
-    def __init__(self, binary, work, cert, key, *extra):
+    def __init__(self, binary, work, cert, key, *extra, preexec_fn=None):
         port_file = os.path.join(work, "port")
         self.start([binary, "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key,
-                    "--port-file", port_file, "--log-format", "json", *extra], port_file, work)
+                    "--port-file", port_file, "--log-format", "json", *extra], port_file, work, preexec_fn)
 
-    def start(self, command, port_file, work):
+    def start(self, command, port_file, work, preexec_fn=None):
         """Runs COMMAND, which starts the server on a free port and writes it to PORT_FILE."""
         self.port_file = port_file
         if os.path.exists(self.port_file):
             os.unlink(self.port_file)
-        self.log = open(os.path.join(work, "webhook.log"), "a")
-        self.proc = subprocess.Popen(command, stdout=self.log, stderr=self.log)
+        self.log_path = os.path.join(work, "webhook.log")
+        self.log = open(self.log_path, "a")
+        self.proc = subprocess.Popen(command, stdout=self.log, stderr=self.log, preexec_fn=preexec_fn)
         deadline = time.time() + 10
         while time.time() < deadline and not os.path.exists(self.port_file):
             if self.proc.poll() is not None:
@@ -129,6 +135,16 @@ class Webhook:
             time.sleep(0.05)
         time.sleep(0.05)
         self.port = int(open(self.port_file).read())
+
+    def log_lines(self):
+        """The JSON lines logged so far (the server's buffered log flushes within 100 ms)."""
+        with open(self.log_path) as f:
+            return [json.loads(l) for l in f if l.startswith("{")]
+
+    def cpu_seconds(self):
+        with open(f"/proc/{self.proc.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def stop(self):
         if self.proc.poll() is None:
@@ -144,6 +160,28 @@ def raw_tls_socket(port, cafile):
     """A TLS socket to the webhook for requests written by hand."""
     context = ssl.create_default_context(cafile=cafile)
     return context.wrap_socket(socket.create_connection(("127.0.0.1", port), 10), server_hostname=SNI)
+
+
+def read_response(sock):
+    """One response read to the end of its Content-Length body, not to the close."""
+    reply = b""
+    while b"\r\n\r\n" not in reply:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return reply
+        reply += chunk
+    head, _, body = reply.partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    while len(body) < length:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        body += chunk
+    return head + b"\r\n\r\n" + body
 
 
 def read_until_closed(sock):
@@ -272,6 +310,39 @@ def test_http_errors(port, cafile):
     reply = read_until_closed(sock)
     sock.close()
     check(reply.startswith(b"HTTP/1.1 413 "), "a 9 MiB body: 413 before it is read", reply[:120])
+    # A client that keeps sending its body after the 413 (as most do, not
+    # reading until they have written) must still receive the 413: the server
+    # reads and drops the rest for a while instead of resetting the connection.
+    sock = raw_tls_socket(port, cafile)
+    error = None
+    try:
+        sock.sendall((f"POST /validate HTTP/1.1\r\nHost: {SNI}\r\nContent-Type: application/json\r\n"
+                      f"Content-Length: {9 << 20}\r\n\r\n").encode())
+        chunk = b"0," * (32 << 10)
+        sending_until = time.time() + 3
+        while time.time() < sending_until:
+            sock.sendall(chunk)
+            time.sleep(0.02)
+        reply = read_response(sock)
+    except (ConnectionError, OSError, ssl.SSLError) as e:
+        error, reply = repr(e), b""
+    sock.close()
+    check(error is None and reply.startswith(b"HTTP/1.1 413 "),
+          "a client still writing its too large body for 3 s receives the 413, not a reset", error or reply[:120])
+    for header, value, status in (("Transfer-Encoding", "gzip", 501), ("Transfer-Encoding", "gzip, chunked", 501),
+                                  ("Content-Encoding", "gzip", 415), ("Content-Encoding", "br", 415)):
+        sock = raw_tls_socket(port, cafile)
+        framing = "" if header == "Transfer-Encoding" else "Content-Length: 2\r\n"
+        sock.sendall((f"POST /validate HTTP/1.1\r\nHost: {SNI}\r\nContent-Type: application/json\r\n"
+                      f"{framing}{header}: {value}\r\n\r\n").encode() + (b"2\r\n{}\r\n0\r\n\r\n" if framing == "" else b"{}"))
+        reply = read_response(sock)
+        sock.close()
+        check(reply.startswith(f"HTTP/1.1 {status} ".encode()) and value.encode() in reply,
+              f"{header}: {value}: {status} naming it, not read as identity", reply[:200])
+    status, body, _ = client.post("/validate", review({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "i"},
+                                                       "spec": {"containers": [{"name": "c", "image": "i"}]}}, "identity"),
+                                  {"Content-Encoding": "identity"})
+    check(status == 200, "Content-Encoding: identity is served", body[:200])
     client.close()
 
 
@@ -357,6 +428,91 @@ def test_rotation(port, cafile, certs, tls_crt, tls_key):
     check(after != before and after == expected, "new connections get the last rotated certificate")
 
 
+def test_fifo_certificate(server, cafile, certs, tls_crt, tls_key):
+    """A FIFO put where the certificate was must not stop the server: the
+    reload refuses it without waiting for a writer, keeps the old pair, logs
+    once, and takes the good pair when it comes back."""
+    before = peer_serial(server.port, cafile)
+    warned = len([l for l in server.log_lines() if "does not load yet" in l.get("msg", "")])
+    fifo = tls_crt + ".fifo"
+    os.mkfifo(fifo)
+    os.replace(fifo, tls_crt)
+    time.sleep(3.5)  # three certificate checks
+    try:
+        served = peer_serial(server.port, cafile) == before
+    except (ConnectionError, OSError, ssl.SSLError) as e:
+        served = False
+    check(served, "a FIFO in place of the certificate: the old pair is still served")
+    time.sleep(0.2)
+    logs = [l for l in server.log_lines() if "does not load yet" in l.get("msg", "")][warned:]
+    check(len(logs) == 1 and "FIFO" in logs[0].get("error", ""),
+          f"the FIFO is logged once, naming it ({len(logs)} lines)", str(logs[:3]))
+    crt, key = certs.issue("after-fifo")
+    shutil.copy(key, tls_key + ".new")
+    os.replace(tls_key + ".new", tls_key)
+    shutil.copy(crt, tls_crt + ".new")
+    os.replace(tls_crt + ".new", tls_crt)
+    time.sleep(2.0)
+    with open(crt) as f:
+        expected = ssl.PEM_cert_to_DER_cert(f.read())
+    check(peer_serial(server.port, cafile) == expected, "the good pair put back after the FIFO is loaded")
+
+
+def test_descriptors_run_out(binary, work, cafile, tls_crt, tls_key):
+    """With RLIMIT_NOFILE low, connections that cannot be accepted (EMFILE)
+    must not spin: a bounded CPU time and log, and service again once
+    descriptors are free."""
+    own = os.path.join(work, "nofile")
+    os.makedirs(own, exist_ok=True)
+    server = Webhook(binary, own, tls_crt, tls_key,
+                     preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (48, 48)))
+    try:
+        held = []
+        for _ in range(80):  # more than the server can accept; the rest waits in the backlog
+            held.append(socket.create_connection(("127.0.0.1", server.port), 5))
+        time.sleep(0.5)
+        cpu_before = server.cpu_seconds()
+        time.sleep(3.0)
+        cpu_used = server.cpu_seconds() - cpu_before
+        failures = [l for l in server.log_lines() if l.get("msg", "").startswith("accept failed")]
+        check(cpu_used < 0.5, f"out of descriptors: {cpu_used:.2f} s of CPU in 3 s, not a busy loop")
+        check(1 <= len(failures) <= 2 and "open files" in failures[0].get("error", "").lower(),
+              f"out of descriptors: the accept failure is logged once per interval ({len(failures)} lines)",
+              str(failures[:3]))
+        for sock in held:
+            sock.close()
+        time.sleep(1.0)
+        client = Client(server.port, cafile, timeout=5)
+        status, _ = client.get("/healthz")
+        client.close()
+        check(status == 200, "descriptors free again: the server serves")
+    finally:
+        server.stop()
+
+
+def test_sighup(binary, work, cafile, tls_crt, tls_key):
+    """SIGHUP reloads the certificate pair and says so; the server keeps serving."""
+    own = os.path.join(work, "sighup")
+    os.makedirs(own, exist_ok=True)
+    server = Webhook(binary, own, tls_crt, tls_key)
+    try:
+        client = Client(server.port, cafile)
+        client.get("/healthz")
+        server.proc.send_signal(signal.SIGHUP)
+        time.sleep(0.5)
+        check(server.proc.poll() is None, "SIGHUP: the server keeps running")
+        status, _ = client.get("/healthz")
+        check(status == 200, "SIGHUP: an open keep-alive connection still serves")
+        client.close()
+        lines = server.log_lines()
+        check(any(l.get("msg", "").startswith("SIGHUP") for l in lines)
+              and any(l.get("msg") == "serving certificate reloaded" and l.get("trigger") == "SIGHUP" for l in lines),
+              "SIGHUP: logged, and the certificate pair reloaded", str(lines[-3:]))
+    finally:
+        server.stop()
+    check(server.proc.returncode == 0, f"SIGTERM after SIGHUP: drained, exit {server.proc.returncode}")
+
+
 def start_deadline_probes(port, cafile):
     """Connections that outlive a step's deadline (10 s to finish the TLS
     handshake or a request, 90 s idle between requests): started first, checked
@@ -367,11 +523,49 @@ def start_deadline_probes(port, cafile):
     idle = Client(port, cafile)
     status, _ = idle.get("/healthz")
     check(status == 200, "a keep-alive connection for the idle deadline")
-    return time.time(), silent, slow, idle
+    trickle = {}
+    trickler = threading.Thread(target=trickle_header, args=(port, cafile, trickle))
+    trickler.start()
+    return time.time(), silent, slow, idle, (trickler, trickle)
+
+
+def trickle_header(port, cafile, result):
+    """A header sent one byte a second: the request deadline (10 s from its
+    first byte) must end it, however steadily the bytes come."""
+    sock = raw_tls_socket(port, cafile)
+    request = f"GET /healthz HTTP/1.1\r\nHost: {SNI}\r\nX-Padding: {'x' * 40}\r\n\r\n".encode()
+    sock.settimeout(0.1)  # readable may be only a TLS 1.3 session ticket: no data, recv times out
+    first = time.time()
+    reply = b""
+    try:
+        for i in range(len(request)):
+            sock.send(request[i:i + 1])
+            next_byte = time.time() + 1.0
+            while time.time() < next_byte and not reply:
+                readable, _, _ = select.select([sock], [], [], max(0.0, next_byte - time.time()))
+                if not readable:
+                    continue
+                try:
+                    reply = sock.recv(65536) or b"closed"
+                except socket.timeout:
+                    continue
+            if reply:
+                break
+    except (ConnectionError, ssl.SSLError):
+        reply = b"reset"
+    if reply:
+        result["closed_after"] = time.time() - first
+    result["reply"] = reply
+    sock.close()
 
 
 def check_deadline_probes(probes):
-    started, silent, slow, idle = probes
+    started, silent, slow, idle, (trickler, trickle) = probes
+    trickler.join()
+    closed_after = trickle.get("closed_after", 999)
+    check(closed_after < 12.5 and not trickle.get("reply", b"").startswith(b"HTTP/1.1 200"),
+          f"a header trickled a byte a second is cut off by the 10 s request deadline (after {closed_after:.1f} s)",
+          str(trickle))
     time.sleep(max(0.0, started + 12 - time.time()))
     for sock, what in ((silent, "a connection that never starts TLS"), (slow, "a request not finished")):
         sock.settimeout(5)
@@ -517,12 +711,15 @@ def main():
         finally:
             topology.stop()
         test_rotation(server.port, cafile, certs, tls_crt, tls_key)
+        test_fifo_certificate(server, cafile, certs, tls_crt, tls_key)
         check_deadline_probes(probes)
     finally:
         server.stop()
     check(server.proc.returncode == 0, f"SIGTERM on an idle server: exit {server.proc.returncode}")
     test_schemas(node_modules, patched_files)
     test_sigterm(binary, work, cafile, tls_crt, tls_key)
+    test_sighup(binary, work, cafile, tls_crt, tls_key)
+    test_descriptors_run_out(binary, work, cafile, tls_crt, tls_key)
     print(f"{passes} passed, {fails} failed")
     if fails == 0 and not os.environ.get("LG_WEBHOOK_KEEP"):
         shutil.rmtree(work, ignore_errors=True)

@@ -77,11 +77,29 @@ TEST_F(AdmissionTest, ARefusedModeAnnotationIsDeniedAtValidateAndOnlyWarnedAtMut
     EXPECT_EQ(mutate.at("response").at("warnings").as_array().size(), 1U);
 }
 
+TEST_F(AdmissionTest, WarningsCarryNoControlCharactersFromTheSpec) {
+    // An annotation value with ESC, CR and newline comes back in the warning
+    // kubectl prints: escaped, so it cannot clear the screen or forge a line.
+    const std::string body = review(
+        R"({"uid":"u","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","annotations":{"launchguard.dev/mode":"\u001b[2J\r\nWarning: ok\u0007"}},"spec":{"containers":[]}}})");
+    json::value mutate = json::parse(post(Endpoint::mutate, body).body);
+    const auto& warnings = mutate.at("response").at("warnings").as_array();
+    ASSERT_EQ(warnings.size(), 1U);
+    const std::string warning(warnings[0].as_string());
+    for (char c : warning) EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20 || c == 0x7f) << warning;
+    EXPECT_NE(warning.find(R"(launchguard.dev/mode=\x1B[2J\r\nWarning: ok\x07)"), std::string::npos) << warning;
+}
+
 TEST_F(AdmissionTest, DeeplyNestedOrHugeInputNeverCrashes) {
     std::string deep(100000, '[');
     EXPECT_EQ(post(Endpoint::validate, deep).status, 400U);
     std::string nested = review(R"({"uid":"u","object":)" + std::string(300, '[') + std::string(300, ']') + "}");
     EXPECT_EQ(post(Endpoint::validate, nested).status, 400U);
+}
+
+TEST(FitWarning, EscapesControlCharactersAndInvalidUtf8) {
+    EXPECT_EQ(fit_warning("a\x1b]0;title\x07" "b\r\nc\x9b"), R"(a\x1B]0;title\x07b\r\nc\x9B)");
+    EXPECT_EQ(fit_warning("\xC3\xBC ok"), "\xC3\xBC ok");
 }
 
 TEST(FitWarning, CutsAtACharacterBoundaryWithinTheLimit) {

@@ -86,6 +86,12 @@ TEST(WebhookConfig, BadFilesNameTheFieldAndLine) {
     EXPECT_NE(error_of("mode: [\n").find("not valid YAML"), std::string::npos);
     EXPECT_NE(load_webhook_config(tree.path("missing.yaml")).error().to_string().find(tree.path("missing.yaml")),
               std::string::npos);
+    // A repeated key is refused, not read as its first value.
+    EXPECT_EQ(error_of("mode: warn\nmode: enforce\n"), file + ":2: mode: duplicate key (first at line 1)");
+    EXPECT_EQ(error_of("selection:\n  - match: {a: b, a: c}\n    profile: default\n"),
+              file + ":2: selection[0].match.a: duplicate key (first at line 2)");
+    EXPECT_EQ(error_of("selection:\n  - match: {a: b}\n    profile: default\n    profile: default\n"),
+              file + ":4: selection[0].profile: duplicate key (first at line 3)");
     // yaml-cpp would loop, allocating, on this: refused before it gets there.
     const std::string looping = error_of("{mode: warn},\n");
     EXPECT_EQ(looping.rfind(file + ": the YAML parser", 0), 0U) << looping;
