@@ -2,6 +2,7 @@
 // webhook does per request besides HTTP and TLS: review_workload on real
 // manifests (tests/fixtures/k8s), parsed JSON in, report and patch out.
 // The JSON parse of the same object is the baseline in the same run.
+// containers_per_pod: one Pod of 1 to 2,000 GPU containers, linear in their number.
 // Run: build/bench/review_bench
 #include <benchmark/benchmark.h>
 
@@ -54,6 +55,49 @@ void parse_only(benchmark::State& state, const std::string& name) {
     for (auto _ : state) benchmark::DoNotOptimize(boost::json::parse(text));
     state.counters["json_bytes"] = static_cast<double>(text.size());
 }
+
+// One Pod of n GPU containers without CPU or memory limits (so every
+// container is judged and every one keeps the pod out of the Guaranteed QoS
+// class): the cost of one object against its number of containers, which
+// must grow linearly (Complexity reports the fitted order).
+boost::json::value pod_of_containers(std::int64_t count) {
+    boost::json::array containers;
+    for (std::int64_t i = 0; i < count; ++i) {
+        containers.push_back({{"name", "c" + std::to_string(i)},
+                              {"image", "trainer:1"},
+                              {"resources", {{"limits", {{"nvidia.com/gpu", 1}}}}}});
+    }
+    return {{"apiVersion", "v1"},
+            {"kind", "Pod"},
+            {"metadata", {{"name", "wide"}}},
+            {"spec", {{"containers", std::move(containers)}}}};
+}
+
+void containers_per_pod(benchmark::State& state) {
+    const boost::json::value object = pod_of_containers(state.range(0));
+    kubernetes::ReviewOptions options;
+    options.fix_blocking = true;
+    std::size_t findings = 0;
+    for (auto _ : state) {
+        auto result = kubernetes::review_workload(object, topology_profile(), options);
+        if (result) findings = result->report.findings.size();
+        benchmark::DoNotOptimize(result);
+    }
+    state.SetComplexityN(state.range(0));
+    state.counters["json_bytes"] = static_cast<double>(boost::json::serialize(object).size());
+    state.counters["findings"] = static_cast<double>(findings);
+}
+
+BENCHMARK(containers_per_pod)
+    ->Arg(1)
+    ->Arg(10)
+    ->Arg(100)
+    ->Arg(250)
+    ->Arg(500)
+    ->Arg(1000)
+    ->Arg(2000)
+    ->Unit(benchmark::kMillisecond)
+    ->Complexity();
 
 BENCHMARK_CAPTURE(parse_only, mpijob_aks, std::string("aks-rdma-ib-rendered.yaml"));
 BENCHMARK_CAPTURE(review, mpijob_aks, std::string("aks-rdma-ib-rendered.yaml"), false);

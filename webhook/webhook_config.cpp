@@ -66,8 +66,9 @@ Result<WebhookConfig> load_webhook_config(const std::string& path) {
     try {
         root = YAML::Load(*text);
     } catch (const YAML::Exception& e) {
-        return make_file_error(path, e.mark.line + 1, "not valid YAML: " + e.msg);
+        return yaml_exception_error(e, path, "not valid YAML");
     }
+    if (auto bounded = check_yaml_expansion(std::span(&root, 1), path); !bounded) return bounded.error();
     if (!root.IsMap()) return make_file_error(path, 0, "expected a mapping at the top");
     if (auto unique = reject_duplicate_keys(path, root, ""); !unique) return unique.error();
 

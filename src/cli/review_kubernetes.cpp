@@ -34,9 +34,10 @@ std::string object_label(const k8s::WorkloadReview& review) {
     return review.kind + (name.empty() ? "" : " " + name);
 }
 
-// A ConfigMap among the inputs: the workloads that read it (envFrom, a
-// volume) are judged with its data.
-void collect_config_map(const json::value& object, std::map<std::string, std::map<std::string, std::string>>& out) {
+// A ConfigMap among the inputs: the workloads of its namespace that read it
+// (envFrom, a volume) are judged with its data.
+void collect_config_map(const json::value& object,
+                        std::map<std::string, std::map<std::string, std::map<std::string, std::string>>>& out) {
     if (!object.is_object()) return;
     const json::object& map = object.get_object();
     const json::value* kind = map.if_contains("kind");
@@ -45,10 +46,29 @@ void collect_config_map(const json::value& object, std::map<std::string, std::ma
     if (kind == nullptr || *kind != "ConfigMap" || metadata == nullptr || !metadata->is_object()) return;
     const json::value* name = metadata->get_object().if_contains("name");
     if (name == nullptr || !name->is_string()) return;
-    auto& entries = out[std::string(name->get_string())];
+    const json::value* namespace_name = metadata->get_object().if_contains("namespace");
+    std::string in_namespace = namespace_name != nullptr && namespace_name->is_string()
+                                   ? std::string(namespace_name->get_string())
+                                   : std::string();
+    auto& entries = out[in_namespace][std::string(name->get_string())];
     if (data == nullptr || !data->is_object()) return;
     for (const auto& [key, value] : data->get_object()) {
         if (value.is_string()) entries[std::string(key)] = std::string(value.get_string());
+    }
+}
+
+// The operations of an object's patch addressed in the document that holds
+// it: "/spec/..." of the List's item 3 becomes "/items/3/spec/...".
+void append_addressed(json::array& line, const json::array& patch, const std::string& pointer) {
+    for (const auto& op : patch) {
+        json::value addressed = op;
+        if (!pointer.empty() && addressed.is_object()) {
+            json::object& object = addressed.get_object();
+            if (json::value* path = object.if_contains("path"); path != nullptr && path->is_string()) {
+                *path = pointer + std::string(path->get_string());
+            }
+        }
+        line.push_back(std::move(addressed));
     }
 }
 
@@ -77,13 +97,24 @@ int review_kubernetes(const std::vector<ReviewInput>& inputs, const ReviewSettin
     bool first_patched = true;
     for (const auto& [input_ptr, documents] : parsed) {
         const ReviewInput& input = *input_ptr;
-        for (const auto& document : documents) {
+        // --patch: one line per document of the file, the patches of a List's
+        // items addressed under /items/N of that document.
+        json::array patch_line;
+        auto end_patch_line = [&](std::size_t index) {
+            if (!settings.print_patch) return;
+            if (index + 1 < documents.size() && documents[index + 1].document == documents[index].document) return;
+            std::cout << json::serialize(patch_line) << "\n";
+            patch_line.clear();
+        };
+        for (std::size_t index = 0; index < documents.size(); ++index) {
+            const k8s::ManifestDocument& document = documents[index];
             std::string where = input.origin + ", " + document.where;
             auto reviewed = k8s::review_workload(document.object, *settings.profile, options);
             if (!reviewed) {
                 Error error = reviewed.error();
                 error.file = where;
                 code = combine_exit_codes(code, bad_input(error.to_string()));
+                end_patch_line(index);
                 continue;
             }
             const k8s::WorkloadReview& review = *reviewed;
@@ -91,9 +122,10 @@ int review_kubernetes(const std::vector<ReviewInput>& inputs, const ReviewSettin
             code = combine_exit_codes(code, document_code);
 
             if (settings.print_patch) {
-                // One line per document, skipped kinds included, so that a
-                // script can pair patches with documents.
-                std::cout << json::serialize(review.patch) << "\n";
+                // Skipped kinds included, so that a script can pair the lines
+                // with the documents of the file.
+                append_addressed(patch_line, review.patch, document.pointer);
+                end_patch_line(index);
             } else if (settings.print_patched) {
                 auto patched = k8s::apply_json_patch(document.object, review.patch);
                 if (!patched) {

@@ -58,11 +58,18 @@ struct ContainerFacts {
 // parsed (CPU in millicores, memory in bytes); absent when not written.
 struct ContainerResources {
     std::string name;        // "spec.containers[0] (trainer)"
-    bool judged = false;     // the container this launch context describes
     std::optional<std::int64_t> cpu_request_milli;
     std::optional<std::int64_t> cpu_limit_milli;
     std::optional<std::int64_t> memory_request_bytes;
     std::optional<std::int64_t> memory_limit_bytes;
+};
+
+// Every container of a pod (init and sidecar containers included) and those
+// that keep it out of the Guaranteed QoS class, with why
+// ("spec.containers[2] (sidecar): no CPU limit"), found once per pod.
+struct PodResources {
+    std::vector<ContainerResources> containers;
+    std::vector<std::string> qos_breakers;
 };
 
 // What the host side of a container launch sees, for propagation rules
@@ -93,7 +100,11 @@ struct LaunchContext {
     ContainerFacts container;
     // Kubernetes: every container of the pod (init and sidecars included),
     // which decides its QoS class; unknown for other runtimes.
-    Fact<std::vector<ContainerResources>> pod_resources;
+    // One PodResources is shared by the contexts of all the pod's containers,
+    // so that judging each of n containers costs O(1) here, not O(n).
+    Fact<std::shared_ptr<const PodResources>> pod_resources;
+    // The index in pod_resources->containers of the container this context describes.
+    std::size_t pod_judged_container = 0;
     std::optional<HostView> host;
 };
 

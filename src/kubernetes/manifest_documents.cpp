@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <set>
+#include <vector>
 
 #include <boost/json/parse.hpp>
 #include <yaml-cpp/yaml.h>
@@ -52,7 +53,34 @@ json::value plain_scalar(const std::string& text) {
     return json::string(text);
 }
 
-json::value to_json(const YAML::Node& node, const std::string& origin) {
+// A YAML 1.1 merge key: a plain `<<` (a quoted "<<" is an ordinary key).
+bool is_merge_key(const YAML::Node& key) { return key.IsScalar() && key.Tag() == "?" && key.Scalar() == "<<"; }
+
+json::value to_json(const YAML::Node& node);
+
+// YAML 1.1 merge, as sigs.k8s.io/yaml applies it: `<<: *base` (a mapping)
+// or `<<: [*a, *b]` (mappings, earlier ones first) adds the keys the mapping
+// does not write itself.
+void merge_into(json::object& object, const YAML::Node& merged) {
+    auto merge_one = [&](const YAML::Node& source) {
+        if (!source.IsMap()) {
+            throw YAML::ParserException(source.Mark(), "a merge key (<<) takes a mapping or a list of mappings");
+        }
+        json::value converted = to_json(source);
+        for (auto& [key, value] : converted.get_object()) {
+            if (!object.contains(key)) object.emplace(key, std::move(value));
+        }
+    };
+    if (merged.IsSequence()) {
+        for (const auto& source : merged) merge_one(source);
+    } else {
+        merge_one(merged);
+    }
+}
+
+// The caller has bounded the document's expanded size and depth
+// (check_yaml_expansion), so following its aliases here is bounded too.
+json::value to_json(const YAML::Node& node) {
     switch (node.Type()) {
         case YAML::NodeType::Null:
         case YAML::NodeType::Undefined: return nullptr;
@@ -62,17 +90,26 @@ json::value to_json(const YAML::Node& node, const std::string& origin) {
             return plain_scalar(node.Scalar());
         case YAML::NodeType::Sequence: {
             json::array array;
-            for (const auto& item : node) array.push_back(to_json(item, origin));
+            array.reserve(node.size());
+            for (const auto& item : node) array.push_back(to_json(item));
             return array;
         }
         case YAML::NodeType::Map: {
             json::object object;
+            std::vector<YAML::Node> merges;
             for (const auto& entry : node) {
                 if (!entry.first.IsScalar()) {
                     throw YAML::ParserException(entry.first.Mark(), "a mapping key must be a scalar");
                 }
-                object[entry.first.Scalar()] = to_json(entry.second, origin);
+                if (is_merge_key(entry.first)) {
+                    merges.push_back(entry.second);
+                    continue;
+                }
+                object[entry.first.Scalar()] = to_json(entry.second);
             }
+            // Keys written in the mapping win over merged ones, wherever the
+            // merge key stands.
+            for (const auto& merged : merges) merge_into(object, merged);
             return object;
         }
     }
@@ -85,8 +122,8 @@ std::string kind_of(const json::value& value) {
     return kind != nullptr && kind->is_string() ? std::string(kind->get_string()) : "";
 }
 
-Status add_document(json::value value, const std::string& where, const std::string& origin,
-                    std::vector<ManifestDocument>& out) {
+Status add_document(json::value value, const std::string& where, std::size_t document, const std::string& pointer,
+                    const std::string& origin, std::vector<ManifestDocument>& out) {
     if (value.is_null()) return Done{};  // an empty document between separators
     auto fail = [&](const std::string& field, const std::string& message) {
         Error e = make_file_error(origin, 0, where + ": " + message);
@@ -97,8 +134,13 @@ Status add_document(json::value value, const std::string& where, const std::stri
     if (kind == "List") {
         const json::value* items = value.get_object().if_contains("items");
         if (items == nullptr || !items->is_array()) return fail("items", "a List needs an items list");
+        if (items->get_array().empty()) {
+            out.push_back({std::move(value), where, false, document, pointer});
+            return Done{};
+        }
         for (std::size_t i = 0; i < items->get_array().size(); ++i) {
-            auto added = add_document(items->get_array()[i], where + ", items[" + std::to_string(i) + "]", origin, out);
+            auto added = add_document(items->get_array()[i], where + ", items[" + std::to_string(i) + "]", document,
+                                      pointer + "/items/" + std::to_string(i), origin, out);
             if (!added) return added;
         }
         return Done{};
@@ -110,10 +152,10 @@ Status add_document(json::value value, const std::string& where, const std::stri
         if (object == nullptr || !object->is_object()) {
             return fail("request.object", "an AdmissionReview needs request.object (the object to admit)");
         }
-        out.push_back({*object, where + ", request.object", true});
+        out.push_back({*object, where + ", request.object", true, document, pointer});
         return Done{};
     }
-    out.push_back({std::move(value), where, false});
+    out.push_back({std::move(value), where, false, document, pointer});
     return Done{};
 }
 
@@ -128,11 +170,12 @@ Result<std::vector<ManifestDocument>> read_manifest_documents(std::string_view t
         if (!ec) {
             if (value.is_array()) {
                 for (std::size_t i = 0; i < value.get_array().size(); ++i) {
-                    auto added = add_document(value.get_array()[i], "document " + std::to_string(i + 1), origin, out);
+                    auto added = add_document(value.get_array()[i], "document " + std::to_string(i + 1), i + 1, "",
+                                              origin, out);
                     if (!added) return added.error();
                 }
             } else {
-                auto added = add_document(std::move(value), "document 1", origin, out);
+                auto added = add_document(std::move(value), "document 1", 1, "", origin, out);
                 if (!added) return added.error();
             }
             return out;
@@ -142,13 +185,14 @@ Result<std::vector<ManifestDocument>> read_manifest_documents(std::string_view t
     if (auto guarded = check_yaml_terminates(text, origin); !guarded) return guarded.error();
     try {
         std::vector<YAML::Node> documents = YAML::LoadAll(std::string(text));
+        if (auto bounded = check_yaml_expansion(documents, origin); !bounded) return bounded.error();
         for (std::size_t i = 0; i < documents.size(); ++i) {
             std::string where = "document " + std::to_string(i + 1);
-            auto added = add_document(to_json(documents[i], origin), where, origin, out);
+            auto added = add_document(to_json(documents[i]), where, i + 1, "", origin, out);
             if (!added) return added.error();
         }
     } catch (const YAML::Exception& e) {
-        return make_file_error(origin, e.mark.line >= 0 ? e.mark.line + 1 : 0, "not YAML or JSON: " + e.msg);
+        return yaml_exception_error(e, origin, "not YAML or JSON");
     }
     return out;
 }

@@ -197,10 +197,29 @@ VolumeInfo read_volume(const json::object& volume, const std::string& where, con
     return info;
 }
 
+// Guaranteed QoS: every container has CPU and memory limits, and its
+// requests (defaulted to the limits when absent) equal them.
+std::vector<std::string> qos_breakers(const std::vector<ContainerResources>& containers) {
+    std::vector<std::string> breakers;
+    for (const auto& c : containers) {
+        std::string problems;
+        auto add = [&](std::string_view problem) { problems += (problems.empty() ? "" : ", ") + std::string(problem); };
+        if (!c.cpu_limit_milli) add("no CPU limit");
+        else if (c.cpu_request_milli && *c.cpu_request_milli != *c.cpu_limit_milli) add("CPU request != limit");
+        if (!c.memory_limit_bytes) add("no memory limit");
+        else if (c.memory_request_bytes && *c.memory_request_bytes != *c.memory_limit_bytes) {
+            add("memory request != limit");
+        }
+        if (!problems.empty()) breakers.push_back(c.name + ": " + problems);
+    }
+    return breakers;
+}
+
 }  // namespace
 
-std::vector<ContainerResources> pod_resources(const PodTemplate& pod, const std::string& judged_field) {
-    std::vector<ContainerResources> out;
+PodResources pod_resources(const PodTemplate& pod) {
+    PodResources pod_out;
+    std::vector<ContainerResources>& out = pod_out.containers;
     for (std::string_view list_key : {"initContainers", "containers"}) {
         const json::array* list = array_field(*pod.spec, list_key, pod.field);
         if (list == nullptr) continue;
@@ -210,7 +229,6 @@ std::vector<ContainerResources> pod_resources(const PodTemplate& pod, const std:
             const json::object& container = object_element((*list)[i], field);
             ContainerResources resources;
             resources.name = field + " (" + string_field(container, "name", field).value_or("?") + ")";
-            resources.judged = field == judged_field;
             if (const json::object* r = object_field(container, "resources", field)) {
                 std::string rf = field_path(field, "resources");
                 auto read = [&](std::string_view group, std::string_view key, bool cpu) -> std::optional<std::int64_t> {
@@ -231,7 +249,8 @@ std::vector<ContainerResources> pod_resources(const PodTemplate& pod, const std:
             out.push_back(std::move(resources));
         }
     }
-    return out;
+    pod_out.qos_breakers = qos_breakers(out);
+    return pod_out;
 }
 
 std::vector<ContainerLaunch> read_containers(const PodTemplate& pod, const ConfigMapData& config_maps) {
@@ -250,10 +269,17 @@ std::vector<ContainerLaunch> read_containers(const PodTemplate& pod, const Confi
     std::string list_field = field_path(pod.field, "containers");
     if (list == nullptr || list->empty()) throw SpecError{list_field, "missing: a pod needs at least one container"};
 
+    const json::array* init_list = array_field(spec, "initContainers", pod.field);
+    const std::size_t init_containers = init_list == nullptr ? 0 : init_list->size();
+    // Read once, not once per container that mounts a Memory emptyDir at /dev/shm.
+    std::optional<std::optional<std::uint64_t>> memory_limit;
+
     std::vector<ContainerLaunch> out;
+    out.reserve(list->size());
     for (std::size_t i = 0; i < list->size(); ++i) {
         ContainerLaunch launch;
         launch.pod = &pod;
+        launch.resources_index = init_containers + i;
         launch.field = field_path(list_field, i);
         launch.pointer = pod.pointer + "/containers/" + std::to_string(i);
         const json::object& container = object_element((*list)[i], launch.field);
@@ -323,7 +349,8 @@ std::vector<ContainerLaunch> read_containers(const PodTemplate& pod, const Confi
                 } else if (info.source == PodMount::Source::empty_dir && info.memory) {
                     // Without a sizeLimit the kubelet sizes the tmpfs to the
                     // pod's memory limit, else to the node's memory.
-                    if (auto limit = pod_memory_limit(spec, pod.field)) {
+                    if (!memory_limit) memory_limit = pod_memory_limit(spec, pod.field);
+                    if (const auto& limit = *memory_limit) {
                         shm = Fact<std::uint64_t>::known(*limit, where + " without sizeLimit: the pod's memory limit");
                     } else {
                         shm = Fact<std::uint64_t>::unknown(where + " has no sizeLimit and the pod no memory limit: "

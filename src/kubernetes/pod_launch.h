@@ -37,6 +37,7 @@ struct ContainerLaunch {
     std::string name;
     std::string image;
     int gpus = 0;         // nvidia.com/gpu + amd.com/gpu limits (else requests)
+    std::size_t resources_index = 0;  // its place in pod_resources(*pod).containers
     ContainerEnv env;     // before what an MPI launcher passes it
     ShellLaunch shell;
     std::shared_ptr<const PodFileView> files;
@@ -51,8 +52,9 @@ using ConfigMapData = std::map<std::string, std::map<std::string, std::string>>;
 std::vector<ContainerLaunch> read_containers(const PodTemplate& pod, const ConfigMapData& config_maps);
 
 // Requests and limits of every container of the pod, init and sidecar
-// containers included; `judged` marks the container at `judged_field`.
-std::vector<ContainerResources> pod_resources(const PodTemplate& pod, const std::string& judged_field);
+// containers included (init containers first), and what keeps the pod out of
+// the Guaranteed QoS class.
+PodResources pod_resources(const PodTemplate& pod);
 
 // Variables an MPI launcher passes to every rank (`-x NAME=value`, `-x NAME`
 // with the launcher's own value), resolved against the launcher's env.

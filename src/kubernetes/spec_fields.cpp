@@ -1,5 +1,8 @@
 #include "kubernetes/spec_fields.h"
 
+#include <algorithm>
+#include <limits>
+
 #include <boost/json/serialize.hpp>
 
 namespace launchguard::kubernetes {
@@ -88,6 +91,22 @@ std::optional<std::string> scalar_text(const json::object& parent, std::string_v
     if (value->is_string()) return std::string(value->get_string());
     if (value->is_number()) return json::serialize(*value);
     wrong_type(where, key, "a string or a number");
+}
+
+std::int64_t saturating_product(std::int64_t a, std::int64_t b) {
+    std::int64_t product = 0;
+    if (__builtin_mul_overflow(a, b, &product)) return std::numeric_limits<std::int64_t>::max();
+    return product;
+}
+
+std::int64_t saturating_sum(std::int64_t a, std::int64_t b) {
+    std::int64_t sum = 0;
+    if (__builtin_add_overflow(a, b, &sum)) return std::numeric_limits<std::int64_t>::max();
+    return sum;
+}
+
+int saturated_int(std::int64_t count) {
+    return static_cast<int>(std::min<std::int64_t>(count, std::numeric_limits<int>::max()));
 }
 
 }  // namespace launchguard::kubernetes

@@ -42,4 +42,11 @@ void for_each_object(const boost::json::object& parent, std::string_view key, st
 // A string or a number, as Kubernetes accepts for quantities and some ports.
 std::optional<std::string> scalar_text(const boost::json::object& parent, std::string_view key, std::string_view where);
 
+// Counts of pods and GPUs that replicas multiply: non-negative, saturated at
+// the largest value instead of wrapping (a wrapped total would silence every
+// rule that scales with the job), as `launchguard check` does.
+std::int64_t saturating_product(std::int64_t a, std::int64_t b);
+std::int64_t saturating_sum(std::int64_t a, std::int64_t b);
+int saturated_int(std::int64_t count);
+
 }  // namespace launchguard::kubernetes

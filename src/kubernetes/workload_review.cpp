@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <memory>
 
 #include "kubernetes/json_patch.h"
 #include "kubernetes/pod_launch.h"
@@ -86,20 +87,20 @@ JobShape workload_shape(const WorkloadSpec& workload, const std::vector<Containe
         long long gpus = 0;
         std::vector<std::string> sources;
         for (const auto& [pod, per_pod] : gpus_per_pod) {
-            pods += *pod->pods;
-            gpus += *pod->pods * per_pod;
+            pods = saturating_sum(pods, *pod->pods);
+            gpus = saturating_sum(gpus, saturating_product(*pod->pods, per_pod));
             sources.push_back(pod->pods_source);
         }
         std::string source;
         for (const auto& s : sources) source += (source.empty() ? "" : " + ") + s;
-        shape.nodes = Fact<int>::known(static_cast<int>(pods), source + " (GPU pods, one per node)");
-        shape.total_gpus = Fact<int>::known(static_cast<int>(gpus), source + " x GPUs per pod");
+        shape.nodes = Fact<int>::known(saturated_int(pods), source + " (GPU pods, one per node)");
+        shape.total_gpus = Fact<int>::known(saturated_int(gpus), source + " x GPUs per pod");
     } else if (env_nodes || torch_nodes) {
         int nodes = env_nodes ? *env_nodes : *torch_nodes;
         std::string source = env_nodes ? env_nodes_source : "torchrun --nnodes";
         int per_pod = gpus_per_pod.empty() ? 0 : gpus_per_pod.begin()->second;
         shape.nodes = Fact<int>::known(nodes, source);
-        shape.total_gpus = Fact<int>::known(nodes * per_pod, source + " x GPUs per pod");
+        shape.total_gpus = Fact<int>::known(saturated_int(saturating_product(nodes, per_pod)), source + " x GPUs per pod");
     } else if (auto jobs = jobset_jobs(workload.templates.front().metadata); jobs && jobs->first > 1) {
         // A lower bound decides "more than one node", not a GPU total that a
         // rule compares with a threshold: that stays unknown.
@@ -114,14 +115,16 @@ JobShape workload_shape(const WorkloadSpec& workload, const std::vector<Containe
     if (mpi_ranks) {
         shape.tasks = Fact<int>::known(*mpi_ranks, "mpirun -np");
     } else if (torch_nodes && torch_per_node) {
-        shape.tasks = Fact<int>::known(*torch_nodes * *torch_per_node, "torchrun --nnodes x --nproc-per-node");
+        shape.tasks = Fact<int>::known(saturated_int(saturating_product(*torch_nodes, *torch_per_node)),
+                                       "torchrun --nnodes x --nproc-per-node");
     } else {
         shape.tasks = Fact<int>::unknown("no mpirun -np or torchrun --nnodes/--nproc-per-node in the spec");
     }
     return shape;
 }
 
-LaunchContext container_context(const ContainerLaunch& container, const ContainerEnv& env, const JobShape& shape) {
+LaunchContext container_context(const ContainerLaunch& container, const ContainerEnv& env, const JobShape& shape,
+                                std::shared_ptr<const PodResources> resources) {
     LaunchContext ctx;
     ctx.runtime = Runtime::kubernetes;
     ctx.env = Fact<Environment>::known(env.values, container.field + " env, envFrom, command and args");
@@ -134,8 +137,8 @@ LaunchContext container_context(const ContainerLaunch& container, const Containe
     ctx.interfaces = Fact<std::vector<NetInterface>>::unknown(node);
     ctx.job = shape;
     ctx.container = container.facts;
-    ctx.pod_resources = Fact<std::vector<ContainerResources>>::known(pod_resources(*container.pod, container.field),
-                                                                     container.pod->field);
+    ctx.pod_resources = Fact<std::shared_ptr<const PodResources>>::known(std::move(resources), container.pod->field);
+    ctx.pod_judged_container = container.resources_index;
     return ctx;
 }
 
@@ -183,13 +186,36 @@ Decision stricter(Decision a, Decision b) {
     return rank(a) >= rank(b) ? a : b;
 }
 
+void check_container_count(const WorkloadSpec& workload) {
+    std::size_t total = 0;
+    for (const auto& tmpl : workload.templates) {
+        for (std::string_view key : {"initContainers", "containers"}) {
+            const json::value* list = tmpl.spec->if_contains(key);
+            if (list != nullptr && list->is_array()) total += list->get_array().size();
+        }
+        if (total > kMaxContainersPerObject) {
+            throw SpecError{field_path(tmpl.field, "containers"),
+                            "the object holds more than " + std::to_string(kMaxContainersPerObject) +
+                                " containers (init containers included, over all its pod templates), the most "
+                                "launchguard judges in one object: refused"};
+        }
+    }
+}
+
 WorkloadReview review_supported(const json::value& object, const WorkloadSpec& workload, const Profile& profile,
                                 const ReviewOptions& options, WorkloadReview review) {
+    check_container_count(workload);
     std::vector<ContainerLaunch> containers;
+    // Read once per pod template (a malformed quantity is an error even where
+    // no GPU is requested) and shared by the contexts of its containers.
+    std::map<const PodTemplate*, std::shared_ptr<const PodResources>> resources;
+    static const ConfigMapData kNoConfigMaps;
+    auto in_namespace = options.config_maps.find(workload.namespace_name);
+    const ConfigMapData& config_maps = in_namespace == options.config_maps.end() ? kNoConfigMaps : in_namespace->second;
     for (const auto& tmpl : workload.templates) {
-        auto read = read_containers(tmpl, options.config_maps);
+        auto read = read_containers(tmpl, config_maps);
         for (auto& c : read) containers.push_back(std::move(c));
-        pod_resources(tmpl, "");  // a malformed quantity is an error even where no GPU is requested
+        resources[&tmpl] = std::make_shared<const PodResources>(pod_resources(tmpl));
     }
     review.requests_gpus = std::any_of(containers.begin(), containers.end(), [](const auto& c) { return c.gpus > 0; });
     review.report.profile = profile.name;
@@ -222,7 +248,7 @@ WorkloadReview review_supported(const json::value& object, const WorkloadSpec& w
     for (std::size_t i = 0; i < containers.size(); ++i) {
         const ContainerLaunch& container = containers[i];
         if (container.gpus == 0) continue;
-        LaunchContext ctx = container_context(container, envs[i], shape);
+        LaunchContext ctx = container_context(container, envs[i], shape, resources.at(container.pod));
         EvaluationOptions evaluation;
         evaluation.mode = options.mode;
         evaluation.scopes = kScopeKubernetes;

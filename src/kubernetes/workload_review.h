@@ -19,6 +19,12 @@
 
 namespace launchguard::kubernetes {
 
+// The most containers (init containers included, over all its pod templates)
+// one object may hold: judging costs time and memory linear in their number,
+// and an object beyond this is refused as unreadable (an error naming the
+// count), never allowed unjudged.
+inline constexpr std::size_t kMaxContainersPerObject = 4096;
+
 struct ReviewOptions {
     Mode mode = Mode::enforce;
     // Patch blocking findings the patch can fully fix (the mutating webhook,
@@ -26,9 +32,13 @@ struct ReviewOptions {
     // leaves it off and denies what remains.
     bool fix_blocking = false;
     // ConfigMaps whose data the reviewer has (`launchguard review` collects
-    // those in its inputs), by name: an envFrom or a volume of one of these is
-    // read instead of unknown. The webhook sees one object and leaves it empty.
-    std::map<std::string, std::map<std::string, std::string>> config_maps;
+    // those in its inputs), by namespace and then name: an envFrom or a volume
+    // of one of these is read instead of unknown. A pod reads ConfigMaps of its
+    // own namespace only, so a workload is judged with those of its
+    // metadata.namespace; "" is the namespace of a document that names none
+    // (the one `kubectl apply` puts it in), which matches only other
+    // documents that name none. The webhook sees one object and leaves it empty.
+    std::map<std::string, std::map<std::string, std::map<std::string, std::string>>> config_maps;
 };
 
 struct WorkloadReview {

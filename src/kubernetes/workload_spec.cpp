@@ -52,7 +52,7 @@ void read_job_spec(const json::object& job_spec, const std::string& field, const
         pods = *completions;
         source = field_path(field, "completions") + "=" + std::to_string(*completions);
     }
-    out.pods = pods * copies;
+    out.pods = saturating_product(pods, copies);
     out.pods_source = copies_source.empty() ? source : copies_source + " x " + source;
 }
 

@@ -374,7 +374,7 @@ std::vector<LintIssue> lint_conf(const ConfFile& file) {
             } else if (has_export) {
                 problems.push_back("'export' is not understood: NCCL sets a variable named " + quoted(name));
             } else if (name.empty()) {
-                problems.push_back("no variable name before '=': NCCL skips the line");
+                problems.push_back("no variable name before '=': NCCL ignores a line without a name");
             } else if (!name.empty() && is_space(name.back())) {
                 problems.push_back("spaces around '=': NCCL sets a variable named " + quoted(name));
             } else if (!name.empty() && is_space(name.front())) {
@@ -389,9 +389,11 @@ std::vector<LintIssue> lint_conf(const ConfFile& file) {
                 while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
             }
             auto value_issues = lint_value(file.path, entry.line, meant_name, value);
-            std::string corrected = value_issues.empty()
-                                        ? std::string(meant_name) + "=" + std::string(intended_value(value))
-                                        : value_issues.front().corrected;
+            // Without a name there is no line to offer: writing "=value"
+            // again would be ignored again.
+            std::string corrected = meant_name.empty()     ? std::string()
+                                    : value_issues.empty() ? std::string(meant_name) + "=" + std::string(intended_value(value))
+                                                           : value_issues.front().corrected;
             for (auto& problem : problems) {
                 issues.push_back(make_issue(file.path, entry.line, meant_name, std::move(problem), corrected));
             }

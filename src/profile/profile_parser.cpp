@@ -23,13 +23,14 @@ Result<Profile> parse_profile_with(std::string_view yaml, std::string origin, co
     try {
         YAML::Node root = YAML::Load(std::string(yaml));
         if (!root.IsDefined() || root.IsNull()) return make_file_error(origin, 0, "profile is empty");
+        if (auto bounded = check_yaml_expansion(std::span(&root, 1), origin); !bounded) return bounded.error();
         Profile profile = profile_schema::read_profile(YamlNode(root), known_rule);
         profile.origin = origin;
         return profile;
     } catch (const SchemaError& e) {
         return e.in(origin);
     } catch (const YAML::Exception& e) {
-        return make_file_error(origin, e.mark.line >= 0 ? e.mark.line + 1 : 0, "invalid YAML: " + e.msg);
+        return yaml_exception_error(e, origin, "invalid YAML");
     } catch (const std::exception& e) {
         return make_file_error(origin, 0, std::string("cannot read profile: ") + e.what());
     }

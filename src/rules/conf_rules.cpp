@@ -175,8 +175,12 @@ std::string wanted_value(const std::string& name) {
     return name == "NCCL_TOPO_FILE" ? "a path" : "a value";
 }
 
+// What to do with a line NCCL ignores because it names no variable.
+constexpr std::string_view kNamelessFix = "remove the line, or write the name of the variable it was meant for before '='";
+
 // "; write NAME=8" or, when no value can be offered, what to do instead.
 std::string fix_text(const nccl::LintIssue& issue, std::string_view verb) {
+    if (issue.name.empty()) return "; " + std::string(kNamelessFix);
     if (issue.corrected.empty()) return "; give " + issue.name + " " + wanted_value(issue.name) + ", or remove it";
     return "; " + std::string(verb) + " " + issue.corrected;
 }
@@ -192,8 +196,9 @@ void report_conf_issue(RuleOutput& out, const nccl::ConfFile& file, const nccl::
     finding.evidence.emplace_back("corrected", issue.corrected);
     const std::string where = "in " + file.path + " line " + std::to_string(issue.line);
     finding.remediation = {RemediationOp::manual_step(
-        issue.corrected.empty() ? where + ", give " + issue.name + " " + wanted_value(issue.name) + ", or remove the line"
-                                : where + ", write: " + issue.corrected)};
+        issue.name.empty()        ? where + ", " + std::string(kNamelessFix)
+        : issue.corrected.empty() ? where + ", give " + issue.name + " " + wanted_value(issue.name) + ", or remove the line"
+                                  : where + ", write: " + issue.corrected)};
 }
 
 void report_env_issue(RuleOutput& out, const nccl::LintIssue& issue, const std::string& value) {

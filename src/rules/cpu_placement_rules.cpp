@@ -344,35 +344,29 @@ void check_bind_by_id(const RuleInput& in, RuleOutput& out) {
         "--cpu-bind=map_ldom:<NUMA node per local rank> / mask_ldom when tasks need a fixed NUMA order"));
 }
 
-// Guaranteed QoS: every container has CPU and memory limits, and its
-// requests (defaulted to the limits when absent) equal them.
-std::vector<std::string> qos_breakers(const std::vector<ContainerResources>& containers) {
-    std::vector<std::string> breakers;
-    for (const auto& c : containers) {
-        std::vector<std::string> problems;
-        if (!c.cpu_limit_milli) problems.push_back("no CPU limit");
-        else if (c.cpu_request_milli && *c.cpu_request_milli != *c.cpu_limit_milli) problems.push_back("CPU request != limit");
-        if (!c.memory_limit_bytes) problems.push_back("no memory limit");
-        else if (c.memory_request_bytes && *c.memory_request_bytes != *c.memory_limit_bytes) {
-            problems.push_back("memory request != limit");
-        }
-        if (!problems.empty()) breakers.push_back(c.name + ": " + join(problems, ", "));
-    }
-    return breakers;
-}
+// At most this many containers are named in the finding: each GPU container
+// of a pod gets the finding, so listing all of a pod's n containers in each
+// would make the report grow with n squared.
+constexpr std::size_t kListedBreakers = 8;
 
 void check_k8s_not_pinnable(const RuleInput& in, RuleOutput& out) {
     const auto& pod = in.ctx.pod_resources;
-    if (!pod) {
+    if (!pod || *pod == nullptr) {
         out.unknown("cannot tell whether the pod can get exclusive CPUs: needs the Pod spec (QoS class, CPU requests "
                     "and limits of every container), which the Kubernetes admission webhook and `launchguard review` "
                     "read");
         return;
     }
-    std::vector<std::string> breakers = qos_breakers(*pod);
+    const std::vector<std::string>& all_breakers = (*pod)->qos_breakers;
+    std::vector<std::string> breakers(all_breakers.begin(),
+                                      all_breakers.begin() + static_cast<std::ptrdiff_t>(
+                                                                 std::min(all_breakers.size(), kListedBreakers)));
+    if (all_breakers.size() > breakers.size()) {
+        breakers.push_back("and " + std::to_string(all_breakers.size() - breakers.size()) + " more containers");
+    }
     std::vector<std::string> fractional;
-    for (const auto& c : *pod) {
-        if (!c.judged) continue;
+    if (in.ctx.pod_judged_container < (*pod)->containers.size()) {
+        const ContainerResources& c = (*pod)->containers[in.ctx.pod_judged_container];
         std::optional<std::int64_t> cpus = c.cpu_request_milli ? c.cpu_request_milli : c.cpu_limit_milli;
         if (cpus && *cpus % 1000 != 0) fractional.push_back(c.name + ": " + std::to_string(*cpus) + "m CPU");
     }

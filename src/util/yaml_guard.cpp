@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cerrno>
@@ -14,6 +15,7 @@
 #include <mutex>
 #include <new>
 #include <unordered_set>
+#include <vector>
 
 #include "util/child_process.h"
 
@@ -89,6 +91,53 @@ Status check_yaml_terminates(std::string_view text, const std::string& origin) {
     std::lock_guard lock(g_passed_mutex);
     g_passed.insert(key);
     return Done{};
+}
+
+Status check_yaml_expansion(std::span<const YAML::Node> documents, const std::string& origin) {
+    // Iterative, with an explicit stack: the expanded depth is what is being
+    // bounded, so it must not be the call stack's.
+    struct Pending {
+        YAML::Node node;
+        std::size_t depth;
+    };
+    std::vector<Pending> pending;
+    for (auto document = documents.rbegin(); document != documents.rend(); ++document) pending.push_back({*document, 1});
+    std::size_t nodes = 0;
+    while (!pending.empty()) {
+        Pending current = std::move(pending.back());
+        pending.pop_back();
+        const YAML::Mark mark = current.node.Mark();
+        const int line = mark.line >= 0 ? mark.line + 1 : 0;
+        if (++nodes > kMaxYamlNodes) {
+            return make_file_error(origin, line,
+                                   "the YAML expands to more than " + std::to_string(kMaxYamlNodes) +
+                                       " nodes once its aliases are followed: refused");
+        }
+        if (current.depth > kMaxYamlDepth) {
+            return make_file_error(origin, line,
+                                   "the YAML nests more than " + std::to_string(kMaxYamlDepth) +
+                                       " levels deep once its aliases are followed: refused");
+        }
+        if (current.node.IsSequence()) {
+            for (const auto& item : current.node) pending.push_back({item, current.depth + 1});
+        } else if (current.node.IsMap()) {
+            for (const auto& entry : current.node) {
+                pending.push_back({entry.first, current.depth + 1});
+                pending.push_back({entry.second, current.depth + 1});
+            }
+        }
+    }
+    return Done{};
+}
+
+Error yaml_exception_error(const YAML::Exception& e, const std::string& origin, const std::string& what) {
+    const int line = e.mark.line >= 0 ? e.mark.line + 1 : 0;
+    if (const auto* deep = dynamic_cast<const YAML::DeepRecursion*>(&e)) {
+        return make_file_error(origin, line,
+                               what + ": the YAML nests too deep (yaml-cpp stops reading at " +
+                                   std::to_string(deep->depth()) + " levels of nested collections): refused");
+    }
+    return make_file_error(origin, line, what + ": " + e.msg);
 }
 
 }  // namespace launchguard

@@ -226,6 +226,147 @@ spec:
     EXPECT_EQ(summarize(result.out), (std::vector<std::string>{"ConfigMap: skipped", "Pod: topo.silently-ignored=block"}));
 }
 
+// A kind: List is one document of its file: its --patch line addresses the
+// items inside it, so python3-jsonpatch applies it to the List as written.
+TEST(ReviewCli, APatchOfAListAddressesItsItems) {
+    const std::string path = temp_path("list.yaml");
+    std::ofstream(path) << R"(apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Service
+  metadata: {name: s}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: p}
+  spec:
+    containers:
+    - name: c
+      image: i
+      resources: {limits: {nvidia.com/gpu: 8, cpu: "8", memory: 64Gi}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: after}
+)";
+    auto patch = run_command(cli() + " review --patch " + quote_arg(path));
+    ASSERT_EQ(patch.exit_code, 3) << patch.out << patch.err;  // shm.small patches
+    std::vector<std::string> lines;
+    std::istringstream out(patch.out);
+    for (std::string line; std::getline(out, line);) lines.push_back(line);
+    ASSERT_EQ(lines.size(), 2U) << patch.out;  // the List, then the Service
+    EXPECT_NE(lines[0].find("\"path\":\"/items/1/spec/"), std::string::npos) << lines[0];
+    EXPECT_EQ(lines[1], "[]");
+
+    const std::string apply = quote_arg(std::string(LAUNCHGUARD_SOURCE_DIR) + "/tests/support/apply_json_patches.py");
+    const std::string patch_lines = temp_path("list.lines");
+    const std::string patched = temp_path("list-patched.json");
+    std::ofstream(patch_lines) << patch.out;
+    auto applied = run_command("python3 " + apply + " " + quote_arg(path) + " " + quote_arg(patch_lines));
+    ASSERT_EQ(applied.exit_code, 0) << applied.err;
+    std::ofstream(patched) << applied.out;
+    auto again = run_command(cli() + " review --patch " + quote_arg(patched));
+    EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+    EXPECT_EQ(again.out, "[]\n[]\n");
+}
+
+// A pod reads ConfigMaps of its own namespace only: NCCL_IB_DISABLE=1 from
+// another namespace's ConfigMap must not decide net.ib-disabled.
+TEST(ReviewCli, AConfigMapOfAnotherNamespaceIsNotRead) {
+    const std::string path = temp_path("other-namespace.yaml");
+    std::ofstream(path) << R"(apiVersion: v1
+kind: ConfigMap
+metadata: {name: nccl-env, namespace: team-b}
+data: {NCCL_IB_DISABLE: "1"}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: p, namespace: team-a}
+spec:
+  parallelism: 2
+  completions: 2
+  template:
+    spec:
+      containers:
+      - name: c
+        image: i
+        envFrom: [{configMapRef: {name: nccl-env}}]
+        env: [{name: NCCL_NET_PLUGIN, value: none}]
+        resources: {limits: {nvidia.com/gpu: 8, cpu: "8", memory: 64Gi}}
+        volumeMounts: [{name: dshm, mountPath: /dev/shm}]
+      volumes: [{name: dshm, emptyDir: {medium: Memory, sizeLimit: 8Gi}}]
+)";
+    auto other = run_command(cli() + " review --format json --profile h100-cx7-ib " + quote_arg(path));
+    auto fires_ib_disabled = [](const std::string& out) {
+        for (const auto& line : summarize(out)) {
+            if (line.find("net.ib-disabled=") != std::string::npos) return true;
+        }
+        return false;
+    };
+    EXPECT_FALSE(fires_ib_disabled(other.out)) << other.out;
+    EXPECT_NE(other.exit_code, 2) << other.err;
+
+    // In the pod's namespace it is read.
+    std::string same_text;
+    {
+        std::ifstream in(path);
+        std::stringstream text;
+        text << in.rdbuf();
+        same_text = text.str();
+    }
+    same_text.replace(same_text.find("team-b"), 6, "team-a");
+    const std::string same = temp_path("same-namespace.yaml");
+    std::ofstream(same) << same_text;
+    auto read = run_command(cli() + " review --format json --profile h100-cx7-ib " + quote_arg(same));
+    EXPECT_TRUE(fires_ib_disabled(read.out)) << read.out;
+}
+
+// Hostile YAML is refused quickly, naming the file and what is wrong.
+TEST(ReviewCli, AnAliasBombAndDeepNestingAreRefusedNamingTheFile) {
+    std::string bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+    for (int level = 1; level <= 7; ++level) {
+        bomb += "a" + std::to_string(level) + ": &a" + std::to_string(level) + " [";
+        for (int i = 0; i < 10; ++i) bomb += (i == 0 ? "*a" : ", *a") + std::to_string(level - 1);
+        bomb += "]\n";
+    }
+    const std::string bomb_path = temp_path("bomb.yaml");
+    std::ofstream(bomb_path) << bomb;
+    auto refused = run_command("timeout 30 " + cli() + " review " + quote_arg(bomb_path));
+    EXPECT_EQ(refused.exit_code, 2) << refused.err;
+    EXPECT_NE(refused.err.find(bomb_path), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find("expands to more than 1000000 nodes"), std::string::npos) << refused.err;
+
+    const std::string deep_path = temp_path("deep.yaml");
+    std::ofstream(deep_path) << "kind: Pod\nspec: " + std::string(1000, '[') + std::string(1000, ']') + "\n";
+    auto deep = run_command(cli() + " review " + quote_arg(deep_path));
+    EXPECT_EQ(deep.exit_code, 2) << deep.err;
+    EXPECT_NE(deep.err.find(deep_path + ":2:"), std::string::npos) << deep.err;
+    EXPECT_NE(deep.err.find("nests too deep"), std::string::npos) << deep.err;
+}
+
+// Judging each GPU container listed every container of the pod in its
+// finding: 2,000 containers made a report of 4 million lines (1.2 GB).
+TEST(ReviewCli, AWidePodCostsLinearlyAndBeyondTheBoundIsRefused) {
+    auto wide_pod = [](int containers) {
+        std::string yaml = "apiVersion: v1\nkind: Pod\nmetadata: {name: wide}\nspec:\n  containers:\n";
+        for (int i = 0; i < containers; ++i) {
+            yaml += "  - {name: c" + std::to_string(i) + ", image: i, resources: {limits: {nvidia.com/gpu: 1}}}\n";
+        }
+        return yaml;
+    };
+    const std::string path = temp_path("wide.yaml");
+    std::ofstream(path) << wide_pod(2000);
+    auto wide = run_command("timeout 60 " + cli() + " review --format json " + quote_arg(path));
+    EXPECT_NE(wide.exit_code, 2) << wide.err;
+    EXPECT_NE(wide.exit_code, 124) << "did not finish within 60 s";
+    EXPECT_LT(wide.out.size(), 40U << 20);
+
+    std::ofstream(path) << wide_pod(4097);
+    auto refused = run_command(cli() + " review " + quote_arg(path));
+    EXPECT_EQ(refused.exit_code, 2);
+    EXPECT_NE(refused.err.find("more than 4096 containers"), std::string::npos) << refused.err;
+}
+
 TEST(ReviewCli, MalformedInputIsExitTwoNamingTheField) {
     struct Case {
         const char* text;

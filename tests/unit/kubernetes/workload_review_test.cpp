@@ -257,6 +257,36 @@ spec:
     EXPECT_FALSE(fired(review(jobset, profile_named("b300-cx8"))).count("net.qps-low"));
 }
 
+TEST(KubernetesShape, AGpuTotalPast2To31SaturatesInsteadOfWrapping) {
+    json::value jobset = parse_yaml(R"(
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: pretrain}
+spec:
+  replicatedJobs:
+  - name: workers
+    replicas: 268435456
+    template:
+      spec:
+        template:
+          spec:
+            containers:
+            - name: trainer
+              image: trainer:1
+              env:
+              - {name: NCCL_NET, value: IB}
+              resources:
+                limits: {nvidia.com/gpu: 8, cpu: "32", memory: 256Gi}
+)");
+    // 2^28 Jobs x 8 GPUs = 2^31 GPUs: one past the largest int.
+    EXPECT_TRUE(fired(review(jobset, profile_named("b300-cx8"))).count("net.qps-low"));
+    // Replicas x parallelism past 2^63 too.
+    json::object& entry = jobset.at_pointer("/spec/replicatedJobs/0").as_object();
+    entry["replicas"] = std::int64_t{4611686018427387904};
+    entry["template"].as_object()["spec"].as_object()["parallelism"] = 4;
+    EXPECT_TRUE(fired(review(jobset, profile_named("b300-cx8"))).count("net.qps-low"));
+}
+
 TEST(KubernetesRules, ShmSmallWithoutAMemoryVolume) {
     json::value pod = good_pod();
     EXPECT_FALSE(fired(review(pod, default_profile())).count("shm.small"));
@@ -301,6 +331,46 @@ TEST(KubernetesRules, NotPinnableUnlessGuaranteedWithWholeCpus) {
     ASSERT_TRUE(fired(burstable).count("cpu.k8s-not-pinnable"));
     EXPECT_EQ(evidence(*finding_of(burstable, "cpu.k8s-not-pinnable"), "breaks_guaranteed"),
               "spec.containers[1] (proxy): no CPU limit, no memory limit");
+}
+
+// Each GPU container of a pod gets the QoS finding: naming every container
+// of the pod in each made the report grow with the square of their number.
+TEST(KubernetesRules, NotPinnableNamesABoundedNumberOfContainers) {
+    json::value pod = good_pod();
+    json::array& containers = pod.at("spec").as_object()["containers"].as_array();
+    for (int i = 1; i < 200; ++i) {
+        containers.push_back(json::object{{"name", "gpu" + std::to_string(i)},
+                                          {"image", "trainer:1"},
+                                          {"resources", {{"limits", {{"nvidia.com/gpu", 1}}}}}});
+    }
+    const WorkloadReview reviewed = review(pod, default_profile());
+    std::size_t findings = 0;
+    for (const auto& finding : reviewed.report.findings) {
+        if (finding.rule != "cpu.k8s-not-pinnable") continue;
+        ++findings;
+        std::size_t named = 0;
+        for (const auto& [key, value] : finding.evidence) named += key == "breaks_guaranteed" ? 1 : 0;
+        EXPECT_LE(named, 9U);
+        EXPECT_LT(finding.message.size(), 2000U);
+    }
+    EXPECT_EQ(findings, 200U);
+    EXPECT_EQ(evidence(*finding_of(reviewed, "cpu.k8s-not-pinnable"), "breaks_guaranteed"),
+              "spec.containers[1] (gpu1): no CPU limit, no memory limit");
+    const Finding& first = *finding_of(reviewed, "cpu.k8s-not-pinnable");
+    EXPECT_EQ(first.evidence.back().second, "and 191 more containers");
+}
+
+TEST(KubernetesErrors, AnObjectWithMoreContainersThanTheBoundIsRefused) {
+    json::value pod = good_pod();
+    json::array& containers = pod.at("spec").as_object()["containers"].as_array();
+    while (containers.size() < kMaxContainersPerObject) containers.push_back(containers.front());
+    EXPECT_TRUE(review_workload(pod, default_profile(), {}));
+    pod.at("spec").as_object()["initContainers"] = json::array{json::object{{"name", "init"}, {"image", "busybox"}}};
+    auto refused = review_workload(pod, default_profile(), {});
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().to_string().find("more than 4096 containers"), std::string::npos)
+        << refused.error().to_string();
+    EXPECT_EQ(refused.error().field, "spec.containers");
 }
 
 // ---------------------------------------------------------------- topology: files from volumes
@@ -362,18 +432,18 @@ TEST(KubernetesRules, SilentlyIgnoredReadsAnInlineConfigMap) {
 
     ReviewOptions with_data;
     // An hwloc export is not an NCCL topology file: NCCL reads it and ignores it.
-    with_data.config_maps["nccl-topology"] = {{"topo.xml", "<topology version=\"2.0\">\n  <object type=\"Machine\"/>\n</topology>\n"}};
+    with_data.config_maps["ml"]["nccl-topology"] = {{"topo.xml", "<topology version=\"2.0\">\n  <object type=\"Machine\"/>\n</topology>\n"}};
     const WorkloadReview ignored = review(pod, default_profile(), with_data);
     ASSERT_TRUE(fired(ignored).count("topo.silently-ignored"));
     EXPECT_EQ(evidence(*finding_of(ignored, "topo.silently-ignored"), "template"), "spec.containers[0]");
 
-    with_data.config_maps["nccl-topology"] = {{"topo.xml", fixture_file("nccl-topo/ndv5-topo.xml")}};
+    with_data.config_maps["ml"]["nccl-topology"] = {{"topo.xml", fixture_file("nccl-topo/ndv5-topo.xml")}};
     const WorkloadReview good = review(pod, default_profile(), with_data);
     EXPECT_FALSE(fired(good).count("topo.silently-ignored"));
     EXPECT_FALSE(undecided(good, "topo.silently-ignored"));
 
     // A key the ConfigMap does not have is not there.
-    with_data.config_maps["nccl-topology"] = {{"other.xml", "x"}};
+    with_data.config_maps["ml"]["nccl-topology"] = {{"other.xml", "x"}};
     EXPECT_TRUE(fired(review(pod, default_profile(), with_data)).count("topo.file-missing"));
 }
 
@@ -382,12 +452,28 @@ TEST(KubernetesEnvironment, AnEnvFromConfigMapTheReviewHasIsRead) {
     first_container(job, kJobPod)["envFrom"] = json::array{json::object{{"configMapRef", json::object{{"name", "nccl-env"}}}}};
     ReviewOptions with_data;
     with_data.fix_blocking = true;
-    with_data.config_maps["nccl-env"] = {{"NCCL_IB_DISABLE", "1"}, {"NCCL_NET", "IB"}};
+    with_data.config_maps[""]["nccl-env"] = {{"NCCL_IB_DISABLE", "1"}, {"NCCL_NET", "IB"}};
     const WorkloadReview reviewed = review(job, profile_named("h100-cx7-ib"), with_data);
     ASSERT_TRUE(fired(reviewed).count("net.ib-disabled"));
     EXPECT_FALSE(undecided(reviewed, "net.fallback-unguarded"));
     // Removing an env entry cannot unset what the ConfigMap sets: still a block.
     EXPECT_EQ(finding_of(reviewed, "net.ib-disabled")->action, Action::block);
+}
+
+TEST(KubernetesEnvironment, AConfigMapOfAnotherNamespaceIsNotApplied) {
+    json::value pod = good_job();
+    pod.at("metadata").as_object()["namespace"] = "ml";
+    first_container(pod, kJobPod)["envFrom"] = json::array{json::object{{"configMapRef", json::object{{"name", "nccl-env"}}}}};
+    ReviewOptions other;
+    other.config_maps["team-b"]["nccl-env"] = {{"NCCL_IB_DISABLE", "1"}};
+    other.config_maps[""]["nccl-env"] = {{"NCCL_IB_DISABLE", "1"}};
+    const WorkloadReview unread = review(pod, profile_named("h100-cx7-ib"), other);
+    EXPECT_FALSE(fired(unread).count("net.ib-disabled"));
+    EXPECT_TRUE(undecided(unread, "net.ib-disabled"));
+
+    ReviewOptions same;
+    same.config_maps["ml"]["nccl-env"] = {{"NCCL_IB_DISABLE", "1"}};
+    EXPECT_TRUE(fired(review(pod, profile_named("h100-cx7-ib"), same)).count("net.ib-disabled"));
 }
 
 TEST(KubernetesRules, APathUnderNoVolumeIsUnknownNeverMissing) {
@@ -548,7 +634,7 @@ TEST(KubernetesEnvironment, TheLaunchersShellExpandsItsOwnVariables) {
     EXPECT_TRUE(undecided(unread, "net.ib-disabled"));
 
     ReviewOptions with_data;
-    with_data.config_maps["nccl-env-vars"] = {{"NCCL_IB_DISABLE", "1"}};
+    with_data.config_maps[""]["nccl-env-vars"] = {{"NCCL_IB_DISABLE", "1"}};
     const WorkloadReview expanded = review(job, profile_named("h100-cx7-ib"), with_data);
     ASSERT_TRUE(fired(expanded).count("net.ib-disabled"));
     EXPECT_EQ(evidence(*finding_of(expanded, "net.ib-disabled"), "NCCL_IB_DISABLE"), "1");
@@ -738,6 +824,88 @@ TEST(KubernetesDocuments, YamlScalarsResolveAsKubectlReadsThem) {
     ASSERT_FALSE(bad);
     EXPECT_EQ(bad.error().file, "bad.yaml");
     EXPECT_FALSE(read_manifest_documents(R"({"kind":"AdmissionReview"})", "r.json"));
+}
+
+// Seven levels of ten aliases each: 560 bytes that expand to 10^7 nodes.
+std::string alias_bomb(int levels) {
+    std::string yaml = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+    for (int level = 1; level <= levels; ++level) {
+        std::string previous = "*a" + std::to_string(level - 1);
+        yaml += "a" + std::to_string(level) + ": &a" + std::to_string(level) + " [";
+        for (int i = 0; i < 10; ++i) yaml += (i == 0 ? "" : ", ") + previous;
+        yaml += "]\n";
+    }
+    return yaml;
+}
+
+TEST(KubernetesDocuments, AnAliasBombIsRefusedBeforeItExpands) {
+    auto refused = read_manifest_documents(alias_bomb(7), "bomb.yaml");
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().file, "bomb.yaml");
+    EXPECT_NE(refused.error().message.find("expands to more than 1000000 nodes"), std::string::npos)
+        << refused.error().to_string();
+    // Within the bound, aliases read as the values they name.
+    auto small = read_manifest_documents(alias_bomb(2), "small.yaml");
+    ASSERT_TRUE(small) << small.error().to_string();
+    EXPECT_EQ(small->front().object.at("a2").as_array().size(), 10U);
+    // The bound is over the whole file, not each document.
+    std::string many;
+    for (int i = 0; i < 12; ++i) many += "---\n" + alias_bomb(5);
+    EXPECT_FALSE(read_manifest_documents(many, "many.yaml"));
+    // An alias of a node inside its own anchor is a cycle: refused, not a crash.
+    auto cycle = read_manifest_documents("a: &a [*a]\n", "cycle.yaml");
+    ASSERT_FALSE(cycle);
+    EXPECT_NE(cycle.error().message.find("levels deep"), std::string::npos) << cycle.error().to_string();
+}
+
+TEST(KubernetesDocuments, DeepNestingSaysItNestsTooDeep) {
+    const std::string yaml = "spec:\n  a: " + std::string(1000, '[') + "1" + std::string(1000, ']') + "\n";
+    auto refused = read_manifest_documents(yaml, "deep.yaml");
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().file, "deep.yaml");
+    EXPECT_EQ(refused.error().line, 2);
+    EXPECT_NE(refused.error().message.find("nests too deep"), std::string::npos) << refused.error().to_string();
+}
+
+TEST(KubernetesDocuments, MergeKeysAreResolvedAsKubectlDoes) {
+    auto documents = read_manifest_documents(R"(
+defaults: &defaults {nvidia.com/gpu: 8, cpu: "4"}
+more: &more {memory: 1Gi, cpu: "8"}
+single: {<<: *defaults, cpu: "2"}
+list: {<<: [*defaults, *more]}
+quoted: {"<<": *defaults}
+)",
+                                             "merge.yaml");
+    ASSERT_TRUE(documents) << documents.error().to_string();
+    const json::object& root = documents->front().object.as_object();
+    // An explicit key wins over the merged one, wherever `<<` stands.
+    EXPECT_EQ(root.at("single"), (json::value{{"nvidia.com/gpu", 8}, {"cpu", "2"}}));
+    // Of a list of mappings, the earlier one wins.
+    EXPECT_EQ(root.at("list"), (json::value{{"nvidia.com/gpu", 8}, {"cpu", "4"}, {"memory", "1Gi"}}));
+    // A quoted "<<" is an ordinary key.
+    EXPECT_TRUE(root.at("quoted").as_object().contains("<<"));
+    auto bad = read_manifest_documents("a: {<<: 3}\n", "bad.yaml");
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().message.find("merge key"), std::string::npos) << bad.error().to_string();
+}
+
+TEST(KubernetesDocuments, AGpuLimitGivenThroughAMergeKeyIsJudged) {
+    auto documents = read_manifest_documents(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: merged}
+spec:
+  containers:
+  - name: trainer
+    image: trainer:1
+    resources:
+      limits:
+        <<: &gpus {nvidia.com/gpu: 8}
+)",
+                                             "merged.yaml");
+    ASSERT_TRUE(documents) << documents.error().to_string();
+    const WorkloadReview reviewed = review(documents->front().object, default_profile());
+    EXPECT_TRUE(reviewed.requests_gpus);
 }
 
 TEST(KubernetesNodeLabels, SelectorAndSingleValueAffinity) {

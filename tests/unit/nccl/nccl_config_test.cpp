@@ -118,7 +118,9 @@ INSTANTIATE_TEST_SUITE_P(
         LintCase{"quoted_integer", "NCCL_IB_QPS_PER_CONNECTION=\"4\"", "as 0, not 4", "NCCL_IB_QPS_PER_CONNECTION",
                  "NCCL_IB_QPS_PER_CONNECTION=4"},
         LintCase{"indented_comment", "  # NCCL_DEBUG=INFO", "first character is '#'", "# NCCL_DEBUG",
-                 "# NCCL_DEBUG=INFO"}),
+                 "# NCCL_DEBUG=INFO"},
+        // Without a name there is no line to offer: "=value" again would be ignored again.
+        LintCase{"no_name", "=value", "ignores a line without a name", "", ""}),
     [](const ::testing::TestParamInfo<LintCase>& param_info) { return std::string(param_info.param.label); });
 
 TEST(NcclConfLint, CleanLinesHaveNoIssues) {

@@ -107,6 +107,29 @@ TEST(ProfileParser, MissingNameAndBrokenYaml) {
     ASSERT_FALSE(not_a_map.ok());
 }
 
+TEST(ProfileParser, DeepNestingSaysItNestsTooDeepWithTheLine) {
+    const std::string yaml = "name: x\ndescription: " + std::string(1000, '[') + std::string(1000, ']') + "\n";
+    auto deep = parse_profile_with(yaml, "deep.yaml", kAnyRule);
+    ASSERT_FALSE(deep.ok());
+    EXPECT_EQ(deep.error().file, "deep.yaml");
+    EXPECT_EQ(deep.error().line, 2);
+    EXPECT_NE(deep.error().message.find("nests too deep"), std::string::npos) << deep.error().to_string();
+    EXPECT_EQ(deep.error().message.find("bad file"), std::string::npos) << deep.error().to_string();
+}
+
+TEST(ProfileParser, AnAliasBombIsRefusedBeforeItExpands) {
+    std::string yaml = "name: x\nx0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+    for (int level = 1; level <= 7; ++level) {
+        yaml += "x" + std::to_string(level) + ": &a" + std::to_string(level) + " [";
+        for (int i = 0; i < 10; ++i) yaml += (i == 0 ? "*a" : ", *a") + std::to_string(level - 1);
+        yaml += "]\n";
+    }
+    auto bomb = parse_profile_with(yaml, "bomb.yaml", kAnyRule);
+    ASSERT_FALSE(bomb.ok());
+    EXPECT_EQ(bomb.error().file, "bomb.yaml");
+    EXPECT_NE(bomb.error().message.find("expands to more than"), std::string::npos) << bomb.error().to_string();
+}
+
 TEST(ProfileParser, RequiredTopologyNeedsAHostPath) {
     auto p = parse_profile_with("name: x\ntopology:\n  required: true\n", "f.yaml", kAnyRule);
     ASSERT_FALSE(p.ok());

@@ -785,6 +785,18 @@ TEST(TopoBusidDrift, FiresForOneMissingNic) {
     EXPECT_TRUE(mentions(result.finding().message, "does not list 1 of 1 RDMA NICs of this node"));
 }
 
+TEST(TopoBusidDrift, ABusidReadsAsNcclsCStringUpToANul) {
+    // NCCL keeps attribute values in C strings: "0000:83:00.0\0x" is 0000:83:00.0 to it.
+    std::string file = topology_for_32em64t();
+    file.replace(file.find("0000:83:00.0"), 12, std::string("0000:83:00.0\0x", 14));
+    EXPECT_TRUE(run_rule("topo.busid-drift", on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml", file)).quiet());
+    // Placement is judged on the same bus id as the file without the NUL.
+    auto with_nul = run_rule("topo.numa-drift", on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml", file));
+    auto without = run_rule("topo.numa-drift", on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml", topology_for_32em64t()));
+    ASSERT_EQ(with_nul.fired(), without.fired());
+    if (without.fired()) EXPECT_EQ(with_nul.finding().evidence, without.finding().evidence);
+}
+
 TEST(TopoBusidDrift, SaysWhenOnlyTheCaseDiffers) {
     // Derived from the real ndv5 file: its first GPU replaced by a DGX-2 GPU written in upper case.
     auto dgx2 = replace_all(fixture_text("nccl-topo/ndv5-topo.xml"), "0001:00:00.0", "0000:E7:00.0");
