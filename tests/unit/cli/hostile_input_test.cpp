@@ -212,7 +212,8 @@ TEST_F(HostileInput, AProfileNameCannotDriveTheTerminal) {
 class HostileNode : public HostileInput {
 protected:
     std::string sysfs_with_governor(const std::string& governor) {
-        fs::copy(fixture_path("sysfs/kvm-guest-2n"), dir / "sysfs", fs::copy_options::recursive);
+        fs::copy(fixture_path("sysfs/kvm-guest-2n"), dir / "sysfs",
+                 fs::copy_options::recursive | fs::copy_options::copy_symlinks);
         write("sysfs/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", governor + "\n");
         return (dir / "sysfs").string();
     }
