@@ -1,7 +1,10 @@
 // The launchguard executable: a thin adapter that parses arguments, calls the
 // core, prints, and maps decisions to exit codes.
+#include <csignal>
 #include <exception>
 #include <iostream>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -19,10 +22,36 @@ std::string_view program_name(const char* argv0) {
     return slash == std::string_view::npos ? name : name.substr(slash + 1);
 }
 
+// No option or argument means anything when given as "": for a path it was
+// taken as "not given" (`-o ''` wrote to stdout, `--metrics-file ''` wrote
+// nothing) and the command succeeded. The name of the first option of the
+// chosen subcommands given an empty value, if any.
+std::optional<std::string> option_given_empty(const CLI::App& app) {
+    for (const CLI::Option* option : app.get_options()) {
+        if (option->get_type_size_max() == 0) continue;  // a flag: no value
+        for (const std::string& value : option->results()) {
+            if (value.empty()) return option->get_name(false, true);
+        }
+    }
+    for (const CLI::App* sub : app.get_subcommands()) {
+        if (auto name = option_given_empty(*sub)) return name;
+    }
+    return std::nullopt;
+}
+
+std::string empty_value_message(std::string_view option) {
+    return std::string(option) + ": empty value (leave the option out, or give it a value)";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     using namespace launchguard::cli;
+    // A reader that goes away (`launchguard rules | head -1`) must not end the
+    // process with SIGPIPE (exit 141): the write fails with EPIPE instead and
+    // finish_output turns it into exit 2 with a message. Programs launchguard
+    // runs get the default back (util/child_process.h).
+    std::signal(SIGPIPE, SIG_IGN);
     std::vector<char*> health_check_argv;
     if (argc >= 1 && program_name(argv[0]) == kHealthCheckProgramName) {
         static char node_check[] = "node-check";
@@ -54,21 +83,22 @@ int main(int argc, char** argv) {
         std::string_view arg(argv[i]);
         if (arg == "--") break;
         if (arg.starts_with("--") && arg.ends_with("=")) {
-            return bad_input(std::string(arg) + ": empty value (leave the option out, or give it a value)");
+            return bad_input(empty_value_message(arg));
         }
     }
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
-        return app.exit(e);
+        return finish_output(app.exit(e));
     } catch (const CLI::CallForAllHelp& e) {
-        return app.exit(e);
+        return finish_output(app.exit(e));
     } catch (const CLI::CallForVersion& e) {
-        return app.exit(e);
+        return finish_output(app.exit(e));
     } catch (const CLI::ParseError& e) {
         app.exit(e);
         return kExitBadInput;
     }
+    if (auto option = option_given_empty(app)) return bad_input(empty_value_message(*option));
     try {
         return runner ? finish_output(runner()) : kExitBadInput;
     } catch (const std::exception& e) {

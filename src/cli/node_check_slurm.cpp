@@ -65,10 +65,24 @@ std::string short_host_name() {
     return host.substr(0, host.find('.'));
 }
 
-std::string node_name(const NodeCheckConfig& config) {
+// The configuration's node-name was checked when it was read; the
+// environment and the host name are checked here, and an error names the
+// source, since scontrol would act on whatever nodes the text names.
+Result<std::string> node_name(const NodeCheckConfig& config) {
     if (config.node_name) return *config.node_name;
-    if (const char* env = std::getenv("SLURMD_NODENAME"); env != nullptr && *env != '\0') return env;
-    return short_host_name();
+    std::string name;
+    std::string source;
+    if (const char* env = std::getenv("SLURMD_NODENAME"); env != nullptr && *env != '\0') {
+        name = env;
+        source = "$SLURMD_NODENAME";
+    } else {
+        name = short_host_name();
+        source = "the host name (no $SLURMD_NODENAME, no node-name in the configuration)";
+    }
+    if (auto checked = check_slurm_node_name(name); !checked) {
+        return make_error(source + " '" + name + "' " + checked.error().message);
+    }
+    return name;
 }
 
 // slurmd gives the program no PATH: look where Slurm's packages put scontrol.
@@ -152,7 +166,15 @@ void act_on_node(HealthLog& log, const NodeCheckConfig& config, const std::strin
 
 int run_slurm_health_check(const NodeCheckConfig& config) {
     HealthLog log(config.log_file);
-    const std::string node = node_name(config);
+    const auto named = node_name(config);
+    if (!named) {
+        // Nothing is checked or changed for a node that cannot be named;
+        // slurmd logs a failing health check's stdout: say it there too.
+        log.error(named.error().message + ": node state unchanged");
+        std::cout << "launchguard node-check: " << printable_text(named.error().message) << "\n";
+        return kExitBadInput;
+    }
+    const std::string& node = *named;
     NodeCheckRequest request;
     request.profile = config.profile;
     request.options = config.options;

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <set>
@@ -87,9 +88,8 @@ Status apply(NodeCheckConfig& config, const std::string& key, const LineParser& 
     } else if (key == "slurm-conf") {
         return set_path(config.slurm_conf);
     } else if (key == "node-name") {
-        // It becomes one scontrol argument, NodeName=<value>: no separators.
-        if (value.find_first_of(" \t,=") != std::string::npos) {
-            return p.error("must be one Slurm node name (no spaces, commas or '='), got '" + value + "'");
+        if (auto checked = check_slurm_node_name(value); !checked) {
+            return p.error(checked.error().message + ", got '" + value + "'");
         }
         config.node_name = value;
     } else if (key == "metrics-file") {
@@ -103,6 +103,19 @@ Status apply(NodeCheckConfig& config, const std::string& key, const LineParser& 
 }
 
 }  // namespace
+
+Status check_slurm_node_name(std::string_view name) {
+    const auto host_like = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+               c == '.';
+    };
+    const bool fits = !name.empty() && name.size() <= kMaxSlurmNodeNameBytes &&
+                      std::all_of(name.begin(), name.end(), host_like) && name.front() != '-' && name.front() != '.';
+    if (fits) return Done{};
+    return make_error("must be one Slurm node name: 1 to " + std::to_string(kMaxSlurmNodeNameBytes) +
+                      " letters, digits, '-', '_' or '.', not starting with '-' or '.' (no hostlist such as "
+                      "gpu[001-100] or a,b)");
+}
 
 Result<NodeCheckConfig> parse_node_check_config(std::string_view text, const std::string& origin) {
     NodeCheckConfig config;

@@ -47,6 +47,15 @@ struct NodeCheckConfig {
     std::optional<std::string> log_file;     // besides syslog
 };
 
+// Slurm node names are host-like; node-check hands its node's name to
+// scontrol, which would read a hostlist ("gpu[001-100]", "a,b") as many
+// nodes and a leading '-' as an option. A name is accepted only when it is
+// 1 to kMaxSlurmNodeNameBytes of ASCII letters, digits, '-', '_' and '.',
+// not starting with '-' or '.'. The error says why, without the name (the
+// caller names where it came from).
+inline constexpr std::size_t kMaxSlurmNodeNameBytes = 253;  // the longest DNS name
+Status check_slurm_node_name(std::string_view name);
+
 // `origin` names the text in errors (the file's path).
 Result<NodeCheckConfig> parse_node_check_config(std::string_view text, const std::string& origin);
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "util/text_escape.h"
+
 namespace launchguard {
 
 std::string_view to_string(NodeHealth health) {
@@ -43,17 +45,31 @@ void raise(RuleVerdict& verdict, RuleOutcome outcome, const std::string& message
     verdict.message = message;
 }
 
-// Cuts at a UTF-8 character boundary: messages quote paths and values.
-std::string cut_utf8(const std::string& text, std::size_t max_bytes) {
-    if (text.size() <= max_bytes) return text;
+// The longest prefix of at most max_bytes that ends at a UTF-8 character
+// boundary: messages quote paths and values.
+std::size_t utf8_prefix(std::string_view text, std::size_t max_bytes) {
+    if (text.size() <= max_bytes) return text.size();
     std::size_t end = max_bytes;
     while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0U) == 0x80U) --end;
-    return text.substr(0, end);
+    return end;
 }
 
-std::string one_line(std::string text) {
+// Messages quote sysfs values and paths, which may hold any byte, and NPD
+// copies the line into node conditions and events: line breaks become
+// spaces, every other control or invalid byte is escaped (printable_text),
+// and the escaped line is cut to max_bytes between characters of the
+// message, never inside an escape.
+std::string escaped_line(std::string text, std::size_t max_bytes) {
     std::replace_if(text.begin(), text.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; }, ' ');
-    return text;
+    std::string_view raw(text);
+    std::string line = printable_text(raw);
+    while (line.size() > max_bytes) {
+        // Each byte of the message is at least one byte escaped: dropping the
+        // excess from the message drops at least as much from the line.
+        raw = raw.substr(0, utf8_prefix(raw, raw.size() - std::min(raw.size(), line.size() - max_bytes)));
+        line = printable_text(raw);
+    }
+    return line;
 }
 
 }  // namespace
@@ -135,7 +151,7 @@ std::string npd_message(const NodeVerdict& verdict, std::size_t max_bytes) {
             text = "launchguard: unknown: " + verdict.problem;
             break;
     }
-    std::string line = cut_utf8(one_line(std::move(text)), max_bytes);
+    std::string line = escaped_line(std::move(text), max_bytes);
     while (!line.empty() && line.back() == ' ') line.pop_back();
     return line;
 }

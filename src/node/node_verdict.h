@@ -56,7 +56,8 @@ std::string drain_reason(const NodeVerdict& verdict);
 // stdout (80 unless its config says otherwise) and cuts the rest.
 inline constexpr std::size_t kNpdMessageBytes = 80;
 // One line of at most max_bytes naming the rule that decided: what NPD shows
-// as the condition's message.
+// as the condition's message. Control and invalid UTF-8 bytes from the
+// findings are escaped as printable_text (util/text_escape.h) writes them.
 std::string npd_message(const NodeVerdict& verdict, std::size_t max_bytes = kNpdMessageBytes);
 
 }  // namespace launchguard

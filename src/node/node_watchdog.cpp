@@ -32,11 +32,15 @@ std::string encode(const NodeCheckRun& run) {
     }
     json::array notes;
     for (const auto& note : run.notes) notes.emplace_back(note);
-    return json::serialize(json::object{{"health", to_string(run.verdict.health)},
-                                        {"problem", run.verdict.problem},
-                                        {"rules", std::move(rules)},
-                                        {"report", run.report},
-                                        {"notes", std::move(notes)}});
+    // Messages and notes quote sysfs values, which may hold any byte, and
+    // json::serialize copies strings as they are: the result must go through
+    // the writer that keeps JSON valid UTF-8 (report/json_report.h), or one
+    // stray byte would make the whole result unreadable.
+    return pretty_json(json::object{{"health", to_string(run.verdict.health)},
+                                    {"problem", run.verdict.problem},
+                                    {"rules", std::move(rules)},
+                                    {"report", run.report},
+                                    {"notes", std::move(notes)}});
 }
 
 // The child is launchguard itself, but its result is still read strictly: a

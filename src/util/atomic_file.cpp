@@ -6,7 +6,10 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+
+#include "util/input_file.h"
 
 namespace launchguard {
 namespace {
@@ -26,11 +29,23 @@ bool write_all(int fd, std::string_view content) {
 }  // namespace
 
 Status write_file_atomically(const std::string& path, std::string_view content, mode_t mode) {
-    // The temporary name carries the pid: two writers (slurmd's init and a
-    // prolog, two node checks) never write into each other's file.
-    const std::string temporary = path + ".tmp." + std::to_string(::getpid());
-    int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0) return make_file_error(path, 0, std::string("cannot create ") + temporary + ": " + std::strerror(errno));
+    // rename() replaces whatever the name holds: a device node (as root,
+    // /dev/full would be gone), a FIFO or a socket another program listens
+    // on, or a symlink (the link is replaced, not what it points at). Only a
+    // regular file, or no file yet, is ours to replace.
+    struct stat target {};
+    if (::lstat(path.c_str(), &target) == 0 && !S_ISREG(target.st_mode)) {
+        return make_file_error(path, 0, "is " + file_type_name(target.st_mode) +
+                                            ", not a regular file: refusing to replace it (give the path of a regular "
+                                            "file or of one to create)");
+    }
+    // A fresh, unpredictable name beside the target (mkostemp: O_EXCL), so
+    // two writers (slurmd's init and a prolog, two node checks) never write
+    // into each other's file, and a FIFO or link planted at a guessable name
+    // is never opened.
+    std::string temporary = path + ".tmp.XXXXXX";
+    int fd = ::mkostemp(temporary.data(), O_CLOEXEC);
+    if (fd < 0) return make_file_error(path, 0, std::string("cannot create a temporary file beside it: ") + std::strerror(errno));
     bool written = write_all(fd, content);
     int saved_errno = errno;
     // fchmod, not the open mode: the umask would otherwise narrow it.

@@ -14,7 +14,9 @@
 namespace launchguard {
 
 // Writes `content` to `path` atomically with permissions `mode`. The
-// directory must exist. Errors name `path`.
+// directory must exist. `path` must be a regular file or not exist: anything
+// else there (a device node, a FIFO, a socket, a directory, a symlink, even
+// one to a regular file) is refused, not replaced. Errors name `path`.
 Status write_file_atomically(const std::string& path, std::string_view content, mode_t mode);
 
 }  // namespace launchguard

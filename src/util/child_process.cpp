@@ -216,6 +216,9 @@ Result<ProgramResult> run_program(const std::vector<std::string>& argv, const st
         if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
         ::dup2(output.write_end(), STDOUT_FILENO);
         ::dup2(output.write_end(), STDERR_FILENO);
+        // An ignored signal stays ignored across execve: the launchguard CLI
+        // ignores SIGPIPE (cli/main.cpp), the program it runs must not.
+        ::signal(SIGPIPE, SIG_DFL);
         ::execve(args[0], args.data(), env.data());
         const int error = errno;
         (void)!::write(exec_error.write_end(), &error, sizeof(error));

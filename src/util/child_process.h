@@ -44,7 +44,8 @@ inline constexpr std::size_t kMaxProgramOutputBytes = 64U << 10;
 
 // Executes argv[0] (an absolute path: no shell, no PATH search) with the
 // caller's environment plus `extra_env` ("NAME=value"), stdin from
-// /dev/null. An error when it cannot start or misses the deadline (killed).
+// /dev/null and SIGPIPE at its default. An error when it cannot start or
+// misses the deadline (killed).
 Result<ProgramResult> run_program(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env,
                                   std::chrono::milliseconds deadline);
 

@@ -28,16 +28,6 @@ private:
     int fd_;
 };
 
-std::string file_type_name(mode_t mode) {
-    if (S_ISFIFO(mode)) return "a FIFO";
-    if (S_ISCHR(mode)) return "a character device";
-    if (S_ISBLK(mode)) return "a block device";
-    if (S_ISSOCK(mode)) return "a socket";
-    if (S_ISDIR(mode)) return "a directory";
-    if (S_ISLNK(mode)) return "a symlink";
-    return "not a regular file";
-}
-
 // " (a symlink to /dev/zero)" when the path itself is a link, so the message
 // names what the user actually pointed at.
 std::string link_note(const std::string& path) {
@@ -63,6 +53,16 @@ Error too_large(const std::string& path, std::uint64_t size, std::size_t max_byt
 }
 
 }  // namespace
+
+std::string file_type_name(mode_t mode) {
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISLNK(mode)) return "a symlink";
+    return "not a regular file";
+}
 
 Result<std::string> read_text_file(const std::string& path, std::size_t max_bytes, FollowLinks follow) {
     // Look before opening: opening a FIFO for reading waits for a writer and

@@ -9,6 +9,8 @@
 // prefix; callers turn it into exit 2 or into an *unknown* finding.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -41,5 +43,9 @@ enum class FollowLinks { yes, no };
 // Errors name `path` in Error::file.
 Result<std::string> read_text_file(const std::string& path, std::size_t max_bytes = kMaxInputFileBytes,
                                    FollowLinks follow = FollowLinks::yes);
+
+// "a FIFO", "a character device", "a symlink": what a path that should be a
+// regular file is instead (lstat's mode), for messages that refuse it.
+std::string file_type_name(mode_t mode);
 
 }  // namespace launchguard

@@ -161,5 +161,25 @@ TEST(NodeCheckConfig, LoadingAFile) {
     EXPECT_NE(fifo.error().message.find("not a regular file"), std::string::npos) << fifo.error().message;
 }
 
+TEST(NodeCheckConfig, NodeNameIsExactlyOneHostLikeName) {
+    // scontrol reads a hostlist as many nodes: "x[001-100]" would drain 100.
+    for (const std::string& bad : std::vector<std::string>{
+             "gpu[001-100]", "gpu01,gpu02", "gpu01 gpu02", "-gpu01", ".gpu01", "gpu*", "gpu?", "gpu01;reboot", "gpu$(id)",
+             "gpu`id`", "gpu{1,2}", "gpu01=x", "gpu/01", "gpu:01", "gpu\x1b[2J", "gp\xc3\xbc01",
+             std::string(kMaxSlurmNodeNameBytes + 1, 'a')}) {
+        Error e = parse_error("# line 1\nnode-name = " + bad + "\n");
+        EXPECT_EQ(e.line, 2) << bad;
+        EXPECT_EQ(e.field, "node-name") << bad;
+        EXPECT_NE(e.message.find("must be one Slurm node name"), std::string::npos) << bad << " -> " << e.message;
+        EXPECT_NE(e.message.find("got '" + bad + "'"), std::string::npos) << e.message;
+    }
+    for (const std::string& good :
+         std::vector<std::string>{"gpu017", "a", "GPU-017.rack_2", std::string(kMaxSlurmNodeNameBytes, 'a')}) {
+        auto config = parse_node_check_config("node-name = " + good + "\n", kOrigin);
+        ASSERT_TRUE(config.ok()) << good << ": " << config.error().to_string();
+        EXPECT_EQ(config->node_name, good);
+    }
+}
+
 }  // namespace
 }  // namespace launchguard

@@ -117,5 +117,26 @@ TEST(NodeVerdict, NpdMessageFitsOnEveryOutcome) {
     }
 }
 
+TEST(NodeVerdict, NpdMessageEscapesControlAndInvalidBytesFromFindings) {
+    // A sysfs value quoted in a finding reaches NPD's condition message and
+    // events: a terminal escape, a bell and bytes that are not UTF-8 must not.
+    Report block;
+    block.findings.push_back(finding("power.governor", Action::block,
+                                     "cpufreq governor is 'power\x1b]0;owned\x07save\xff\x7f' on CPUs 0-3"));
+    const NodeVerdict verdict = verdict_from_report(block, kRules);
+    const std::string message = npd_message(verdict, 200);
+    EXPECT_EQ(message, "launchguard: power.governor: cpufreq governor is 'power\\x1B]0;owned\\x07save\\xFF\\x7F' on CPUs 0-3");
+    const NodeVerdict unknown = unknown_verdict("cannot read /sys/x\x1b[2J\x9b");
+    EXPECT_EQ(npd_message(unknown), "launchguard: unknown: cannot read /sys/x\\x1B[2J\\x9B");
+    // The bound holds for the escaped line, and no cut splits an escape.
+    for (std::size_t limit = 20; limit < 120; ++limit) {
+        const std::string m = npd_message(verdict, limit);
+        ASSERT_LE(m.size(), limit);
+        for (char c : m) EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20 || c == 0x7f) << limit << ": " << m;
+        const auto slash = m.rfind('\\');
+        if (slash != std::string::npos) EXPECT_GE(m.size() - slash, 4U) << limit << ": " << m;
+    }
+}
+
 }  // namespace
 }  // namespace launchguard

@@ -44,5 +44,38 @@ TEST(AtomicFile, AMissingDirectoryIsAnErrorNamingThePath) {
     EXPECT_EQ(written.error().file, path);
 }
 
+TEST(AtomicFile, RefusesToReplaceAnythingButARegularFile) {
+    test::TempTree tree;
+    const std::string fifo = tree.path("fifo.prom");
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    tree.mkdir("dir.prom");
+    tree.write("real.prom", "kept\n");
+    tree.symlink(tree.path("real.prom"), "link.prom");
+    struct Case {
+        std::string path;
+        std::string says;
+        bool (*still)(const std::filesystem::path&);
+    };
+    const Case cases[] = {
+        {fifo, "is a FIFO", [](const std::filesystem::path& p) { return std::filesystem::is_fifo(std::filesystem::symlink_status(p)); }},
+        {tree.path("dir.prom"), "is a directory",
+         [](const std::filesystem::path& p) { return std::filesystem::is_directory(std::filesystem::symlink_status(p)); }},
+        {tree.path("link.prom"), "is a symlink",
+         [](const std::filesystem::path& p) { return std::filesystem::is_symlink(std::filesystem::symlink_status(p)); }},
+    };
+    for (const auto& c : cases) {
+        auto written = write_file_atomically(c.path, "new\n", 0644);
+        ASSERT_FALSE(written.ok()) << c.path;
+        EXPECT_EQ(written.error().file, c.path);
+        EXPECT_NE(written.error().to_string().find(c.says + ", not a regular file"), std::string::npos)
+            << written.error().to_string();
+        EXPECT_TRUE(c.still(c.path)) << c.path << " was replaced";
+    }
+    EXPECT_EQ(read_all(tree.path("real.prom")), "kept\n") << "the link's target is untouched";
+    int entries = 0;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(tree.root())) ++entries;
+    EXPECT_EQ(entries, 4) << "no temporary file is left behind";
+}
+
 }  // namespace
 }  // namespace launchguard

@@ -105,5 +105,18 @@ TEST(RunProgram, AHangingProgramIsKilledAtTheDeadline) {
     EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
 }
 
+TEST(RunProgram, TheProgramGetsSigpipeAtItsDefault) {
+    // The CLI ignores SIGPIPE for itself; an ignored signal would stay
+    // ignored in the program it executes (scontrol) unless reset.
+    auto* previous = std::signal(SIGPIPE, SIG_IGN);
+    auto status = run_program({"/bin/cat", "/proc/self/status"}, {}, 5s);
+    std::signal(SIGPIPE, previous);
+    ASSERT_TRUE(status.ok()) << status.error().message;
+    const auto at = status->output.find("SigIgn:\t");
+    ASSERT_NE(at, std::string::npos) << status->output;
+    const unsigned long long ignored = std::stoull(status->output.substr(at + 8, 16), nullptr, 16);
+    EXPECT_EQ(ignored & (1ULL << (SIGPIPE - 1)), 0ULL) << status->output.substr(at, 24);
+}
+
 }  // namespace
 }  // namespace launchguard
