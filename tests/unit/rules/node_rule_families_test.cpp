@@ -1,6 +1,7 @@
 // The cpu.*, power.*, numa.*, virt.*, hw.*, shm.* and mem.* rules as the
-// catalog lists them: id order, default action and contexts follow
-// shared/design/RULES.md, and every rule documents itself.
+// catalog lists them: id order, default action and contexts are pinned here,
+// so that changing one is a deliberate edit of this list (and of
+// docs/rules.md), and every rule documents itself.
 #include <gtest/gtest.h>
 
 #include <algorithm>
