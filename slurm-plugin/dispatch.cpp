@@ -23,7 +23,8 @@ extern "C" {
 #define LAUNCHGUARD_EXPORT __attribute__((visibility("default")))
 
 // C linkage and external definitions, or Slurm's dlsym() cannot find them
-// (spank.h declares them outside its extern "C" block, SLURM.md §1.9).
+// (slurm/spank.h declares them outside its extern "C" block; docs/design/
+// SLURM_PLUGIN.md, "The C boundary").
 extern "C" {
 LAUNCHGUARD_EXPORT extern const char plugin_name[] = "launchguard";
 LAUNCHGUARD_EXPORT extern const char plugin_type[] = "spank";

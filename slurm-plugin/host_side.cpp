@@ -4,7 +4,7 @@
 // plugin's task_init. What they record here is inherited by every task
 // (fork), where task_init, possibly inside a pyxis container by then, reads it.
 // Neither hook may fail the step: a user_init failure drains the node in a
-// batch step (SLURM.md §1.1), so both only record and log.
+// batch step (spank(8), "Errors"), so both only record and log.
 #include <memory>
 #include <optional>
 #include <utility>

@@ -30,7 +30,8 @@ std::optional<std::uint32_t> item_u32(spank_t sp, spank_item_t item);
 std::optional<int> local_task_id(spank_t sp);
 std::string short_hostname();
 
-// Lines to the user's stderr (ERROR level without prefix, SLURM.md §1.8).
+// Lines to the user's stderr (slurm_spank_log: ERROR level without prefix,
+// the lowest level slurmstepd forwards to the task's stderr by default).
 void tell_user(const std::string& text);
 // One line to the slurmd log only.
 void log_info(const std::string& line);
@@ -70,7 +71,8 @@ Result<NodeTopology> refresh_topology_cache(const PluginConfig& config);
 // Parses the plugstack arguments, runs body, and catches everything: no C++
 // exception may cross into Slurm. A malformed plugstack line is an error
 // everywhere but in slurmd itself, where failing would stop slurmd from
-// starting (SLURM.md §1.1); there it is logged and skipped.
+// starting (slurmd's _slurmd_init calls spank_slurmd_init and stops on its
+// error); there it is logged and skipped.
 int guarded_hook(const char* hook, int ac, char** av, const std::function<int(const PluginConfig&)>& body);
 
 // For hooks that only record (user_init, task_init_privileged): runs body

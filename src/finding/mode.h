@@ -1,7 +1,6 @@
-// The modes a launch is judged in (ARCHITECTURE.md "Findings, decisions,
-// remediation"). A header of its own so that code which only names modes
-// (plugstack arguments, the user's --launchguard option) links without the
-// engine.
+// The modes a launch is judged in (docs/design/RULES.md, "Modes"). A header
+// of its own so that code which only names modes (plugstack arguments, the
+// user's --launchguard option) links without the engine.
 #pragma once
 
 #include <optional>

@@ -1,6 +1,7 @@
-// NCCL's device-name filters: NCCL_IB_HCA (ncclIbInitDevices, parseStringList
-// and matchIfList in misc/utils.cc) and NCCL_SOCKET_IFNAME
-// (ncclOsFindInterfaces). See shared/reference/NCCL.md §4.
+// NCCL's device-name filters: NCCL_IB_HCA (ncclIbInitDevices in NCCL's
+// src/transport/net_ib/init.cc, parseStringList and matchIfList in
+// src/misc/utils.cc) and NCCL_SOCKET_IFNAME (ncclOsFindInterfaces in
+// src/os/linux.cc).
 //   "mlx5"          prefix: mlx5_0, mlx5_10, ...
 //   "=mlx5_0"       exact names only
 //   "^mlx5_1"       everything except (prefix), "^=" exclude exact

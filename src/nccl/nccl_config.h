@@ -1,5 +1,7 @@
 // NCCL's own configuration semantics, reproduced so every rule agrees with
-// what NCCL will do (see shared/reference/NCCL.md §3-§4):
+// what NCCL will do (initEnv and setEnvFile in NCCL's src/misc/param.cc,
+// which set each conf value with setenv(name, value, 0), so nothing overwrites
+// what is already set; integers through ncclLoadParam's strtoll):
 //   process env  >  NCCL_CONF_FILE (else $HOME/.nccl.conf)  >  /etc/nccl.conf
 // with NCCL's literal parser: no trimming, no quote removal, no `export`.
 #pragma once

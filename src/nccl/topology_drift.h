@@ -1,6 +1,7 @@
 // Does a topology file describe this node? NCCL keeps only the <pci> nodes
 // whose bus id equals (strcmp) one it detected itself; a file written for
-// another SKU or VM layout is trimmed away silently (NCCL.md §2.1-2.2).
+// another SKU or VM layout is trimmed away silently (ncclTopoTrimXml in
+// NCCL's src/graph/xml.cc; bus ids compared as NCCL formats them, lower case).
 #pragma once
 
 #include <string>

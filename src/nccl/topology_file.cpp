@@ -59,7 +59,7 @@ struct ParseFailure {
 std::string as_c_string(const std::string& text) { return text.substr(0, text.find('\0')); }
 
 // NCCL prints the offending character raw ('%c'); a raw newline in a report
-// is unreadable, so control characters are shown the way NCCL.md writes them.
+// is unreadable, so control characters are shown as C escapes (\n, \t).
 std::string printable(char c) {
     switch (c) {
         case '\n': return "\\n";

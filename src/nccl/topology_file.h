@@ -1,6 +1,8 @@
 // NCCL_TOPO_FILE as NCCL's ncclTopoGetXmlFromFile() (src/graph/xml.cc) reads
 // it: which files NCCL accepts, which it silently ignores, which make
-// communicator init fail. See shared/reference/NCCL.md §2.
+// communicator init fail. Read from NCCL 2.30's src/graph/xml.cc and
+// src/graph/topo.cc (ncclTopoGetSystem); the cases are in docs/rules.md under
+// topo.silently-ignored and topo.nccl-rejects.
 #pragma once
 
 #include <string>

@@ -1,7 +1,8 @@
 // Does a topology file put each device where the node has it? NCCL takes a
 // GPU's CPU affinity from the numaid/affinity of the file's enclosing <cpu>
 // and its GPU-NIC distances (PIX/PXB/PHB/SYS) from the file's tree, not from
-// the machine (NCCL.md §2.1, §5): a file whose <cpu> blocks are swapped, or
+// the machine (ncclTopoGetCpuAffinity in NCCL's src/graph/topo.cc, path
+// computation in src/graph/paths.cc): a file whose <cpu> blocks are swapped, or
 // that hangs a NIC under the other socket, pins threads to the wrong socket
 // and pairs GPUs with far NICs, without a message.
 #pragma once

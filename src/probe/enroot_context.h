@@ -30,7 +30,9 @@ Result<EnrootHookInputs> enroot_inputs_from_environment(const Environment& env);
 
 // Under pyxis the task env is the job env overlaid with the container's
 // environment file (container values win); plain enroot clears the
-// environment and loads only the file (SLURM.md §2.2, §3.2).
+// environment and loads only the file (pyxis: spank_import_container_env in
+// pyxis_slurmstepd.c; enroot: load_environment_fd in bin/common.h clears the
+// environment first).
 Result<LaunchContext> build_enroot_context(const EnrootHookInputs& inputs);
 
 }  // namespace launchguard

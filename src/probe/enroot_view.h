@@ -1,5 +1,5 @@
 // What an enroot container will see, computed from inside an enroot hook
-// (shared/reference/SLURM.md §3): the rootfs at $ENROOT_ROOTFS, the mounts
+// (enroot's src/runtime.sh, runtime::_start): the rootfs at $ENROOT_ROOTFS, the mounts
 // enroot will make (mounts.d fstabs and the lines hooks appended to
 // $ENROOT_MOUNTS), and the environment file $ENROOT_ENVIRON.
 #pragma once

@@ -1,7 +1,9 @@
-// conf.*: NCCL's configuration files (NCCL.md §3, §8). NCCL reads nccl.conf
-// from the filesystem the task runs in and parses it literally, so settings
-// vanish at the container boundary and mistyped lines are set under names
-// nobody reads — both without a message.
+// conf.*: NCCL's configuration files, read by setEnvFile in NCCL's
+// src/misc/param.cc. NCCL reads nccl.conf from the filesystem the task runs
+// in and parses it literally, so settings vanish at the container boundary
+// (enroot mounts neither the host's /etc/nccl.conf nor its /var/run: its
+// conf/mounts/*.fstab) and mistyped lines are set under names nobody reads —
+// both without a message.
 #include <algorithm>
 #include <cctype>
 #include <set>

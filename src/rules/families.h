@@ -1,5 +1,5 @@
 // One registration function per family of rules; rules/registry.cpp calls
-// them in catalog order (shared/design/RULES.md).
+// them in catalog order (docs/design/RULES.md).
 #pragma once
 
 #include <vector>

@@ -1,6 +1,8 @@
 // nccl.*: settings that switch NCCL's fast paths off or pin its tuning. Each
 // is legal, none prints anything with the default NCCL_DEBUG, and each costs
-// bandwidth on hardware that has the path (shared/reference/NCCL.md §4, §9).
+// bandwidth on hardware that has the path (NCCL's env.rst; the defaults are
+// the NCCL_PARAM declarations in its source, e.g. src/transport/nvls.cc and
+// src/misc/cudawrap.cc; ncclMnnvlCheck in src/mnnvl.cc needs P2P and cuMem).
 #include <algorithm>
 #include <optional>
 #include <string>

@@ -1,6 +1,8 @@
 // net.*: does NCCL reach the fabric the node was built with? Most of these
 // mistakes are silent: NCCL falls back to TCP sockets or stages through host
-// memory and logs it only at INFO (shared/reference/NCCL.md §4).
+// memory and logs it only at INFO (ncclIbInitDevices in NCCL's
+// src/transport/net_ib/init.cc, ncclNetInit in src/plugin/net.cc,
+// ncclTopoCheckGdr in src/graph/paths.cc).
 #include <algorithm>
 #include <array>
 #include <cctype>

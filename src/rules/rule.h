@@ -15,7 +15,7 @@
 
 namespace launchguard {
 
-// Where a rule can decide (shared/design/RULES.md): L = live task or container,
+// Where a rule can decide (docs/design/RULES.md): L = live task or container,
 // N = node / prolog, K = Kubernetes spec, C = CLI on any of these.
 enum Scope : unsigned {
     kScopeLive = 1U << 0,

@@ -25,8 +25,9 @@ std::optional<long long> effective_int(const nccl::Setting& setting);
 
 // Gives NCCL its own default back. A value from the task environment is
 // unset. A value from a conf file cannot be unset from the environment, but
-// the environment beats every conf file (NCCL.md §3), so the variable is set
-// to `default_value` there, and the offending line is named for removal.
+// the environment beats every conf file (NCCL's setEnvFile never overwrites
+// a variable already set), so the variable is set to `default_value` there,
+// and the offending line is named for removal.
 std::vector<RemediationOp> restore_default(const nccl::Setting& setting, std::string_view default_value);
 
 // The effective setting `name`, or nullptr when NCCL will not see it. When the

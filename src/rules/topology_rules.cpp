@@ -1,4 +1,5 @@
-// topo.*: the NCCL topology file (field case 4, NCCL.md §2, §7-§9). Every
+// topo.*: the NCCL topology file (field case 4, docs/design/RULES.md;
+// ncclTopoGetSystem in NCCL's src/graph/topo.cc, the parser in xml.cc). Every
 // rule looks at the file NCCL will open for this task — NCCL_TOPO_FILE as the
 // task resolves it, else NCCL's default path — through the task's own view
 // of the filesystem, because that is where the host/container gap opens.

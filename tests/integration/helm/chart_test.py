@@ -12,7 +12,8 @@ What it checks:
   enforce / warn, opt-in / opt-out, ServiceMonitor, NetworkPolicy, ...):
   every object valid against the Kubernetes API schemas (validate_objects.mjs);
   webhook configurations, namespace selection, Deployment hardening, TLS
-  wiring and the webhook's config file checked for what the issue asks;
+  wiring and the webhook's config file checked against docs/kubernetes.md
+  and the chart's README;
 - a simulated upgrade: the Secret a first render made, handed back as what
   `lookup` finds, comes back unchanged; an expiring one or one for other DNS
   names is replaced, with the old CA kept in caBundle;

@@ -380,7 +380,7 @@ else
   fail "container view: task's own view"; show out err
 fi
 
-# ------------------------------- 8b. the host side under pyxis (seeds' case 4)
+# ------------------------------- 8b. the host side under pyxis (field case 4)
 node_ok "8b. pyxis host side"
 # The documented quick start: default profile, enforce, the live node; the
 # node's /etc/nccl.conf names its topology file and no job variable does.
@@ -456,7 +456,7 @@ else
   fail "pyxis without a host topology file"; show out err
 fi
 
-# ------------------------------------------- 8c. hostile topology files (issue 9)
+# --------------------------------------------------- 8c. hostile topology files
 node_ok "8c. hostile topology files"
 # What a user can point NCCL_TOPO_FILE at: 30,000 XML comments (the parser
 # once recursed per comment), a FIFO (open() would block), a symlink to

@@ -14,7 +14,8 @@
  *   slurm_error:     "slurmstepd-<node>: error: lgprobe: task_init marker task=<id> ..."
  *   slurm_spank_log: "slurmstepd-<node>: lgprobe: spank_log marker task=<id>"
  * and slurm_info "lgprobe: info marker" (which does NOT reach srun's stderr by
- * default; SLURM.md §1.8).  Build against the deployed Slurm's headers (§1.9).
+ * default: slurmstepd forwards ERROR and above).  Build against the deployed
+ * Slurm's headers: the plugin loader requires the same major.minor.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -3,7 +3,7 @@
  * plugin_test.sh, because neither pyxis nor enroot is packaged for Debian.
  * Not part of launchguard.
  *
- * What it copies from pyxis v0.24.0 (SLURM.md §2):
+ * What it copies from pyxis v0.24.0 (pyxis_slurmstepd.c, args.c):
  *  - it is named "pyxis" and registers --container-image, --container-name
  *    and --container-mounts, so Slurm hands them to every plugin on the
  *    remote side as _SLURM_SPANK_OPTION_pyxis_* exactly as for pyxis;

@@ -34,7 +34,8 @@ const Profile& profile_named(const std::string& name) {
     return it->second;
 }
 
-// The example of issue 6: a node class whose topology file must be mounted.
+// The example of docs/kubernetes.md, "What is patched": a node class whose
+// topology file must be mounted.
 const Profile& topology_profile() {
     static const Profile profile = [] {
         auto parsed = parse_profile(

@@ -1,5 +1,5 @@
-// NCCL_IB_HCA / NCCL_SOCKET_IFNAME parsing and matching (NCCL.md §4,
-// parseStringList / matchIfList in NCCL's misc/utils.cc).
+// NCCL_IB_HCA / NCCL_SOCKET_IFNAME parsing and matching (parseStringList /
+// matchIfList in NCCL's src/misc/utils.cc).
 #include "nccl/device_filter.h"
 
 #include <gtest/gtest.h>

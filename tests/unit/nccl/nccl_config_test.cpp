@@ -1,4 +1,4 @@
-// NCCL configuration semantics: setEnvFile() parsing quirks (NCCL.md §3),
+// NCCL configuration semantics: setEnvFile() parsing quirks (src/misc/param.cc),
 // the env > NCCL_CONF_FILE/~/.nccl.conf > /etc/nccl.conf precedence, lint and
 // strtoll integer parsing.
 #include "nccl/nccl_config.h"

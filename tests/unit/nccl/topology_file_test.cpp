@@ -1,5 +1,6 @@
 // parse_topology() against real topology files and against derived files that
-// each carry one defect from shared/reference/NCCL.md §2.2.
+// each carry one defect that NCCL's ncclTopoGetXmlFromFile (src/graph/xml.cc)
+// either ignores silently or rejects.
 #include "nccl/topology_file.h"
 
 #include <gtest/gtest.h>
@@ -25,8 +26,8 @@ std::vector<std::string> busids(const TopologyFile& topo) {
     return out;
 }
 
-// The smallest file NCCL accepts (aws/aws-ofi-nccl#466, quoted in NCCL.md §2.6);
-// the derived fixtures below start from it.
+// A minimal file NCCL accepts: <system version="1"> around one <cpu> and one
+// <pci> (xml.cc requires nothing more); the derived fixtures below start from it.
 constexpr std::string_view kMinimal = "<system version=\"1\">\n"
                                       "  <cpu numaid=\"0\" affinity=\"ff\">\n"
                                       "    <pci busid=\"0000:00:1b.0\" class=\"0x030200\"/>\n"

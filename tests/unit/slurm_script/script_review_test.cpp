@@ -192,7 +192,8 @@ TEST(ScriptReview, EnvironmentRulesFireOnExportsAndStayQuietOnGoodOnes) {
 
 // One row per rule that decides from what a script exports: the line that
 // makes it fire, and a line that keeps it quiet (judged by hand against
-// NCCL.md: each firing line is a silent slowdown on that profile's hardware).
+// NCCL's behaviour as each rule's `why` in docs/rules.md states it: each
+// firing line is a silent slowdown on that profile's hardware).
 struct RuleRow {
     const char* rule;
     const char* profile;

@@ -12,8 +12,8 @@ namespace launchguard::webhook {
 namespace {
 namespace json = boost::json;
 
-// The example of issue 6: a profile that needs a topology file, a GPU pod
-// without it. /mutate patches it, /validate denies it.
+// The example of docs/kubernetes.md, "What is patched": a profile that needs
+// a topology file, a GPU pod without it. /mutate patches it, /validate denies it.
 json::value gpu_pod(const std::string& name) {
     return json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
                        R"(","uid":")" + name + R"(-uid","labels":{"controller-uid":"c1","batch.kubernetes.io/job-completion-index":")" +
