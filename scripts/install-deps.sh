@@ -1,22 +1,29 @@
 #!/usr/bin/env bash
-# Installs everything launchguard needs to build and test on Debian 12 (bookworm).
-# Usage: scripts/install-deps.sh [--with-slurm | --compile-only]
-#   --with-slurm    also the Slurm daemons and headers (the Slurm plugins and their tests)
-#   --compile-only  only what compiles the CLI and the webhook (the Containerfile's build stage)
+# Installs what launchguard needs on Debian 12 (bookworm).
+# Usage: scripts/install-deps.sh [--with-test-tools] [--with-slurm] | --compile-only
+#   (no flag)          what compiles and runs the CLI and the webhook: compilers, CMake, Ninja
+#                      and the libraries (scripts/check-this-machine.sh)
+#   --with-test-tools  also what the tests need: GoogleTest, Google Benchmark, clang and its
+#                      sanitizer runtimes, buildah, dpkg-dev, systemd, Python, Node.js and npm
+#                      (scripts/test.sh, scripts/sanitize.sh)
+#   --with-slurm       also the Slurm daemons and headers (the Slurm plugins and their tests)
+#   --compile-only     the default alone, named for the Containerfile's build stage
 # Idempotent; must run as root (or with sudo available).
 set -euo pipefail
 
 with_slurm=0
+with_test_tools=0
 compile_only=0
 for arg in "$@"; do
   case "$arg" in
     --with-slurm) with_slurm=1 ;;
+    --with-test-tools) with_test_tools=1 ;;
     --compile-only) compile_only=1 ;;
     *) echo "install-deps.sh: unknown argument '$arg'" >&2; exit 2 ;;
   esac
 done
-if [ "$with_slurm" -eq 1 ] && [ "$compile_only" -eq 1 ]; then
-  echo "install-deps.sh: --with-slurm and --compile-only exclude each other" >&2; exit 2
+if [ "$compile_only" -eq 1 ] && [ $((with_slurm + with_test_tools)) -gt 0 ]; then
+  echo "install-deps.sh: --compile-only excludes --with-slurm and --with-test-tools" >&2; exit 2
 fi
 
 sudo_cmd=()
@@ -43,7 +50,7 @@ test_packages=(
 slurm_packages=(munge slurmctld slurmd slurm-client libslurm-dev)
 
 packages=("${compile_packages[@]}")
-if [ "$compile_only" -eq 0 ]; then
+if [ "$with_test_tools" -eq 1 ]; then
   packages+=("${test_packages[@]}")
   # The webhook's schema check runs on Node.js (npm kubernetes-models); the
   # machine's own node is used when there is one.

@@ -8,8 +8,12 @@
 # The normal build in ./build stays g++ and unsanitized.
 #
 # Usage: scripts/sanitize.sh [ctest arguments, e.g. -L fuzz or -R Topo]
+# Needs the test tools (scripts/install-deps.sh --with-test-tools; scripts/test.sh installs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+for tool in clang clang++; do
+  command -v "$tool" >/dev/null || { echo "sanitize.sh: $tool not found (scripts/install-deps.sh --with-test-tools)" >&2; exit 2; }
+done
 build_dir="${LAUNCHGUARD_SANITIZE_BUILD_DIR:-build-sanitize}"
 fuzz_seconds="${LAUNCHGUARD_FUZZ_SECONDS:-20}"
 jobs="$(nproc)"

@@ -268,6 +268,17 @@ Status import_survives(const std::string& xml, const std::string& path) {
     return Done{};
 }
 
+// This machine, with PCI and OS devices, and the CPUs this process may not use.
+Status load_live(TopologyHandle& topo) {
+    if (!topo.ok()) return make_error("hwloc_topology_init failed");
+    hwloc_topology_set_io_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_ALL);
+    hwloc_topology_set_flags(topo.get(), HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+    if (hwloc_topology_load(topo.get()) != 0) {
+        return make_error(std::string("hwloc live discovery failed: ") + std::strerror(errno));
+    }
+    return Done{};
+}
+
 }  // namespace
 
 Result<NodeTopology> load_topology_from_xml(const std::string& path) {
@@ -287,13 +298,22 @@ Result<NodeTopology> load_topology_from_xml(const std::string& path) {
 
 Result<NodeTopology> discover_topology() {
     TopologyHandle topo;
-    if (!topo.ok()) return make_error("hwloc_topology_init failed");
-    hwloc_topology_set_io_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_ALL);
-    hwloc_topology_set_flags(topo.get(), HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
-    if (hwloc_topology_load(topo.get()) != 0) {
-        return make_error(std::string("hwloc live discovery failed: ") + std::strerror(errno));
-    }
+    if (auto loaded = load_live(topo); !loaded) return loaded.error();
     return convert(topo.get(), "hwloc live discovery");
+}
+
+Result<std::string> export_live_topology_xml() {
+    TopologyHandle topo;
+    if (auto loaded = load_live(topo); !loaded) return loaded.error();
+    char* buffer = nullptr;
+    int length = 0;
+    if (hwloc_topology_export_xmlbuffer(topo.get(), &buffer, &length, 0) != 0 || buffer == nullptr) {
+        return make_error(std::string("hwloc could not export the topology as XML: ") + std::strerror(errno));
+    }
+    // The length counts the terminating NUL.
+    std::string xml(buffer, length > 0 ? static_cast<std::size_t>(length) - 1 : 0);
+    hwloc_free_xmlbuffer(topo.get(), buffer);
+    return xml;
 }
 
 }  // namespace launchguard

@@ -18,4 +18,7 @@ Result<NodeTopology> load_topology_from_xml(const std::string& path);
 // (a cgroup-restricted task) are kept: the topology describes the node.
 Result<NodeTopology> discover_topology();
 
+// The same discovery, exported as hwloc XML: what --hwloc-xml reads back.
+Result<std::string> export_live_topology_xml();
+
 }  // namespace launchguard

@@ -19,6 +19,60 @@ namespace fs = std::filesystem;
 
 bool is_live(const std::string& root) { return root.empty() || root == "/"; }
 
+// The recording of this thread's gather, if one is under way.
+thread_local RecordSysfsReads::Active* t_recording = nullptr;
+
+}  // namespace
+
+struct RecordSysfsReads::Active {
+    SysfsRecording& recording;
+    std::string prefix;           // "/" or "/fixture/": what the probes' paths start with
+    std::string resolved_prefix;  // the same with links resolved, for resolved paths
+};
+
+RecordSysfsReads::RecordSysfsReads(SysfsRecording& recording, const std::string& root) : previous_(t_recording) {
+    std::error_code ec;
+    fs::path resolved = fs::canonical(root.empty() ? "/" : root, ec);
+    active_ = std::make_unique<Active>(Active{recording, under_root(root, ""),
+                                              ec ? std::string() : under_root(resolved.string(), "")});
+    t_recording = active_.get();
+}
+
+RecordSysfsReads::~RecordSysfsReads() { t_recording = previous_; }
+
+namespace {
+
+// `path` below `prefix`, without it; nullopt when it is not below it.
+std::optional<std::string> below(const std::string& path, const std::string& prefix) {
+    if (prefix.empty() || path.size() <= prefix.size() || path.compare(0, prefix.size(), prefix) != 0) {
+        return std::nullopt;
+    }
+    return path.substr(prefix.size());
+}
+
+void record_file(const std::string& path, const std::string& content) {
+    if (t_recording == nullptr) return;
+    if (auto relative = below(path, t_recording->prefix)) t_recording->recording.files[*relative] = content;
+}
+
+void record_directory(const std::string& path) {
+    if (t_recording == nullptr) return;
+    if (auto relative = below(path, t_recording->prefix)) t_recording->recording.directories.insert(*relative);
+}
+
+void record_other_entry(const std::string& path) {
+    if (t_recording == nullptr) return;
+    if (auto relative = below(path, t_recording->prefix)) t_recording->recording.other_entries.insert(*relative);
+}
+
+void record_link(const std::string& path, const fs::path& resolved) {
+    if (t_recording == nullptr) return;
+    auto relative = below(path, t_recording->prefix);
+    if (!relative) return;
+    auto target = below(resolved.string(), t_recording->resolved_prefix);
+    t_recording->recording.links[*relative] = target ? *target : "sys/devices/" + resolved.filename().string();
+}
+
 // Directory entry names, sorted; empty when the directory is absent. Uses
 // error codes: a vanished sysfs entry must not throw out of a probe.
 std::vector<std::string> entries(const std::string& dir) {
@@ -26,9 +80,20 @@ std::vector<std::string> entries(const std::string& dir) {
     std::error_code ec;
     fs::directory_iterator it(dir, ec);
     if (ec) return names;
+    record_directory(dir);
     for (; it != fs::directory_iterator(); it.increment(ec)) {
         if (ec) break;
+        // sysfs and procfs have no hidden names; a recorded tree in git has
+        // .keep files, or its empty directories (no IOMMU group) are lost.
+        if (it->path().filename().string().starts_with('.')) continue;
         names.push_back(it->path().filename().string());
+        // The probes go by the names in a listing (cpu12, state3, a bus id)
+        // even when they read nothing inside them.
+        if (t_recording != nullptr) {
+            std::error_code type_ec;
+            if (it->is_directory(type_ec)) record_directory(it->path().string());
+            else record_other_entry(it->path().string());
+        }
     }
     std::sort(names.begin(), names.end());
     return names;
@@ -36,7 +101,18 @@ std::vector<std::string> entries(const std::string& dir) {
 
 bool is_dir(const std::string& path) {
     std::error_code ec;
-    return fs::is_directory(path, ec);
+    const bool directory = fs::is_directory(path, ec);
+    if (directory) record_directory(path);
+    return directory;
+}
+
+// A short sysfs or procfs attribute, without surrounding whitespace; nullopt
+// when it cannot be read (absent, permission, an attribute that errors on read).
+std::optional<std::string> read_attribute(const std::string& path) {
+    auto text = read_text_file(path, kMaxAttributeBytes);
+    if (!text) return std::nullopt;
+    record_file(path, *text);
+    return std::string(trim(*text));
 }
 
 // "cpu12" -> 12, for the per-CPU directories only.
@@ -51,7 +127,7 @@ std::optional<unsigned> numbered(std::string_view name, std::string_view prefix)
 
 template <typename T>
 std::optional<T> read_number(const std::string& path) {
-    auto text = read_trimmed(path);
+    auto text = read_attribute(path);
     if (!text) return std::nullopt;
     T v{};
     auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
@@ -82,7 +158,7 @@ Fact<CpuPower> probe_power(const std::string& root) {
         if (!cpu) continue;
         any_cpu = true;
         std::string base = cpu_dir + "/" + name;
-        if (auto g = read_trimmed(base + "/cpufreq/scaling_governor")) {
+        if (auto g = read_attribute(base + "/cpufreq/scaling_governor")) {
             power.governor[*cpu] = *g;
             any_setting = true;
         }
@@ -93,7 +169,7 @@ Fact<CpuPower> probe_power(const std::string& root) {
             auto k = numbered(state, "state");
             if (!k) continue;
             CpuPower::IdleState s;
-            s.name = read_trimmed(base + "/cpuidle/" + state + "/name").value_or(state);
+            s.name = read_attribute(base + "/cpuidle/" + state + "/name").value_or(state);
             s.disabled = read_flag(base + "/cpuidle/" + state + "/disable").value_or(false);
             states.emplace_back(*k, std::move(s));
         }
@@ -125,7 +201,7 @@ Fact<bool> probe_numa_balancing(const std::string& root) {
 
 Fact<std::string> probe_cmdline(const std::string& root) {
     std::string path = under_root(root, "proc/cmdline");
-    if (auto v = read_trimmed(path)) return Fact<std::string>::known(*v, path);
+    if (auto v = read_attribute(path)) return Fact<std::string>::known(*v, path);
     return Fact<std::string>::unknown("cannot read " + path);
 }
 
@@ -145,8 +221,8 @@ std::optional<std::string> virtualization_from_dmi(const std::string& vendor, co
 
 Fact<std::string> probe_virtualization(const std::string& root) {
     std::string dmi = under_root(root, "sys/class/dmi/id");
-    auto vendor = read_trimmed(dmi + "/sys_vendor");
-    auto product = read_trimmed(dmi + "/product_name");
+    auto vendor = read_attribute(dmi + "/sys_vendor");
+    auto product = read_attribute(dmi + "/product_name");
     if (vendor || product) {
         if (auto v = virtualization_from_dmi(vendor.value_or(""), product.value_or(""))) {
             return Fact<std::string>::known(*v, dmi + " (sys_vendor '" + vendor.value_or("") + "', product_name '" +
@@ -154,11 +230,12 @@ Fact<std::string> probe_virtualization(const std::string& root) {
         }
     }
     std::string hyp = under_root(root, "sys/hypervisor/type");
-    if (auto t = read_trimmed(hyp); t && !t->empty()) return Fact<std::string>::known(*t, hyp);
+    if (auto t = read_attribute(hyp); t && !t->empty()) return Fact<std::string>::known(*t, hyp);
 
     std::string cpuinfo_path = under_root(root, "proc/cpuinfo");
     auto cpuinfo = read_text_file(cpuinfo_path);
     if (cpuinfo) {
+        record_file(cpuinfo_path, *cpuinfo);
         // x86 sets the "hypervisor" CPUID flag in every guest.
         std::string_view text = *cpuinfo;
         std::size_t pos = 0;
@@ -192,7 +269,7 @@ Fact<std::vector<IommuGroup>> probe_iommu(const std::string& root) {
     for (const auto& id : entries(dir)) {
         IommuGroup g;
         g.id = id;
-        g.type = read_trimmed(dir + "/" + id + "/type").value_or("");
+        g.type = read_attribute(dir + "/" + id + "/type").value_or("");
         for (const auto& dev : entries(dir + "/" + id + "/devices")) g.devices.push_back(lower(dev));
         groups.push_back(std::move(g));
     }
@@ -204,7 +281,7 @@ Fact<std::vector<IommuGroup>> probe_iommu(const std::string& root) {
 }
 
 std::optional<PcieLink> read_link(const std::string& dev, const char* speed_file, const char* width_file) {
-    auto speed = read_trimmed(dev + "/" + speed_file);
+    auto speed = read_attribute(dev + "/" + speed_file);
     auto width = read_number<int>(dev + "/" + width_file);
     std::optional<double> gts = speed ? parse_link_speed(*speed) : std::nullopt;
     if (!gts && (!width || *width <= 0)) return std::nullopt;
@@ -248,6 +325,7 @@ std::string hca_busid(const std::string& hca_dir) {
     std::error_code ec;
     fs::path target = fs::canonical(hca_dir + "/device", ec);
     if (ec) return {};
+    record_link(hca_dir + "/device", target);
     std::string name = target.filename().string();
     return name.find(':') != std::string::npos ? lower(name) : std::string();
 }
@@ -306,7 +384,7 @@ std::vector<NetInterface> read_net_interfaces(const std::string& root) {
     std::string net_dir = under_root(root, "sys/class/net");
     for (const auto& name : entries(net_dir)) {
         // "unknown" is what lo and some virtual devices report while passing traffic.
-        std::string oper = read_trimmed(net_dir + "/" + name + "/operstate").value_or("unknown");
+        std::string oper = read_attribute(net_dir + "/" + name + "/operstate").value_or("unknown");
         bool up = oper != "down" && oper != "lowerlayerdown" && oper != "notpresent" && oper != "dormant";
         out.push_back(NetInterface{name, up});
     }
@@ -327,7 +405,7 @@ void augment_topology_from_sysfs(NodeTopology& topo, const std::string& root,
             added.busid = hca_busid(hca_dir);
             for (const auto& netdev : entries(hca_dir + "/device/net")) added.netdevs.push_back(netdev);
             added.numa_node = read_number<int>(hca_dir + "/device/numa_node").value_or(-1);
-            if (auto cpus = read_trimmed(hca_dir + "/device/local_cpulist")) {
+            if (auto cpus = read_attribute(hca_dir + "/device/local_cpulist")) {
                 if (auto set = CpuSet::parse_list(*cpus)) added.local_cpus = *set;
             }
             topo.nics.push_back(std::move(added));
@@ -344,10 +422,10 @@ void augment_topology_from_sysfs(NodeTopology& topo, const std::string& root,
                 nic->ports.push_back(p);
                 port = nic->ports.end() - 1;
             }
-            if (auto s = read_trimmed(pdir + "/state")) port->state = parse_ib_state(*s);
-            if (auto s = read_trimmed(pdir + "/phys_state")) port->phys_state = parse_ib_state(*s);
-            if (auto s = read_trimmed(pdir + "/rate")) port->rate_gbps = parse_ib_rate(*s);
-            if (auto s = read_trimmed(pdir + "/link_layer")) port->link_layer = *s;
+            if (auto s = read_attribute(pdir + "/state")) port->state = parse_ib_state(*s);
+            if (auto s = read_attribute(pdir + "/phys_state")) port->phys_state = parse_ib_state(*s);
+            if (auto s = read_attribute(pdir + "/rate")) port->rate_gbps = parse_ib_rate(*s);
+            if (auto s = read_attribute(pdir + "/link_layer")) port->link_layer = *s;
             used = true;
         }
         std::sort(nic->ports.begin(), nic->ports.end(), [](const IbPort& a, const IbPort& b) { return a.number < b.number; });

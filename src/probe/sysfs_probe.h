@@ -3,7 +3,10 @@
 // A fact whose files are absent is unknown, with the path that was missing.
 #pragma once
 
+#include <map>
+#include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +35,40 @@ void augment_topology_from_sysfs(NodeTopology& topo, const std::string& root,
 
 // Network interfaces under root/sys/class/net with their operstate.
 std::vector<NetInterface> read_net_interfaces(const std::string& root);
+
+// What the functions above found under one root, for `launchguard gather`
+// to lay out as a tree that gives the same answers when read again. Paths
+// are relative to the root ("sys/class/net/ib0/operstate"). What is absent
+// (missing, unreadable, past its bound) is simply not in the recording.
+struct SysfsRecording {
+    std::map<std::string, std::string> files;  // read, with the bytes read
+    std::set<std::string> directories;         // listed, tested, or an entry of a listing, and a directory
+    // Other entries of a listing (a file, a socket, a dangling link): a name
+    // in a listing is a fact too (sys/class/net/bonding_masters is taken
+    // for an interface), even where the probes read nothing from it.
+    std::set<std::string> other_entries;
+    // A link whose resolved path a probe read (an HCA's device link gives its
+    // PCI bus id), with what it resolved to relative to the root. A target
+    // outside the root keeps its last component only, under sys/devices.
+    std::map<std::string, std::string> links;
+};
+
+// While alive, the functions above add what they read under `root`, on this
+// thread, to `recording`. A scope, not a parameter: the probes are a tree of
+// small helpers, and only gathering wants to know what they read.
+class RecordSysfsReads {
+public:
+    RecordSysfsReads(SysfsRecording& recording, const std::string& root);
+    ~RecordSysfsReads();
+    RecordSysfsReads(const RecordSysfsReads&) = delete;
+    RecordSysfsReads& operator=(const RecordSysfsReads&) = delete;
+
+    struct Active;  // the recording and where its root starts
+
+private:
+    std::unique_ptr<Active> active_;
+    Active* previous_;
+};
 
 // "16.0 GT/s PCIe" -> 16.0; "Unknown" -> nullopt.
 std::optional<double> parse_link_speed(std::string_view text);
