@@ -47,6 +47,7 @@ struct RawWord {
     bool is_array = false;           // raw holds "NAME=" or "NAME+="
     std::vector<RawWord> elements;   // the array's words
     std::size_t end = 0;             // offset just after the word in the text it was read from
+    bool complete = true;            // false when a quote or $( in it is never closed
 };
 
 struct RawCommand {
@@ -204,6 +205,7 @@ private:
     }
 
     void note_unterminated(std::string_view what, int line) {
+        unterminated_ = true;
         notes_.push_back("line " + std::to_string(line) + ": unterminated " + std::string(what) +
                          "; the rest of the script is read as part of it");
     }
@@ -375,6 +377,8 @@ private:
         }
         // The word ends at its last character, before any line continuation after it.
         word.end = pos_;
+        // An unclosed construct takes the rest of the script, so the word ends inside it.
+        word.complete = !(unterminated_ && pos_ == text_.size());
         while (word.end >= 2 && text_[word.end - 1] == '\n' && text_[word.end - 2] == '\\') word.end -= 2;
         return word;
     }
@@ -413,6 +417,7 @@ private:
     std::vector<std::string>& notes_;
     std::vector<std::pair<std::string, bool>> heredocs_;  // delimiter, strip leading tabs
     int nesting_ = 0;
+    bool unterminated_ = false;  // a quote, backquote or $( ran to the end of the text
     std::vector<Scope> scopes_;  // open subshells and case pattern lists, innermost last
 };
 
@@ -1058,7 +1063,7 @@ private:
         std::vector<int> lines;
         for (std::size_t i = start->srun + 1; i < words.size(); ++i) lines.push_back(sources[i]->line);
         std::optional<std::size_t> srun_end;
-        if (alone[start->srun]) srun_end = sources[start->srun]->end;
+        if (alone[start->srun] && sources[start->srun]->complete) srun_end = sources[start->srun]->end;
         words.erase(words.begin(), words.begin() + static_cast<std::ptrdiff_t>(start->srun) + 1);
         step_bytes_ += bytes;
         run_srun(prefixes, *start, words, lines, srun_end, command);
@@ -1441,6 +1446,7 @@ Result<BatchScript> parse_batch_script(std::string_view text, const std::string&
         pos = end + 1;
     }
     script.shebang_lines = text.starts_with("#!") ? 1 : 0;
+    script.final_newline = text.empty() || text.ends_with('\n');
     for (std::size_t i = 0; i < script.lines.size(); ++i) {
         // The last line has no line break of its own: a CR there is no DOS line break.
         if (script.lines[i].ends_with('\r') && (i + 1 < script.lines.size() || text.ends_with('\n'))) {

@@ -68,7 +68,8 @@ struct SrunStep {
     std::string program;               // first word after the options ("" when unknown)
     // Where srun's own options may be added: the physical line (1-based) and
     // the byte column just after the srun word; line 0 when the srun word
-    // comes out of an expansion with other words and has no place of its own.
+    // comes out of an expansion with other words, or ends inside a quote that
+    // is never closed, and has no place of its own.
     int options_line = 0;
     std::size_t options_column = 0;
 };
@@ -82,6 +83,7 @@ struct BatchScript {
     std::vector<std::string> lines;    // the script's physical lines, for `review --patched`
     int last_directive_line = 0;       // 0 when there is none
     int shebang_lines = 0;             // 1 when the first line is "#!..."
+    bool final_newline = true;         // false when the last line has no line break
     bool crlf = false;                 // a line ends with CR LF (DOS line breaks), with a note
 };
 

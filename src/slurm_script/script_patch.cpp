@@ -157,7 +157,9 @@ Result<std::string> apply_fixes(const BatchScript& script, const std::vector<Ste
             if (it->first.first != i) break;
             line.insert(std::min(it->first.second, line.size()), it->second.words());
         }
-        out += line + ending;
+        // A last line without a line break stays without one, unless lines follow it.
+        bool last = i + 1 == script.lines.size() && before.count(i + 1) == 0;
+        out += line + (last && !script.final_newline ? std::string() : ending);
     }
     return out;
 }

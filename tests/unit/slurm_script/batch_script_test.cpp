@@ -440,6 +440,11 @@ TEST(BatchScript, EveryStepOnALineHasItsOwnPlace) {
     }
     EXPECT_EQ(script.steps[5].options_line, 3);
     EXPECT_EQ(script.steps[5].options_column, script.lines[2].size() - 2);
+    // Nor has one that ends inside a quote never closed (the rest of the script is in it).
+    BatchScript open = parse("#!/bin/bash\nsrun ./a && /usr/bin/srun\"");
+    ASSERT_EQ(open.steps.size(), 2U);
+    EXPECT_EQ(open.steps[0].options_line, 2);
+    EXPECT_EQ(open.steps[1].options_line, 0);
     // A srun word that an array expands among others has no place of its own.
     BatchScript array = parse("#!/bin/bash\nCMD=(srun -N 2)\n\"${CMD[@]}\" ./a\n");
     ASSERT_EQ(array.steps.size(), 1U);

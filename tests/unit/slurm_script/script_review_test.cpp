@@ -355,6 +355,13 @@ TEST(ScriptPatch, CrLfScriptsKeepTheirLineBreaks) {
               "--container-env=NCCL_TOPO_FILE --container-image=img ./a\r\n");
 }
 
+TEST(ScriptPatch, ALastLineWithoutALineBreakKeepsNone) {
+    ScriptReview r = review(kPyxis + "srun --container-image=img ./a", "azure-ndv5");
+    auto patched = patched_script(r);
+    ASSERT_TRUE(patched) << patched.error().to_string();
+    EXPECT_TRUE(patched->ends_with("--container-image=img ./a")) << patched.value();
+}
+
 TEST(ScriptPatch, EveryStepOnALineIsPatched) {
     for (const std::string separator : {" && ", " ; ", " || ", " | "}) {
         std::string job = kPyxis + "srun --container-image=img ./a" + separator + "srun --container-image=img ./b\n";
