@@ -987,6 +987,10 @@ private:
         return is_name(name);
     }
 
+    static bool opens_block(std::string_view w) {
+        return w == "if" || w == "while" || w == "until" || w == "for" || w == "case" || w == "select" || w == "{";
+    }
+
     void run_command(const RawCommand& command) {
         std::size_t first = 0;
         const auto& words = command.words;
@@ -1002,6 +1006,8 @@ private:
                 conditional_depth = std::max(0, conditional_depth - 1);
             } else if (w == "[[" || w == "[" || w == "test") {
                 return;  // a test: nothing to read
+            } else if (w == "time" && first + 1 < words.size() && opens_block(words[first + 1].raw)) {
+                // `time { ...; }`, `time if ...`: the keyword before a block, not a wrapper.
             } else if (w != "then" && w != "else" && w != "elif" && w != "do" && w != "!") {
                 break;  // `time` and `exec` are read as wrappers, with their options
             }

@@ -304,6 +304,16 @@ TEST(BatchScriptWrappers, EachWrapperRunsAStep) {
     }
 }
 
+TEST(BatchScriptWrappers, TimeBeforeABlockIsTheKeyword) {
+    BatchScript script = parse("#!/bin/bash\ntime { export A=1; }\nexport B=2\nsrun ./a\n");
+    ASSERT_EQ(script.steps.size(), 1U);
+    EXPECT_EQ(value_of(script.steps[0].environment, "B"), "2");
+    BatchScript inside = parse("#!/bin/bash\nif true; then time { srun ./a; }; export C=3; fi\nsrun ./b\n");
+    ASSERT_EQ(inside.steps.size(), 2U);
+    EXPECT_TRUE(inside.steps[0].conditional);
+    EXPECT_EQ(value_of(inside.steps[1].environment, "C").substr(0, 9), "<unknown:");
+}
+
 TEST(BatchScriptWrappers, CommandsThatRunNoSrunAreNoSteps) {
     for (const std::string command : {"command -v srun", "command -V srun", "env", "env -S 'srun ./a'", "echo srun",
                                       "timeout 10", "which srun", "sudo", "my-srun ./a"}) {
