@@ -68,7 +68,14 @@ int review_slurm_script(const ReviewInput& input, const ReviewSettings& settings
     const Report& report = review->report;
 
     if (settings.print_patched) {
-        std::cout << slurm_script::patched_script(review.value());
+        auto patched = slurm_script::patched_script(review.value());
+        if (!patched) return bad_input(patched.error().to_string());
+        std::cout << patched.value();
+        if (review->script.crlf) {
+            std::cerr << printable_text(input.origin)
+                      << ": the script has CR LF (DOS) line breaks, kept in the patched script; sbatch refuses "
+                         "such a script: convert it to LF line breaks (dos2unix) before submitting\n";
+        }
     } else if (settings.format == "json") {
         boost::json::object out = report_to_json(report).as_object();
         out["spec"] = spec_json(input, review.value());

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <initializer_list>
+#include <optional>
 #include <utility>
 
 #include "util/text.h"
@@ -23,6 +25,11 @@ constexpr int kMaxNesting = 64;
 constexpr std::size_t kMaxVariables = 1024;
 // A value longer than this (A=$A$A doubles) is unknown rather than built.
 constexpr std::size_t kMaxValueBytes = 64U << 10;
+// Subshells inside each other whose own variables are kept apart, and the
+// bytes of old values kept to restore when they close: past either, what a
+// subshell sets stays set after it (with a note) rather than cost without bound.
+constexpr std::size_t kMaxSubshellDepth = 64;
+constexpr std::size_t kMaxSubshellSavedBytes = 16U << 20;
 
 bool is_name_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0 || c == '_'; }
 bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
@@ -39,9 +46,15 @@ struct RawWord {
     int line = 0;
     bool is_array = false;           // raw holds "NAME=" or "NAME+="
     std::vector<RawWord> elements;   // the array's words
+    std::size_t end = 0;             // offset just after the word in the text it was read from
+    bool complete = true;            // false when a quote or $( in it is never closed
 };
 
 struct RawCommand {
+    // A subshell's '(' and ')' come as commands of their own, so that what
+    // is set between them can be dropped when it closes.
+    enum class Kind { simple, subshell_open, subshell_close };
+    Kind kind = Kind::simple;
     std::vector<RawWord> words;
     int line = 0;
     int last_line = 0;
@@ -73,15 +86,34 @@ public:
                 ++line_;
                 finish();
                 skip_heredocs();
-            } else if (c == ';' || c == '&' || c == '|' || c == '(' || c == ')') {
+            } else if (c == ';' || c == '&' || c == '|') {
                 ++pos_;
                 finish();
+            } else if (c == '(') {
+                ++pos_;
+                finish();
+                scopes_.push_back(Scope::subshell);
+                out.push_back(RawCommand{RawCommand::Kind::subshell_open, {}, line_, line_});
+            } else if (c == ')') {
+                ++pos_;
+                finish();
+                // In `case x in a) ...` a ')' ends a pattern, not a subshell.
+                if (!scopes_.empty() && scopes_.back() == Scope::subshell) {
+                    scopes_.pop_back();
+                    out.push_back(RawCommand{RawCommand::Kind::subshell_close, {}, line_, line_});
+                }
             } else if (c == '<' && peek(1) == '<' && peek(2) != '<') {
                 read_heredoc_start();
             } else {
                 if (current.words.empty()) current.line = line_;
                 RawWord word = read_word();
                 current.last_line = line_;
+                if (at_command_start(current)) {
+                    if (word.raw == "case") scopes_.push_back(Scope::case_patterns);
+                    if (word.raw == "esac" && !scopes_.empty() && scopes_.back() == Scope::case_patterns) {
+                        scopes_.pop_back();
+                    }
+                }
                 if (current.words.size() < kMaxWords && (!word.raw.empty() || word.is_array)) {
                     current.words.push_back(std::move(word));
                 }
@@ -96,6 +128,16 @@ public:
     }
 
 private:
+    enum class Scope { subshell, case_patterns };
+
+    // Only reserved words so far: the next word is in command position.
+    static bool at_command_start(const RawCommand& command) {
+        return std::all_of(command.words.begin(), command.words.end(), [](const RawWord& w) {
+            return w.raw == "then" || w.raw == "do" || w.raw == "else" || w.raw == "elif" || w.raw == "{" ||
+                   w.raw == "!";
+        });
+    }
+
     [[nodiscard]] char peek(std::size_t ahead) const {
         return pos_ + ahead < text_.size() ? text_[pos_ + ahead] : '\0';
     }
@@ -163,6 +205,7 @@ private:
     }
 
     void note_unterminated(std::string_view what, int line) {
+        unterminated_ = true;
         notes_.push_back("line " + std::to_string(line) + ": unterminated " + std::string(what) +
                          "; the rest of the script is read as part of it");
     }
@@ -290,9 +333,17 @@ private:
                     ++pos_;
                     word.is_array = true;
                     read_array(word);
+                    word.end = pos_;
                     return word;
                 }
                 if (word.raw.empty()) break;
+                if (word.raw.back() == '<' || word.raw.back() == '>') {
+                    // <(...) and >(...), process substitution: read like $(...).
+                    word.raw.pop_back();
+                    --pos_;
+                    read_dollar_group(word.raw);
+                    continue;
+                }
                 word.raw += c;
                 ++pos_;
                 if (peek(0) == ')') {  // name(): a function definition
@@ -324,6 +375,11 @@ private:
                 ++pos_;
             }
         }
+        // The word ends at its last character, before any line continuation after it.
+        word.end = pos_;
+        // An unclosed construct takes the rest of the script, so the word ends inside it.
+        word.complete = !(unterminated_ && pos_ == text_.size());
+        while (word.end >= 2 && text_[word.end - 1] == '\n' && text_[word.end - 2] == '\\') word.end -= 2;
         return word;
     }
 
@@ -361,6 +417,8 @@ private:
     std::vector<std::string>& notes_;
     std::vector<std::pair<std::string, bool>> heredocs_;  // delimiter, strip leading tabs
     int nesting_ = 0;
+    bool unterminated_ = false;  // a quote, backquote or $( ran to the end of the text
+    std::vector<Scope> scopes_;  // open subshells and case pattern lists, innermost last
 };
 
 // ---------------------------------------------------------------- expansion
@@ -382,19 +440,278 @@ struct ShellVariable {
     std::string why_unknown;
 };
 
+// How a step's environment differs from the script's exports because of
+// the wrappers it is started through (`env -i`, `env -u X`, `env X=1`, `sudo`).
+struct EnvEdit {
+    enum class Kind { clear, unset, set, unknown };
+    Kind kind = Kind::set;
+    std::string name;
+    Word value;             // for set
+    std::string wrapper;    // "env", "sudo", "exec -c": for notes and origins
+};
+
+// Where srun starts behind its wrappers, and what they do to its environment.
+struct StepStart {
+    std::size_t srun = 0;   // index of the srun word
+    std::vector<EnvEdit> edits;
+};
+
+// The last path component: /usr/bin/srun is srun.
+std::string_view base_name(std::string_view word) {
+    std::size_t slash = word.rfind('/');
+    return slash == std::string_view::npos ? word : word.substr(slash + 1);
+}
+
+bool is_option_word(const Word& word) { return word.known && word.text.size() > 1 && word.text.front() == '-'; }
+
+// NAME=VALUE as env and sudo take it before the command.
+std::optional<EnvEdit> env_assignment(const Word& word, const std::string& wrapper) {
+    std::size_t eq = word.text.find('=');
+    if (eq == std::string::npos || eq == 0 || !is_name(std::string_view(word.text).substr(0, eq))) return std::nullopt;
+    EnvEdit edit{EnvEdit::Kind::set, word.text.substr(0, eq), word, wrapper};
+    edit.value.text = word.text.substr(eq + 1);
+    return edit;
+}
+
+// Skips the options of a wrapper whose value-taking options are `value_options`
+// (as separate words; "-sX" and "--opt=X" are one word); returns the index of
+// the first operand.
+std::size_t skip_wrapper_options(const std::vector<Word>& words, std::size_t i,
+                                 std::initializer_list<std::string_view> value_options) {
+    while (i < words.size() && is_option_word(words[i])) {
+        const std::string& option = words[i].text;
+        ++i;
+        if (option == "--") break;
+        if (std::find(value_options.begin(), value_options.end(), option) != value_options.end()) ++i;
+    }
+    return i;
+}
+
+// env [-i] [-u NAME] [-C DIR] [NAME=VALUE]... COMMAND: returns the index of COMMAND.
+std::size_t read_env_wrapper(const std::vector<Word>& words, std::size_t i, std::vector<EnvEdit>& edits) {
+    bool options_done = false;
+    while (i < words.size()) {
+        const Word& word = words[i];
+        const std::string& a = word.text;
+        if (auto assignment = env_assignment(word, "env")) {
+            edits.push_back(std::move(*assignment));  // NAME=$(...) too: a known name, its value unknown
+            ++i;
+        } else if (!word.known) {
+            // env $VARS srun: assignments or options the script computes.
+            edits.push_back(EnvEdit{EnvEdit::Kind::unknown, "", {}, "env " + word.why_unknown});
+            ++i;
+        } else if (!options_done && a == "--") {
+            options_done = true;
+            ++i;
+        } else if (!options_done && (a == "-i" || a == "--ignore-environment" || a == "-")) {
+            edits.push_back(EnvEdit{EnvEdit::Kind::clear, "", {}, "env " + a});
+            ++i;
+        } else if (!options_done && (a == "-u" || a == "--unset")) {
+            if (i + 1 < words.size()) edits.push_back(EnvEdit{EnvEdit::Kind::unset, words[i + 1].text, {}, "env -u"});
+            i += 2;
+        } else if (!options_done && (a.starts_with("--unset=") || (a.starts_with("-u") && a.size() > 2))) {
+            edits.push_back(EnvEdit{EnvEdit::Kind::unset, a.substr(a.starts_with("--") ? 8 : 2), {}, "env -u"});
+            ++i;
+        } else if (!options_done && (a == "-C" || a == "--chdir")) {
+            i += 2;
+        } else if (!options_done && (a == "-S" || a.starts_with("-S") || a.starts_with("--split-string"))) {
+            return words.size();  // the command is inside a string env splits: not followed
+        } else if (!options_done && a.size() > 1 && a.front() == '-') {
+            ++i;  // -0, -v, --chdir=DIR, signal options: no effect on the environment
+        } else {
+            break;
+        }
+    }
+    return i;
+}
+
+// sudo [options] [NAME=VALUE]... COMMAND. Without -E (--preserve-env) sudo
+// resets the environment to what the sudoers policy keeps, which the
+// script does not show.
+std::size_t read_sudo_wrapper(const std::vector<Word>& words, std::size_t i, std::vector<EnvEdit>& edits) {
+    constexpr std::string_view kShortWithValue = "ugCDhprtTUR";
+    constexpr std::array kLongWithValue = {"--user", "--group", "--close-from", "--chdir", "--host", "--prompt",
+                                           "--role", "--type", "--command-timeout", "--other-user", "--chroot"};
+    bool keeps_environment = false;
+    std::size_t reset_at = edits.size();
+    while (i < words.size() && is_option_word(words[i])) {
+        const std::string& a = words[i].text;
+        ++i;
+        if (a == "--") break;
+        if (a == "--preserve-env") {
+            keeps_environment = true;
+        } else if (a.starts_with("--")) {
+            if (a.find('=') == std::string::npos &&
+                std::find(kLongWithValue.begin(), kLongWithValue.end(), a) != kLongWithValue.end()) {
+                ++i;
+            }
+        } else {
+            for (std::size_t j = 1; j < a.size(); ++j) {
+                if (a[j] == 'E') keeps_environment = true;
+                if (kShortWithValue.find(a[j]) != std::string_view::npos) {
+                    if (j + 1 == a.size()) ++i;  // the value is the next word
+                    break;
+                }
+            }
+        }
+    }
+    if (!keeps_environment) {
+        edits.insert(edits.begin() + static_cast<std::ptrdiff_t>(reset_at),
+                     EnvEdit{EnvEdit::Kind::unknown, "", {},
+                             "sudo without -E (the environment is what the sudoers policy keeps)"});
+    }
+    while (i < words.size()) {
+        auto assignment = env_assignment(words[i], "sudo");
+        if (!assignment) break;
+        edits.push_back(std::move(*assignment));
+        ++i;
+    }
+    return i;
+}
+
+// srun itself, or a wrapper that may run it.
+bool starts_step(std::string_view name) {
+    return name == "srun" || name == "env" || name == "timeout" || name == "nohup" || name == "command" ||
+           name == "stdbuf" || name == "nice" || name == "time" || name == "exec" || name == "sudo";
+}
+
+// Finds srun in a command, behind the wrappers that run it: env, timeout,
+// nohup, command, stdbuf, nice, sudo, exec, time (in any order, by any path).
+// nullopt when the command runs no srun that the text shows.
+std::optional<StepStart> find_srun(const std::vector<Word>& words) {
+    StepStart start;
+    std::size_t i = 0;
+    while (i < words.size()) {
+        const Word& word = words[i];
+        if (!word.known) return std::nullopt;
+        std::string_view name = base_name(word.text);
+        if (name == "srun") {
+            start.srun = i;
+            return start;
+        }
+        ++i;
+        if (name == "env") {
+            i = read_env_wrapper(words, i, start.edits);
+        } else if (name == "timeout") {
+            i = skip_wrapper_options(words, i, {"-s", "-k", "--signal", "--kill-after"}) + 1;  // then DURATION
+        } else if (name == "nohup") {
+            i = skip_wrapper_options(words, i, {});
+        } else if (name == "command") {
+            for (std::size_t j = i; j < words.size() && is_option_word(words[j]) && words[j].text != "--"; ++j) {
+                if (words[j].text.find_first_of("vV") != std::string::npos) return std::nullopt;  // a lookup
+            }
+            i = skip_wrapper_options(words, i, {});
+        } else if (name == "stdbuf") {
+            i = skip_wrapper_options(words, i, {"-i", "-o", "-e"});
+        } else if (name == "nice") {
+            i = skip_wrapper_options(words, i, {"-n"});
+        } else if (name == "time") {
+            i = skip_wrapper_options(words, i, {"-f", "-o", "--format", "--output"});
+        } else if (name == "exec") {
+            for (std::size_t j = i; j < words.size() && is_option_word(words[j]) && words[j].text != "--"; ++j) {
+                const std::string& option = words[j].text;
+                if (option == "-a") {
+                    ++j;
+                } else if (option.find('c') != std::string::npos) {
+                    start.edits.push_back(EnvEdit{EnvEdit::Kind::clear, "", {}, "exec -c"});
+                }
+            }
+            i = skip_wrapper_options(words, i, {"-a"});
+        } else if (name == "sudo") {
+            i = read_sudo_wrapper(words, i, start.edits);
+        } else {
+            return std::nullopt;
+        }
+    }
+    return std::nullopt;
+}
+
 class Shell {
 public:
     Shell(BatchScript& script, int nesting) : script_(script), nesting_(nesting) {}
 
     void run(const std::vector<RawCommand>& commands) {
-        for (const auto& command : commands) run_command(command);
+        for (const auto& command : commands) {
+            if (refusal) return;
+            switch (command.kind) {
+                case RawCommand::Kind::subshell_open: enter_subshell(command.line); break;
+                case RawCommand::Kind::subshell_close: leave_subshell(); break;
+                case RawCommand::Kind::simple: run_command(command); break;
+            }
+        }
     }
 
     std::map<std::string, ShellVariable, std::less<>> variables;
     bool allexport = false;
     int conditional_depth = 0;
+    // Offsets where each physical line of the script starts (the top-level shell only).
+    std::vector<std::size_t> line_starts;
+    // Set when the script has more steps than a review judges: the reading stops.
+    std::optional<std::pair<int, std::string>> refusal;
 
 private:
+    // What a subshell changes is undone when it closes: each variable's value
+    // from before its first change inside, and the allexport flag.
+    struct SubshellFrame {
+        std::map<std::string, std::optional<ShellVariable>, std::less<>> saved;
+        bool allexport = false;
+    };
+
+    void enter_subshell(int line) {
+        if (subshells_.size() >= kMaxSubshellDepth) {
+            ++subshells_unsaved_;
+            if (!subshells_too_deep_) {
+                script_.notes.push_back("line " + std::to_string(line) + ": subshells nested more than " +
+                                        std::to_string(kMaxSubshellDepth) +
+                                        " deep; what the deeper ones set is read as set in the one around them");
+                subshells_too_deep_ = true;
+            }
+            return;
+        }
+        subshells_.push_back(SubshellFrame{{}, allexport});
+    }
+
+    void leave_subshell() {
+        if (subshells_unsaved_ > 0) {
+            --subshells_unsaved_;
+            return;
+        }
+        if (subshells_.empty()) return;
+        for (auto& [name, old] : subshells_.back().saved) {
+            if (old) {
+                variables[name] = std::move(*old);
+            } else {
+                variables.erase(name);
+            }
+        }
+        allexport = subshells_.back().allexport;
+        subshells_.pop_back();
+    }
+
+    // Called before `name` changes: inside a subshell, keeps its old state to restore.
+    void will_change(const std::string& name) {
+        if (subshells_.empty()) return;
+        auto& saved = subshells_.back().saved;
+        if (saved.count(name) != 0) return;
+        auto it = variables.find(name);
+        std::size_t bytes = name.size();
+        if (it != variables.end()) {
+            bytes += it->second.value ? it->second.value->size() : 0;
+            for (const auto& element : it->second.array) bytes += element.text.size();
+        }
+        if (subshell_saved_bytes_ + bytes > kMaxSubshellSavedBytes) {
+            if (!subshell_budget_noted_) {
+                script_.notes.push_back("variables changed inside subshells hold more than " +
+                                        std::to_string(kMaxSubshellSavedBytes) + " bytes; from " + name +
+                                        " on, what a subshell sets is read as set after it too");
+                subshell_budget_noted_ = true;
+            }
+            return;
+        }
+        subshell_saved_bytes_ += bytes;
+        saved.emplace(name, it == variables.end() ? std::nullopt : std::optional<ShellVariable>(it->second));
+    }
+
     // Expands one word. Unquoted expansions that come out empty vanish, as in the shell.
     std::vector<Word> expand(const RawWord& raw) {
         std::string_view text = raw.raw;
@@ -603,6 +920,7 @@ private:
     void set_variable(const std::string& name, std::optional<std::string> value, const std::string& why, int line,
                       const std::string& origin, bool export_it) {
         if (!room_for(name)) return;
+        will_change(name);
         ShellVariable& variable = variables[name];
         if (conditional_depth > 0 && value) {
             value.reset();
@@ -623,6 +941,7 @@ private:
         std::string name(text.substr(0, append ? eq - 1 : eq));
         if (raw.is_array) {
             if (!room_for(name)) return;
+            will_change(name);
             ShellVariable& variable = variables[name];
             if (!append) {
                 variable.array.clear();
@@ -668,6 +987,10 @@ private:
         return is_name(name);
     }
 
+    static bool opens_block(std::string_view w) {
+        return w == "if" || w == "while" || w == "until" || w == "for" || w == "case" || w == "select" || w == "{";
+    }
+
     void run_command(const RawCommand& command) {
         std::size_t first = 0;
         const auto& words = command.words;
@@ -683,9 +1006,10 @@ private:
                 conditional_depth = std::max(0, conditional_depth - 1);
             } else if (w == "[[" || w == "[" || w == "test") {
                 return;  // a test: nothing to read
-            } else if (w != "then" && w != "else" && w != "elif" && w != "do" && w != "!" && w != "time" &&
-                       w != "exec") {
-                break;
+            } else if (w == "time" && first + 1 < words.size() && opens_block(words[first + 1].raw)) {
+                // `time { ...; }`, `time if ...`: the keyword before a block, not a wrapper.
+            } else if (w != "then" && w != "else" && w != "elif" && w != "do" && w != "!") {
+                break;  // `time` and `exec` are read as wrappers, with their options
             }
             ++first;
         }
@@ -702,9 +1026,7 @@ private:
         if (name == "export" || name == "declare" || name == "typeset" || name == "local" || name == "readonly") {
             run_declaration(name, rest, command.line);
         } else if (name == "unset") {
-            for (const auto& w : rest) {
-                if (!w.raw.starts_with("-")) variables.erase(w.raw);
-            }
+            run_unset(rest, command.line);
         } else if (name == "set") {
             for (std::size_t i = 0; i < rest.size(); ++i) {
                 const std::string& flag = rest[i].raw;
@@ -715,23 +1037,102 @@ private:
             }
         } else if (name == ":") {
             for (const auto& w : rest) expand(w);  // ${X:=default} assigns
-        } else if (name == "srun") {
-            run_srun(prefixes, rest, command);
+        } else {
+            run_program(prefixes, first, command);
+        }
+    }
+
+    // A command that is no builtin the reader follows: a step when it runs
+    // srun, directly or through wrappers.
+    void run_program(const std::vector<const RawWord*>& prefixes, std::size_t first, const RawCommand& command) {
+        // Only srun and its wrappers are read further (and expanded, with
+        // the side effects of ${X:=default} that expansion has).
+        auto head = expand(command.words[first]);
+        if (head.empty() || !head.front().known || !starts_step(base_name(head.front().text))) return;
+        std::vector<Word> words;
+        std::vector<const RawWord*> sources;  // the raw word each expanded word comes from
+        std::vector<bool> alone;              // the raw word expanded to this word only
+        std::size_t bytes = 0;
+        for (std::size_t i = first; i < command.words.size(); ++i) {
+            auto expanded = i == first ? std::move(head) : expand(command.words[i]);
+            for (auto& word : expanded) {
+                if (words.size() >= kMaxWords) break;
+                bytes += word.text.size();
+                if (!charge_step_bytes(bytes, command.line)) return;
+                words.push_back(std::move(word));
+                sources.push_back(&command.words[i]);
+                alone.push_back(expanded.size() == 1);
+            }
+        }
+        auto start = find_srun(words);
+        if (!start) return;
+        std::vector<int> lines;
+        for (std::size_t i = start->srun + 1; i < words.size(); ++i) lines.push_back(sources[i]->line);
+        std::optional<std::size_t> srun_end;
+        if (alone[start->srun] && sources[start->srun]->complete) srun_end = sources[start->srun]->end;
+        words.erase(words.begin(), words.begin() + static_cast<std::ptrdiff_t>(start->srun) + 1);
+        step_bytes_ += bytes;
+        run_srun(prefixes, *start, words, lines, srun_end, command);
+    }
+
+    // unset [-v] NAME...: the variable is gone, from the script and from the
+    // steps after it (-f names functions, which the reader does not follow).
+    void run_unset(const std::vector<RawWord>& args, int line) {
+        bool functions = false;
+        for (const auto& arg : args) {
+            if (arg.raw.starts_with("-") && arg.raw.size() > 1) {
+                if (arg.raw.find('f') != std::string::npos) functions = true;
+                if (arg.raw.find('v') != std::string::npos) functions = false;
+                continue;
+            }
+            if (functions) continue;
+            auto expanded = expand(arg);
+            if (expanded.empty() || !expanded.front().known || variables.count(expanded.front().text) == 0) continue;
+            const std::string& name = expanded.front().text;
+            will_change(name);
+            if (conditional_depth > 0) {
+                // Unset only when a condition holds: its value is no longer known.
+                ShellVariable& variable = variables[name];
+                variable.value.reset();
+                variable.array_known = false;
+                variable.why_unknown = "unset inside if/case/loop on line " + std::to_string(line);
+            } else {
+                variables.erase(name);
+            }
         }
     }
 
     void run_declaration(const std::string& keyword, const std::vector<RawWord>& args, int line) {
         bool export_it = keyword == "export";
+        // `export -n NAME` and `declare +x NAME` take the export attribute
+        // away: the variable stays, its children no longer get it.
+        bool unexport = false;
         for (const auto& arg : args) {
-            if (arg.raw.starts_with("-") && !arg.is_array) {
-                if (arg.raw.find('x') != std::string::npos) export_it = true;
-                if (keyword == "export" && arg.raw.find('n') != std::string::npos) export_it = false;
+            if ((arg.raw.starts_with("-") || arg.raw.starts_with("+")) && arg.raw.size() > 1 && !arg.is_array) {
+                bool minus = arg.raw.front() == '-';
+                if (arg.raw.find('x') != std::string::npos) {
+                    export_it = minus;
+                    unexport = !minus;
+                }
+                if (keyword == "export" && minus && arg.raw.find('n') != std::string::npos) {
+                    export_it = false;
+                    unexport = true;
+                }
                 continue;
             }
             std::string origin = keyword + " on line " + std::to_string(line);
-            if (is_assignment(arg)) {
+            if (unexport) {
+                std::string name = arg.raw.substr(0, arg.raw.find('='));
+                if (name.ends_with('+')) name.pop_back();
+                if (is_assignment(arg)) assign(arg, line, false, origin);
+                if (auto it = variables.find(name); it != variables.end()) {
+                    will_change(name);
+                    it->second.exported = false;
+                }
+            } else if (is_assignment(arg)) {
                 assign(arg, line, export_it, origin);
             } else if (is_name(arg.raw) && export_it && room_for(arg.raw)) {
+                will_change(arg.raw);
                 auto [it, inserted] = variables.try_emplace(arg.raw);
                 if (inserted) {
                     // export NAME of a variable the script never set: the submitter's value, unknown.
@@ -755,13 +1156,31 @@ public:
     }
 
 private:
-    void run_srun(const std::vector<const RawWord*>& prefixes, const std::vector<RawWord>& args,
-                  const RawCommand& command);
+    void run_srun(const std::vector<const RawWord*>& prefixes, const StepStart& start, const std::vector<Word>& words,
+                  const std::vector<int>& lines, std::optional<std::size_t> srun_end, const RawCommand& command);
+    void apply_wrapper_edits(SrunStep& step, const std::vector<EnvEdit>& edits, int line);
+    bool within_step_bounds(const SrunStep& step);
+    // False, and the script refused, when `more` bytes of a step's words
+    // would take the steps past kMaxStepBytes.
+    bool charge_step_bytes(std::size_t more, int line) {
+        if (step_bytes_ + more <= kMaxStepBytes) return true;
+        refusal.emplace(line, "the options and environments of the script's srun steps together are larger than " +
+                                  std::to_string(kMaxStepBytes) +
+                                  " bytes, the most launchguard judges; the script is refused rather than judged "
+                                  "in part");
+        return false;
+    }
 
     BatchScript& script_;
     int nesting_;
     int expand_depth_ = 0;
     bool variables_dropped_ = false;
+    std::vector<SubshellFrame> subshells_;
+    std::size_t subshells_unsaved_ = 0;  // open past kMaxSubshellDepth
+    bool subshells_too_deep_ = false;
+    std::size_t subshell_saved_bytes_ = 0;
+    bool subshell_budget_noted_ = false;
+    std::size_t step_bytes_ = 0;  // options and environments of the steps so far
 };
 
 // srun and sbatch options whose value may follow as the next word; the rest
@@ -828,13 +1247,55 @@ std::size_t read_options(const std::vector<Word>& words, const std::vector<int>&
     return i;
 }
 
-void Shell::run_srun(const std::vector<const RawWord*>& prefixes, const std::vector<RawWord>& args,
-                     const RawCommand& command) {
+void Shell::apply_wrapper_edits(SrunStep& step, const std::vector<EnvEdit>& edits, int line) {
+    for (const auto& edit : edits) {
+        switch (edit.kind) {
+            case EnvEdit::Kind::clear: step.environment.clear(); break;
+            case EnvEdit::Kind::unset: step.environment.erase(edit.name); break;
+            case EnvEdit::Kind::set:
+                step.environment[edit.name] =
+                    Variable{edit.name, edit.value.known ? std::optional<std::string>(edit.value.text) : std::nullopt,
+                             line, edit.wrapper + " on line " + std::to_string(line), edit.value.why_unknown};
+                break;
+            case EnvEdit::Kind::unknown:
+                step.environment_complete = false;
+                step.environment_why_unknown = "the srun on line " + std::to_string(line) + " runs under " + edit.wrapper;
+                script_.notes.push_back("line " + std::to_string(line) + ": srun runs under " + edit.wrapper +
+                                        "; the step's environment is not known");
+                break;
+        }
+    }
+}
+
+// Steps whose options and environments together pass kMaxStepBytes refuse
+// the script, as more than kMaxSteps steps do: a review judges every step or none.
+bool Shell::within_step_bounds(const SrunStep& step) {
+    std::size_t bytes = 0;
+    for (const auto& [name, variable] : step.environment) {
+        bytes += name.size() + (variable.value ? variable.value->size() : 0);
+    }
+    if (!charge_step_bytes(bytes, step.line)) return false;
+    step_bytes_ += bytes;
+    return true;
+}
+
+void Shell::run_srun(const std::vector<const RawWord*>& prefixes, const StepStart& start,
+                     const std::vector<Word>& words, const std::vector<int>& lines,
+                     std::optional<std::size_t> srun_end, const RawCommand& command) {
     if (script_.steps.size() >= kMaxSteps) {
-        ++script_.steps_dropped;
+        refusal.emplace(command.line, "the script runs more than " + std::to_string(kMaxSteps) +
+                                          " srun steps; launchguard judges up to " + std::to_string(kMaxSteps) +
+                                          " and refuses a script with more rather than judge part of it");
         return;
     }
     SrunStep step;
+    if (srun_end && !line_starts.empty()) {
+        // The line holding the end of the srun word, and the column there.
+        auto next = std::upper_bound(line_starts.begin(), line_starts.end(), *srun_end - 1);
+        std::size_t index = static_cast<std::size_t>(next - line_starts.begin()) - 1;
+        step.options_line = static_cast<int>(index) + 1;
+        step.options_column = *srun_end - line_starts[index];
+    }
     step.line = command.line;
     step.last_line = command.last_line;
     step.conditional = conditional_depth > 0;
@@ -848,16 +1309,8 @@ void Shell::run_srun(const std::vector<const RawWord*>& prefixes, const std::vec
         const ShellVariable& v = scratch.variables[name];
         step.environment[name] = Variable{name, v.value, command.line, v.origin, v.why_unknown};
     }
+    apply_wrapper_edits(step, start.edits, command.line);
 
-    std::vector<Word> words;
-    std::vector<int> lines;
-    for (const auto& arg : args) {
-        for (auto& word : expand(arg)) {
-            if (words.size() >= kMaxWords) break;
-            words.push_back(std::move(word));
-            lines.push_back(arg.line);
-        }
-    }
     std::size_t program = read_options(words, lines, step.options);
     if (program < words.size()) step.program = words[program].known ? words[program].text : "";
 
@@ -865,6 +1318,7 @@ void Shell::run_srun(const std::vector<const RawWord*>& prefixes, const std::vec
         if (!option.is("--export")) continue;
         if (!option.value_known) {
             step.environment_complete = false;
+            step.environment_why_unknown = "srun " + option.written + " is computed at run time";
             script_.notes.push_back("line " + std::to_string(option.line) + ": srun " + option.written +
                                     " is computed at run time; the step's environment is not fully known");
             continue;
@@ -919,7 +1373,7 @@ void Shell::run_srun(const std::vector<const RawWord*>& prefixes, const std::vec
             }
         }
     }
-    script_.steps.push_back(std::move(step));
+    if (within_step_bounds(step)) script_.steps.push_back(std::move(step));
 }
 
 // #SBATCH lines: sbatch reads them only until the first command.
@@ -998,16 +1452,29 @@ Result<BatchScript> parse_batch_script(std::string_view text, const std::string&
         pos = end + 1;
     }
     script.shebang_lines = text.starts_with("#!") ? 1 : 0;
+    script.final_newline = text.empty() || text.ends_with('\n');
+    for (std::size_t i = 0; i < script.lines.size(); ++i) {
+        // The last line has no line break of its own: a CR there is no DOS line break.
+        if (script.lines[i].ends_with('\r') && (i + 1 < script.lines.size() || text.ends_with('\n'))) {
+            script.crlf = true;
+            script.notes.push_back("line " + std::to_string(i + 1) +
+                                   " ends with CR LF (DOS line breaks): sbatch refuses a script with them; "
+                                   "convert it to LF line breaks (dos2unix) before submitting");
+            break;
+        }
+    }
     read_directives(script, script.notes);
 
     Lexer lexer(text, 1, script.notes);
     Shell shell(script, 0);
-    shell.run(lexer.commands());
-    script.exported = shell.exported_variables();
-    if (script.steps_dropped > 0) {
-        script.notes.push_back(std::to_string(script.steps_dropped) + " srun command(s) after the first " +
-                               std::to_string(kMaxSteps) + " were not judged");
+    std::size_t offset = 0;
+    for (const auto& line : script.lines) {
+        shell.line_starts.push_back(offset);
+        offset += line.size() + 1;
     }
+    shell.run(lexer.commands());
+    if (shell.refusal) return make_file_error(path, shell.refusal->first, shell.refusal->second);
+    script.exported = shell.exported_variables();
     return script;
 }
 

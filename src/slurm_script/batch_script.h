@@ -24,9 +24,15 @@ namespace launchguard::slurm_script {
 
 // sbatch itself refuses scripts above 4 MiB by default; a review needs far less.
 inline constexpr std::size_t kMaxScriptBytes = 1U << 20;
-// Steps kept for judging; a script that runs more (srun in a generated
-// list) is judged on its first ones, with a note, so a review stays cheap.
-inline constexpr std::size_t kMaxSteps = 64;
+// Steps judged per script: every step up to this many is judged (the cost
+// grows linearly with them); a script with more is refused, never judged in
+// part, so a step that was not judged can never be allowed.
+inline constexpr std::size_t kMaxSteps = 4096;
+// The options and environments of all steps together (names and values, in
+// bytes): each step carries its own copy of both, so this bounds what many
+// steps over large variables can cost. A script above it is refused like one
+// with too many steps.
+inline constexpr std::size_t kMaxStepBytes = 64U << 20;
 
 // One option as written (#SBATCH line or srun argument), split into name and value.
 struct Option {
@@ -56,25 +62,34 @@ struct SrunStep {
     int last_line = 0;                 // where it ends (continuations)
     std::vector<Option> options;       // srun's own options, in order
     VariableMap environment;           // what the step's tasks get from the script
-    bool environment_complete = true;  // false after --export=NONE/explicit lists we cannot follow
+    bool environment_complete = true;  // false when the step's environment cannot be known
+    std::string environment_why_unknown;  // why, when it is not complete
     bool conditional = false;          // inside if/case/loop: runs only when a condition holds
     std::string program;               // first word after the options ("" when unknown)
+    // Where srun's own options may be added: the physical line (1-based) and
+    // the byte column just after the srun word; line 0 when the srun word
+    // comes out of an expansion with other words, or ends inside a quote that
+    // is never closed, and has no place of its own.
+    int options_line = 0;
+    std::size_t options_column = 0;
 };
 
 struct BatchScript {
     std::string path;
     std::vector<Option> directives;    // #SBATCH, in order
     VariableMap exported;              // exported at the end of the script (for steps: see SrunStep)
-    std::vector<SrunStep> steps;       // at most kMaxSteps
-    std::size_t steps_dropped = 0;     // srun commands after the first kMaxSteps
+    std::vector<SrunStep> steps;       // at most kMaxSteps (more is an error)
     std::vector<std::string> notes;    // what the reader could not follow, with line numbers
     std::vector<std::string> lines;    // the script's physical lines, for `review --patched`
     int last_directive_line = 0;       // 0 when there is none
     int shebang_lines = 0;             // 1 when the first line is "#!..."
+    bool final_newline = true;         // false when the last line has no line break
+    bool crlf = false;                 // a line ends with CR LF (DOS line breaks), with a note
 };
 
-// Errors only for input that is not a batch script at all (too large,
-// binary); everything else parses with notes.
+// Errors for input that is not a batch script at all (too large, binary) and
+// for one with more steps than a review judges (kMaxSteps,
+// kMaxStepBytes); everything else parses with notes.
 Result<BatchScript> parse_batch_script(std::string_view text, const std::string& path);
 
 // Does the text look like a batch script ("#!" first line or an #SBATCH line)?

@@ -283,7 +283,7 @@ std::vector<StepLaunch> launches_from_script(const BatchScript& script, const Pr
         std::string env_source = launch.label + " of " + script.path +
                                  " (the submitting shell's environment and the image's ENV are not seen)";
         ctx.env = step.environment_complete ? Fact<Environment>::known(std::move(env), env_source)
-                                            : Fact<Environment>::unknown("srun --export is computed at run time");
+                                            : Fact<Environment>::unknown(step.environment_why_unknown);
 
         std::vector<ContainerMount> mounts;
         std::string image;

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
+#include <utility>
 
 #include "report/fix_script.h"
 #include "report/text_report.h"
+#include "util/text_escape.h"
 
 namespace launchguard::slurm_script {
 namespace {
@@ -22,15 +25,55 @@ std::string leading_blanks(const std::string& line) {
     return line.substr(0, line.find_first_not_of(" \t"));
 }
 
-// Where "srun" starts as a word on a line, npos when it does not.
-std::size_t srun_word(const std::string& line) {
-    for (std::size_t pos = line.find("srun"); pos != std::string::npos; pos = line.find("srun", pos + 1)) {
-        bool starts = pos == 0 || line[pos - 1] == ' ' || line[pos - 1] == '\t' || line[pos - 1] == ';' ||
-                      line[pos - 1] == '&' || line[pos - 1] == '|' || line[pos - 1] == '(' || line[pos - 1] == '{';
-        bool ends = pos + 4 == line.size() || line[pos + 4] == ' ' || line[pos + 4] == '\t' || line[pos + 4] == '\r';
-        if (starts && ends) return pos;
+// Why `value` cannot be written into the script, "" when it can: quoting
+// makes any other byte one shell word, but a NUL ends the file's text for
+// the shell, a line break splits the comment --patched may write, and pyxis
+// splits a mount at ',' (entries) and ':' (source, target, flags).
+std::string unwritable(std::string_view value, bool in_mount) {
+    if (value.find('\0') != std::string_view::npos) return "a NUL byte";
+    if (value.find_first_of("\n\r") != std::string_view::npos) return "a line break";
+    if (in_mount && value.find_first_of(",:") != std::string_view::npos) return "a ',' or ':' (pyxis splits mounts there)";
+    return "";
+}
+
+Status check_writable(const BatchScript& script, const StepFixes& step, const RemediationOp& op) {
+    std::string why;
+    std::string what;
+    if (op.kind == RemediationOp::Kind::mount_file) {
+        what = "the mount " + printable_text(op.host_path) + " -> " + printable_text(op.container_path);
+        why = unwritable(op.host_path, true);
+        if (why.empty()) why = unwritable(op.container_path, true);
+    } else {
+        what = "the variable " + printable_text(op.name);
+        if (!is_variable_name(op.name)) why = "a name that is no shell variable name";
+        if (why.empty() && op.kind == RemediationOp::Kind::set_env) why = unwritable(op.value, false);
     }
-    return std::string::npos;
+    if (why.empty()) return Done{};
+    return make_file_error(script.path, step.step_line,
+                           "--patched cannot write the fix for " + what + " into the script: it holds " + why +
+                               "; nothing was patched (`review` without --patched lists the fix)");
+}
+
+// Options to add to one srun: the mount entries and the --container-env names.
+struct SrunAdditions {
+    std::vector<std::string> mounts;
+    std::vector<std::string> env_names;
+
+    // " '--container-mounts=a:b:ro,c:d' --container-env=X,Y": each option one shell word.
+    [[nodiscard]] std::string words() const {
+        std::string out;
+        for (const auto& [option, items] : {std::pair{"--container-mounts=", &mounts}, {"--container-env=", &env_names}}) {
+            if (items->empty()) continue;
+            std::string joined;
+            for (const auto& item : *items) joined += (joined.empty() ? "" : ",") + item;
+            out += " " + shell_quote(std::string(option) + joined);
+        }
+        return out;
+    }
+};
+
+void add_once(std::vector<std::string>& list, const std::string& item) {
+    if (std::find(list.begin(), list.end(), item) == list.end()) list.push_back(item);
 }
 
 }  // namespace
@@ -64,52 +107,59 @@ std::string fix_in_script_terms(const RemediationOp& op, const StepFixes& step) 
     }
 }
 
-std::string apply_fixes(const BatchScript& script, const std::vector<StepFixes>& fixes) {
-    // Line index -> lines to insert before it, and the srun options to add on it.
+Result<std::string> apply_fixes(const BatchScript& script, const std::vector<StepFixes>& fixes) {
+    // Line index -> lines to insert before it; (line index, column) -> options
+    // to add to the srun word that ends there; line index -> options for a
+    // srun whose word has no place of its own (a comment says to add them).
     std::map<std::size_t, std::vector<std::string>> before;
-    std::map<std::size_t, std::vector<std::string>> mounts;
-    std::map<std::size_t, std::vector<std::string>> container_env;
+    std::map<std::pair<std::size_t, std::size_t>, SrunAdditions> on_srun;
+    std::map<std::size_t, SrunAdditions> unplaced;
     for (const auto& step : fixes) {
         std::size_t index = step.step_line > 0 ? static_cast<std::size_t>(step.step_line - 1)
                                                : static_cast<std::size_t>(std::max(script.last_directive_line,
                                                                                    script.shebang_lines));
+        auto additions = [&]() -> SrunAdditions& {
+            if (step.options_line > 0) {
+                return on_srun[{static_cast<std::size_t>(step.options_line - 1), step.options_column}];
+            }
+            return unplaced[index];
+        };
         for (const auto& op : step.ops) {
             if (!script_can_apply(op, step.runtime)) continue;
-            auto& list = op.kind == RemediationOp::Kind::mount_file ? mounts[index] : before[index];
-            std::string text = op.kind == RemediationOp::Kind::mount_file ? mount_entry(op) : env_line(op);
-            if (std::find(list.begin(), list.end(), text) == list.end()) list.push_back(text);
+            if (auto writable = check_writable(script, step, op); !writable) return writable.error();
+            if (op.kind == RemediationOp::Kind::mount_file) {
+                add_once(additions().mounts, mount_entry(op));
+                continue;
+            }
+            add_once(before[index], env_line(op));
             if (op.kind == RemediationOp::Kind::set_env && step.runtime == Runtime::pyxis && step.step_line > 0) {
-                auto& names = container_env[index];
-                if (std::find(names.begin(), names.end(), op.name) == names.end()) names.push_back(op.name);
+                add_once(additions().env_names, op.name);
             }
         }
     }
     std::string out;
     for (std::size_t i = 0; i <= script.lines.size(); ++i) {
-        const std::string line = i < script.lines.size() ? script.lines[i] : std::string();
-        const std::string ending = !line.empty() && line.back() == '\r' ? "\r\n" : "\n";
+        // Each line keeps its own ending; lines added before it take the same.
+        std::string line = i < script.lines.size() ? script.lines[i] : std::string();
+        bool crlf = i < script.lines.size() ? line.ends_with('\r') : script.crlf;
+        if (line.ends_with('\r')) line.pop_back();
+        const std::string ending = crlf ? "\r\n" : "\n";
         if (auto it = before.find(i); it != before.end()) {
             for (const auto& added : it->second) out += leading_blanks(line) + added + ending;
         }
         if (i == script.lines.size()) break;
-        std::string patched = line;
-        std::string options;
-        for (const auto& [option, table] : {std::pair{"--container-mounts=", &mounts}, {"--container-env=", &container_env}}) {
-            auto it = table->find(i);
-            if (it == table->end()) continue;
-            std::string joined;
-            for (const auto& item : it->second) joined += (joined.empty() ? "" : ",") + item;
-            options += " " + std::string(option) + joined;
+        if (auto it = unplaced.find(i); it != unplaced.end()) {
+            out += leading_blanks(line) + "# launchguard: add" + it->second.words() + " to the srun below" + ending;
         }
-        if (!options.empty()) {
-            std::size_t srun = srun_word(patched);
-            if (srun != std::string::npos) {
-                patched.insert(srun + 4, options);
-            } else {
-                out += leading_blanks(line) + "# launchguard: add" + options + " to the srun below" + ending;
-            }
+        // Right to left, so that each column still points where it did.
+        for (auto it = on_srun.lower_bound({i + 1, 0}); it != on_srun.begin();) {
+            --it;
+            if (it->first.first != i) break;
+            line.insert(std::min(it->first.second, line.size()), it->second.words());
         }
-        out += patched + ending;
+        // A last line without a line break stays without one, unless lines follow it.
+        bool last = i + 1 == script.lines.size() && before.count(i + 1) == 0;
+        out += line + (last && !script.final_newline ? std::string() : ending);
     }
     return out;
 }

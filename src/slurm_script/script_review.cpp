@@ -47,6 +47,7 @@ Result<ScriptReview> review_script(std::string_view text, const std::string& pat
 
     ScriptReview review;
     review.script = std::move(script.value());
+    std::size_t step_index = 0;
     for (auto& launch : launches_from_script(review.script, profile)) {
         EvaluationOptions options;
         options.mode = mode;
@@ -55,6 +56,12 @@ Result<ScriptReview> review_script(std::string_view text, const std::string& pat
         StepReview step;
         step.report = evaluate(launch.context, profile, options);
         step.fixes.step_line = launch.line;
+        if (step_index < review.script.steps.size()) {
+            // One launch per srun step, in order (or one batch step when there is none).
+            step.fixes.options_line = review.script.steps[step_index].options_line;
+            step.fixes.options_column = review.script.steps[step_index].options_column;
+        }
+        ++step_index;
         step.fixes.runtime = launch.context.runtime;
         for (const auto& finding : step.report.findings) {
             if (finding.action != Action::block && finding.action != Action::patch) continue;
@@ -78,7 +85,7 @@ Result<ScriptReview> review_script(std::string_view text, const std::string& pat
     return review;
 }
 
-std::string patched_script(const ScriptReview& review) {
+Result<std::string> patched_script(const ScriptReview& review) {
     std::vector<StepFixes> fixes;
     for (const auto& step : review.steps) fixes.push_back(step.fixes);
     return apply_fixes(review.script, fixes);

@@ -41,6 +41,6 @@ inline constexpr unsigned kScriptScopes = kScopeCli;
 Result<ScriptReview> review_script(std::string_view text, const std::string& path, const Profile& profile, Mode mode);
 
 // The script with every fix it can carry applied (`review --patched`).
-std::string patched_script(const ScriptReview& review);
+Result<std::string> patched_script(const ScriptReview& review);
 
 }  // namespace launchguard::slurm_script

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <vector>
 #include <string>
 
 #include "support/azure_fixtures.h"
@@ -213,14 +214,31 @@ TEST(BatchScriptHostile, DeepNestingAndRandomBytesNeverCrashOrHang) {
     }
 }
 
-TEST(BatchScriptHostile, ManyStepsAreJudgedUpToTheLimit) {
+TEST(BatchScriptHostile, EveryStepUpToTheBoundIsReadAndMoreAreRefused) {
     std::string text = "#!/bin/bash\n";
-    for (int i = 0; i < 10000; ++i) text += "srun ./a\n";
+    for (std::size_t i = 0; i < kMaxSteps; ++i) text += "srun ./a\n";
     BatchScript script = parse(text);
-    EXPECT_EQ(script.steps.size(), kMaxSteps);
-    EXPECT_EQ(script.steps_dropped, 10000U - kMaxSteps);
-    ASSERT_FALSE(script.notes.empty());
-    EXPECT_EQ(script.notes.back(), "9936 srun command(s) after the first 64 were not judged");
+    ASSERT_EQ(script.steps.size(), kMaxSteps);
+    EXPECT_EQ(script.steps.back().line, static_cast<int>(kMaxSteps) + 1);
+
+    // One more is refused, naming the line of the first step past the bound.
+    auto refused = parse_batch_script(text + "srun ./b\n", "job.sbatch");
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().to_string(),
+              "job.sbatch:4098: the script runs more than 4096 srun steps; launchguard judges up to 4096 and refuses "
+              "a script with more rather than judge part of it");
+}
+
+TEST(BatchScriptHostile, StepEnvironmentsAreBoundedTogether) {
+    // One 64 KiB variable copied into every step: past 64 MiB together the script is refused.
+    std::string text = "#!/bin/bash\nexport A=xxxxxxxxxxxxxxxx\n";
+    for (int i = 0; i < 12; ++i) text += "A=$A$A\n";
+    for (int i = 0; i < 1100; ++i) text += "srun ./a\n";
+    auto refused = parse_batch_script(text, "job.sbatch");
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().to_string().find("srun steps together are larger than 67108864 bytes"),
+              std::string::npos)
+        << refused.error().to_string();
 }
 
 TEST(BatchScriptHostile, ManyVariablesAreFollowedUpToTheLimit) {
@@ -245,6 +263,213 @@ TEST(BatchScriptHostile, ValuesThatDoubleStopAtTheLimit) {
     std::string endless = "#!/bin/bash\nexport A=xxxxxxxxxxxxxxxx\n";
     for (int i = 0; i < 5000; ++i) endless += "A=$A$A$A$A\nA+=$A\n";
     EXPECT_EQ(parse(endless + "srun ./a\n").steps.size(), 1U);
+}
+
+// ---------------------------------------------------------------- wrappers around srun
+
+TEST(BatchScriptWrappers, EachWrapperRunsAStep) {
+    const std::vector<std::string> commands = {
+        "srun -N 2 ./a",
+        "env NCCL_IB_DISABLE=1 srun -N 2 ./a",
+        "timeout 10m srun -N 2 ./a",
+        "timeout -s INT --kill-after=30 -k 5 --foreground 2h srun -N 2 ./a",
+        "nohup srun -N 2 ./a",
+        "command srun -N 2 ./a",
+        "command -p srun -N 2 ./a",
+        "stdbuf -oL srun -N 2 ./a",
+        "stdbuf -o L -e 0 srun -N 2 ./a",
+        "sudo -E srun -N 2 ./a",
+        "sudo -u alice -E srun -N 2 ./a",
+        "sudo -Eu alice srun -N 2 ./a",
+        "exec srun -N 2 ./a",
+        "exec -a name srun -N 2 ./a",
+        "time srun -N 2 ./a",
+        "time -p srun -N 2 ./a",
+        "/usr/bin/time -f %e -o t.log srun -N 2 ./a",
+        "nice -n 5 srun -N 2 ./a",
+        "/usr/bin/srun -N 2 ./a",
+        "/opt/slurm/bin/srun -N 2 ./a",
+        "\"srun\" -N 2 ./a",
+        "/usr/bin/env X=1 /usr/bin/timeout 5 /usr/bin/srun -N 2 ./a",
+        "sudo -E env X=1 nohup stdbuf -oL timeout 5 srun -N 2 ./a",
+    };
+    for (const auto& command : commands) {
+        BatchScript script = parse("#!/bin/bash\n" + command + "\n");
+        ASSERT_EQ(script.steps.size(), 1U) << command;
+        EXPECT_EQ(script.steps[0].line, 2) << command;
+        const Option* nodes = option(script.steps[0].options, "-N");
+        ASSERT_NE(nodes, nullptr) << command;
+        EXPECT_EQ(nodes->value, "2") << command;
+        EXPECT_EQ(script.steps[0].program, "./a") << command;
+    }
+}
+
+TEST(BatchScriptWrappers, TimeBeforeABlockIsTheKeyword) {
+    BatchScript script = parse("#!/bin/bash\ntime { export A=1; }\nexport B=2\nsrun ./a\n");
+    ASSERT_EQ(script.steps.size(), 1U);
+    EXPECT_EQ(value_of(script.steps[0].environment, "B"), "2");
+    BatchScript inside = parse("#!/bin/bash\nif true; then time { srun ./a; }; export C=3; fi\nsrun ./b\n");
+    ASSERT_EQ(inside.steps.size(), 2U);
+    EXPECT_TRUE(inside.steps[0].conditional);
+    EXPECT_EQ(value_of(inside.steps[1].environment, "C").substr(0, 9), "<unknown:");
+}
+
+TEST(BatchScriptWrappers, CommandsThatRunNoSrunAreNoSteps) {
+    for (const std::string command : {"command -v srun", "command -V srun", "env", "env -S 'srun ./a'", "echo srun",
+                                      "timeout 10", "which srun", "sudo", "my-srun ./a"}) {
+        EXPECT_TRUE(parse("#!/bin/bash\n" + command + "\n").steps.empty()) << command;
+    }
+}
+
+TEST(BatchScriptWrappers, EnvSetsUnsetsAndClearsTheStepsEnvironment) {
+    BatchScript script = parse("#!/bin/bash\n"
+                               "export KEEP=1 DROP=2\n"
+                               "env NCCL_IB_DISABLE=1 srun ./a\n"
+                               "env -u DROP --unset=KEEP X=\"a b\" srun ./b\n"
+                               "env -i PATH=/bin srun ./c\n"
+                               "Y=1 env - srun ./d\n"
+                               "exec -c srun ./e\n"
+                               "env A=$(date) srun ./f\n");
+    ASSERT_EQ(script.steps.size(), 6U);
+    EXPECT_EQ(value_of(script.steps[0].environment, "NCCL_IB_DISABLE"), "1");
+    EXPECT_EQ(value_of(script.steps[0].environment, "KEEP"), "1");
+    EXPECT_EQ(script.steps[0].environment.at("NCCL_IB_DISABLE").origin, "env on line 3");
+    EXPECT_EQ(value_of(script.steps[1].environment, "DROP"), "<absent>");
+    EXPECT_EQ(value_of(script.steps[1].environment, "KEEP"), "<absent>");
+    EXPECT_EQ(value_of(script.steps[1].environment, "X"), "a b");
+    EXPECT_EQ(script.steps[2].environment.size(), 1U);
+    EXPECT_EQ(value_of(script.steps[2].environment, "PATH"), "/bin");
+    EXPECT_TRUE(script.steps[3].environment.empty());
+    EXPECT_TRUE(script.steps[4].environment.empty());
+    EXPECT_EQ(value_of(script.steps[5].environment, "A"), "<unknown: $(date)>");
+    for (const auto& step : script.steps) EXPECT_TRUE(step.environment_complete) << step.line;
+    // Exports before the wrappers still reach later steps: env changes only its own command.
+    BatchScript after = parse("#!/bin/bash\nexport KEEP=1\nenv -i srun ./a\nsrun ./b\n");
+    ASSERT_EQ(after.steps.size(), 2U);
+    EXPECT_EQ(value_of(after.steps[1].environment, "KEEP"), "1");
+}
+
+TEST(BatchScriptWrappers, SudoKeepsTheEnvironmentOnlyWithE) {
+    BatchScript script = parse("#!/bin/bash\n"
+                               "export NCCL_IB_DISABLE=1\n"
+                               "sudo -E srun ./a\n"
+                               "sudo --preserve-env srun ./b\n"
+                               "sudo srun ./c\n"
+                               "sudo -u alice X=1 srun ./d\n");
+    ASSERT_EQ(script.steps.size(), 4U);
+    EXPECT_TRUE(script.steps[0].environment_complete);
+    EXPECT_EQ(value_of(script.steps[0].environment, "NCCL_IB_DISABLE"), "1");
+    EXPECT_TRUE(script.steps[1].environment_complete);
+    EXPECT_FALSE(script.steps[2].environment_complete);
+    EXPECT_EQ(script.steps[2].environment_why_unknown,
+              "the srun on line 5 runs under sudo without -E (the environment is what the sudoers policy keeps)");
+    EXPECT_FALSE(script.steps[3].environment_complete);
+    EXPECT_EQ(value_of(script.steps[3].environment, "X"), "1");
+}
+
+// ---------------------------------------------------------------- subshells, export -n, unset
+
+TEST(BatchScriptScopes, WhatASubshellSetsStaysInIt) {
+    BatchScript script = parse("#!/bin/bash\n"
+                               "export OUTER=1\n"
+                               "( export NCCL_IB_DISABLE=1; export OUTER=2; srun ./inside )\n"
+                               "srun ./after\n"
+                               "(\n"
+                               "  unset OUTER\n"
+                               "  ( export DEEP=1 )\n"
+                               "  srun ./nested\n"
+                               ")\n"
+                               "(set -a; LATER=1) && srun ./c\n"
+                               "case $1 in a) export CASE=1;; (b) export CASE=2;; esac\n"
+                               "( diff <(cat a) >(cat) ; export PS=1 ) ; srun ./d\n");
+    ASSERT_EQ(script.steps.size(), 5U);
+    EXPECT_EQ(value_of(script.steps[0].environment, "NCCL_IB_DISABLE"), "1");
+    EXPECT_EQ(value_of(script.steps[0].environment, "OUTER"), "2");
+    EXPECT_EQ(value_of(script.steps[1].environment, "NCCL_IB_DISABLE"), "<absent>");
+    EXPECT_EQ(value_of(script.steps[1].environment, "OUTER"), "1");
+    EXPECT_EQ(value_of(script.steps[2].environment, "OUTER"), "<absent>");
+    EXPECT_EQ(value_of(script.steps[2].environment, "DEEP"), "<absent>");
+    EXPECT_EQ(value_of(script.steps[3].environment, "LATER"), "<absent>");
+    EXPECT_EQ(value_of(script.steps[4].environment, "OUTER"), "1");
+    EXPECT_EQ(value_of(script.steps[4].environment, "PS"), "<absent>");
+    // A case pattern's ')' closes no subshell: CASE is set (under a condition), not dropped.
+    EXPECT_NE(value_of(script.steps[4].environment, "CASE"), "<absent>");
+    EXPECT_EQ(script.exported.count("NCCL_IB_DISABLE"), 0U);
+}
+
+TEST(BatchScriptScopes, ExportNAndUnsetTakeAVariableFromLaterSteps) {
+    BatchScript script = parse("#!/bin/bash\n"
+                               "export A=1 B=2 C=3 D=4 E=5\n"
+                               "export -n A\n"
+                               "declare +x B\n"
+                               "unset C\n"
+                               "unset -v D\n"
+                               "unset -f E\n"
+                               "export -n F=6\n"
+                               "srun ./a\n"
+                               "srun --export=A,F ./b\n");
+    ASSERT_EQ(script.steps.size(), 2U);
+    const auto& env = script.steps[0].environment;
+    EXPECT_EQ(value_of(env, "A"), "<absent>");
+    EXPECT_EQ(value_of(env, "B"), "<absent>");
+    EXPECT_EQ(value_of(env, "C"), "<absent>");
+    EXPECT_EQ(value_of(env, "D"), "<absent>");
+    EXPECT_EQ(value_of(env, "E"), "5");
+    EXPECT_EQ(value_of(env, "F"), "<absent>");
+    // Still set in the script: --export=NAME passes them by name.
+    EXPECT_EQ(value_of(script.steps[1].environment, "A"), "1");
+    EXPECT_EQ(value_of(script.steps[1].environment, "F"), "6");
+}
+
+TEST(BatchScriptHostile, DeepAndEndlessSubshellsStayBounded) {
+    std::string deep = "#!/bin/bash\nexport A=0\n" + std::string(100000, '(') + "export A=1\n" +
+                       std::string(100000, ')') + "\nsrun ./a\n";
+    BatchScript script = parse(deep);
+    ASSERT_EQ(script.steps.size(), 1U);
+    EXPECT_EQ(value_of(script.steps[0].environment, "A"), "0");
+    std::string many = "#!/bin/bash\n";
+    for (int i = 0; i < 1000; ++i) many += "export V" + std::to_string(i) + "=1\n";
+    for (int i = 0; i < 20000; ++i) many += "( export V1=2 )\n";
+    EXPECT_EQ(value_of(parse(many + "srun ./a\n").steps.at(0).environment, "V1"), "1");
+    EXPECT_EQ(parse("#!/bin/bash\n" + std::string(50000, ')') + "\nsrun ./a\n").steps.size(), 1U);
+}
+
+// ---------------------------------------------------------------- where each step's options go
+
+TEST(BatchScript, EveryStepOnALineHasItsOwnPlace) {
+    BatchScript script = parse("#!/bin/bash\n"
+                               "srun A && srun B; srun C || env X=1 /usr/bin/srun D | srun E\n"
+                               "echo 'srun in a string' ; srun \\\n"
+                               "  -N 2 ./f\n");
+    ASSERT_EQ(script.steps.size(), 6U);
+    const std::string& line = script.lines[1];
+    for (std::size_t i = 0; i < 5; ++i) {
+        EXPECT_EQ(script.steps[i].options_line, 2);
+        EXPECT_TRUE(line.substr(0, script.steps[i].options_column).ends_with("srun")) << i;
+        EXPECT_EQ(line.substr(script.steps[i].options_column, 2), " " + std::string(1, static_cast<char>('A' + i)));
+    }
+    EXPECT_EQ(script.steps[5].options_line, 3);
+    EXPECT_EQ(script.steps[5].options_column, script.lines[2].size() - 2);
+    // Nor has one that ends inside a quote never closed (the rest of the script is in it).
+    BatchScript open = parse("#!/bin/bash\nsrun ./a && /usr/bin/srun\"");
+    ASSERT_EQ(open.steps.size(), 2U);
+    EXPECT_EQ(open.steps[0].options_line, 2);
+    EXPECT_EQ(open.steps[1].options_line, 0);
+    // A srun word that an array expands among others has no place of its own.
+    BatchScript array = parse("#!/bin/bash\nCMD=(srun -N 2)\n\"${CMD[@]}\" ./a\n");
+    ASSERT_EQ(array.steps.size(), 1U);
+    EXPECT_EQ(array.steps[0].options_line, 0);
+}
+
+TEST(BatchScript, CrLfLineBreaksAreNoted) {
+    BatchScript script = parse("#!/bin/bash\r\nexport A=1\r\nsrun ./a\r\n");
+    EXPECT_TRUE(script.crlf);
+    ASSERT_EQ(script.steps.size(), 1U);
+    EXPECT_EQ(value_of(script.steps[0].environment, "A"), "1");
+    ASSERT_FALSE(script.notes.empty());
+    EXPECT_NE(script.notes[0].find("line 1 ends with CR LF (DOS line breaks): sbatch refuses"), std::string::npos)
+        << script.notes[0];
+    EXPECT_FALSE(parse("#!/bin/bash\nsrun ./a\n").crlf);
 }
 
 TEST(BatchScript, RecognisesBatchScripts) {

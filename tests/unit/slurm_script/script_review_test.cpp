@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "engine/profile_loader.h"
 #include "support/azure_fixtures.h"
@@ -113,7 +114,7 @@ TEST(ScriptReview, MissingTopologyMountIsAFindingWithTheMountAsFix) {
         << ::testing::PrintToString(fixes);
 
     // The patched script carries both, and reviewing it again finds nothing to mount.
-    std::string patched = patched_script(r);
+    std::string patched = patched_script(r).value();
     EXPECT_NE(patched.find("export NCCL_TOPO_FILE=/opt/microsoft/ndv5-topo.xml\nsrun "
                            "--container-mounts=/opt/microsoft/ndv5-topo.xml:/opt/microsoft/ndv5-topo.xml:ro "
                            "--container-env=NCCL_TOPO_FILE --container-image="),
@@ -235,6 +236,149 @@ TEST(ScriptReview, IbDisabledInABashCStepIsFound) {
     EXPECT_NE(std::find(fixes.begin(), fixes.end(), "unset NCCL_IB_DISABLE  (before the srun on line 3)"), fixes.end())
         << ::testing::PrintToString(fixes);
     EXPECT_EQ(finding(review(kPyxis + "srun ./a\n", "h100-cx7-ib"), "net.ib-disabled"), nullptr);
+}
+
+bool has_unknown(const ScriptReview& r, const std::string& text) {
+    return std::any_of(r.report.unknowns.begin(), r.report.unknowns.end(),
+                       [&](const Unknown& u) { return u.reason.find(text) != std::string::npos; });
+}
+
+TEST(ScriptReview, StepsBehindWrappersAreJudged) {
+    for (const std::string step : {"env NCCL_IB_DISABLE=1 srun ./a", "export NCCL_IB_DISABLE=1; timeout 2h srun ./a",
+                                   "export NCCL_IB_DISABLE=1; nohup srun ./a", "export NCCL_IB_DISABLE=1; command srun ./a",
+                                   "export NCCL_IB_DISABLE=1; stdbuf -oL srun ./a",
+                                   "export NCCL_IB_DISABLE=1; sudo -E srun ./a", "export NCCL_IB_DISABLE=1; exec srun ./a",
+                                   "export NCCL_IB_DISABLE=1; time srun ./a",
+                                   "export NCCL_IB_DISABLE=1; /usr/bin/srun ./a",
+                                   "sudo -E env NCCL_IB_DISABLE=1 timeout -s INT 10 /opt/slurm/bin/srun ./a"}) {
+        ScriptReview r = review(kPyxis + step + "\n", "h100-cx7-ib");
+        const Finding* f = finding(r, "net.ib-disabled");
+        ASSERT_NE(f, nullptr) << step << ::testing::PrintToString(fired(r));
+        EXPECT_EQ(f->action, Action::block) << step;
+        EXPECT_EQ(r.report.decision, Decision::block) << step;
+    }
+    // env -u and env -i take it away again; sudo without -E leaves the environment unknown, said so.
+    EXPECT_EQ(finding(review(kPyxis + "export NCCL_IB_DISABLE=1\nenv -u NCCL_IB_DISABLE srun ./a\n", "h100-cx7-ib"),
+                      "net.ib-disabled"),
+              nullptr);
+    ScriptReview sudo = review(kPyxis + "export NCCL_IB_DISABLE=1\nsudo srun ./a\n", "h100-cx7-ib");
+    EXPECT_EQ(finding(sudo, "net.ib-disabled"), nullptr);
+    EXPECT_TRUE(has_unknown(sudo, "runs under sudo without -E")) << ::testing::PrintToString(fired(sudo));
+}
+
+TEST(ScriptReview, ASubshellsExportsAndExportNReachNoLaterStep) {
+    for (const std::string lines : {"( export NCCL_IB_DISABLE=1 )\nsrun ./a\n",
+                                    "export NCCL_IB_DISABLE=1\nexport -n NCCL_IB_DISABLE\nsrun ./a\n",
+                                    "export NCCL_IB_DISABLE=1\nunset NCCL_IB_DISABLE\nsrun ./a\n",
+                                    "export NCCL_IB_DISABLE=1\nunset -v NCCL_IB_DISABLE\nsrun ./a\n"}) {
+        ScriptReview r = review(kPyxis + lines, "h100-cx7-ib");
+        EXPECT_EQ(finding(r, "net.ib-disabled"), nullptr) << lines << ::testing::PrintToString(fired(r));
+    }
+    // The step inside the subshell sees what it sets.
+    ScriptReview inside = review(kPyxis + "( export NCCL_IB_DISABLE=1; srun ./a )\nsrun ./b\n", "h100-cx7-ib");
+    const Finding* f = finding(inside, "net.ib-disabled");
+    ASSERT_NE(f, nullptr) << ::testing::PrintToString(fired(inside));
+    EXPECT_EQ(evidence(*f, "step"), "srun on line 3");
+    EXPECT_EQ(inside.report.findings.size(), 1U) << ::testing::PrintToString(fired(inside));
+}
+
+TEST(ScriptReview, ABlockingStepFarDownIsJudged) {
+    std::string text = kPyxis;
+    for (int i = 0; i < 1000; ++i) text += "srun ./step" + std::to_string(i) + "\n";
+    ScriptReview r = review(text + "env NCCL_IB_DISABLE=1 srun ./last\n", "h100-cx7-ib");
+    EXPECT_EQ(r.steps.size(), 1001U);
+    const Finding* f = finding(r, "net.ib-disabled");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(evidence(*f, "step"), "srun on line 1003");
+    EXPECT_EQ(r.report.decision, Decision::block);
+}
+
+// ---------------------------------------------------------------- --patched on hostile and unusual scripts
+
+ScriptReview review_with_topology(const std::string& text, const std::string& host_path) {
+    Profile profile = profile_named("azure-ndv5");
+    profile.topology.host_path = host_path;
+    auto result = review_script(text, "job.sbatch", profile, Mode::enforce);
+    EXPECT_TRUE(result) << result.error().to_string();
+    return result ? result.value() : ScriptReview{};
+}
+
+// The --container-mounts value of the first step of `script`, as the shell reads it.
+std::string mounts_as_read(const std::string& script) {
+    auto parsed = parse_batch_script(script, "patched.sbatch");
+    if (!parsed || parsed->steps.empty()) return "<no step>";
+    for (const auto& option : parsed->steps[0].options) {
+        if (option.is("--container-mounts")) return option.value_known ? option.value : "<unknown>";
+    }
+    return "<none>";
+}
+
+TEST(ScriptPatch, InsertedValuesAreQuotedForTheShell) {
+    const std::string job = kPyxis + "srun --container-image=img ./a\n";
+    for (const std::string path : {"/opt/$(touch /tmp/pwned)/topo.xml", "/opt/`id`/topo.xml", "/opt/it's here/topo.xml",
+                                   "/opt/a b;c&d|e>f/topo.xml", "/opt/${HOME}/*.xml"}) {
+        ScriptReview r = review_with_topology(job, path);
+        auto patched = patched_script(r);
+        ASSERT_TRUE(patched) << patched.error().to_string();
+        EXPECT_EQ(mounts_as_read(patched.value()), path + ":/opt/microsoft/ndv5-topo.xml:ro") << patched.value();
+        EXPECT_EQ(std::count(patched->begin(), patched->end(), '\n'), 4) << patched.value();
+    }
+    ScriptReview r = review_with_topology(job, "/opt/$(reboot)/topo.xml");
+    EXPECT_NE(patched_script(r)->find("srun '--container-mounts=/opt/$(reboot)/topo.xml:/opt/microsoft/ndv5-topo.xml:ro' "
+                                      "--container-env=NCCL_TOPO_FILE --container-image=img ./a\n"),
+              std::string::npos)
+        << patched_script(r).value();
+}
+
+TEST(ScriptPatch, AValueNoLineCanCarryIsRefused) {
+    const std::string job = kPyxis + "srun --container-image=img ./a\n";
+    const std::vector<std::string> paths = {"/opt/x\nreboot\n/topo.xml", std::string("/opt/x\0y", 8), "/opt/x\r/t.xml",
+                                            "/opt/a,b/topo.xml", "/opt/a:b/topo.xml"};
+    for (const auto& path : paths) {
+        ScriptReview r = review_with_topology(job, path);
+        auto patched = patched_script(r);
+        ASSERT_FALSE(patched) << patched.value();
+        EXPECT_NE(patched.error().to_string().find("job.sbatch:3: --patched cannot write the fix for the mount"),
+                  std::string::npos)
+            << patched.error().to_string();
+    }
+}
+
+TEST(ScriptPatch, CrLfScriptsKeepTheirLineBreaks) {
+    std::string job = "#!/bin/bash\r\n#SBATCH --nodes=2 --gpus-per-node=8\r\nsrun --container-image=img ./a\r\n";
+    ScriptReview r = review(job, "azure-ndv5");
+    EXPECT_TRUE(has_unknown(r, "sbatch refuses a script with them"));
+    auto patched = patched_script(r);
+    ASSERT_TRUE(patched) << patched.error().to_string();
+    EXPECT_EQ(patched.value(),
+              "#!/bin/bash\r\n#SBATCH --nodes=2 --gpus-per-node=8\r\n"
+              "export NCCL_TOPO_FILE=/opt/microsoft/ndv5-topo.xml\r\n"
+              "srun --container-mounts=/opt/microsoft/ndv5-topo.xml:/opt/microsoft/ndv5-topo.xml:ro "
+              "--container-env=NCCL_TOPO_FILE --container-image=img ./a\r\n");
+}
+
+TEST(ScriptPatch, ALastLineWithoutALineBreakKeepsNone) {
+    ScriptReview r = review(kPyxis + "srun --container-image=img ./a", "azure-ndv5");
+    auto patched = patched_script(r);
+    ASSERT_TRUE(patched) << patched.error().to_string();
+    EXPECT_TRUE(patched->ends_with("--container-image=img ./a")) << patched.value();
+}
+
+TEST(ScriptPatch, EveryStepOnALineIsPatched) {
+    for (const std::string separator : {" && ", " ; ", " || ", " | "}) {
+        std::string job = kPyxis + "srun --container-image=img ./a" + separator + "srun --container-image=img ./b\n";
+        ScriptReview r = review(job, "azure-ndv5");
+        ASSERT_EQ(r.steps.size(), 2U) << separator;
+        auto patched = patched_script(r);
+        ASSERT_TRUE(patched) << patched.error().to_string();
+        const std::string fixed = "srun --container-mounts=/opt/microsoft/ndv5-topo.xml:/opt/microsoft/ndv5-topo.xml:ro "
+                                  "--container-env=NCCL_TOPO_FILE --container-image=img ./";
+        EXPECT_NE(patched->find(fixed + "a" + separator + fixed + "b\n"), std::string::npos) << patched.value();
+        // Patched once is patched for good.
+        ScriptReview again = review(patched.value(), "azure-ndv5");
+        EXPECT_EQ(finding(again, "topo.not-propagated"), nullptr) << separator << ::testing::PrintToString(fired(again));
+        EXPECT_EQ(patched_script(again).value(), patched.value()) << separator;
+    }
 }
 
 TEST(ScriptReview, BindingByIdIsFoundFromSrunCpuBind) {
