@@ -794,7 +794,9 @@ TEST(TopoBusidDrift, ABusidReadsAsNcclsCStringUpToANul) {
     auto with_nul = run_rule("topo.numa-drift", on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml", file));
     auto without = run_rule("topo.numa-drift", on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml", topology_for_32em64t()));
     ASSERT_EQ(with_nul.fired(), without.fired());
-    if (without.fired()) EXPECT_EQ(with_nul.finding().evidence, without.finding().evidence);
+    if (without.fired()) {
+        EXPECT_EQ(with_nul.finding().evidence, without.finding().evidence);
+    }
 }
 
 TEST(TopoBusidDrift, SaysWhenOnlyTheCaseDiffers) {
