@@ -6,10 +6,10 @@
 // the whole engine over every rule. Run: build/bench/evaluate_bench
 #include <benchmark/benchmark.h>
 
+#include <unistd.h>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "context/captured_file_view.h"
 #include "engine/engine.h"
@@ -52,7 +52,8 @@ struct BenchLaunch {
                                             {"HOME", "/root"},
                                             {"PATH", "/usr/bin:/bin"}});
         ctx.files = std::make_shared<RootedFileView>(root.string());
-        auto topo = load_topology_from_xml(std::string(LAUNCHGUARD_FIXTURES) + "/hwloc/32em64t-2n8c2t-pci-normalio.xml");
+        auto topo =
+            load_topology_from_xml(std::string(LAUNCHGUARD_FIXTURES) + "/hwloc/32em64t-2n8c2t-pci-normalio.xml");
         if (!topo) std::abort();
         ctx.topology = Fact<NodeTopology>::known(topo.value(), "bench");
         ctx.interfaces = Fact<std::vector<NetInterface>>::known(topo->interfaces, "bench");
@@ -165,8 +166,7 @@ BENCHMARK(BM_EvaluateLaunchWithHostView)->Unit(benchmark::kMicrosecond);
 
 void BM_LoadTopologyXml(benchmark::State& state) {
     for (auto _ : state) {
-        benchmark::DoNotOptimize(
-            load_topology_from_xml(std::string(LAUNCHGUARD_FIXTURES) + "/hwloc/nvidiaDGX2.xml"));
+        benchmark::DoNotOptimize(load_topology_from_xml(std::string(LAUNCHGUARD_FIXTURES) + "/hwloc/nvidiaDGX2.xml"));
     }
 }
 BENCHMARK(BM_LoadTopologyXml)->Unit(benchmark::kMicrosecond);

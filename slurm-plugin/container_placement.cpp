@@ -58,9 +58,10 @@ Placement place_task(const std::optional<MountNamespace>& forked_in, const std::
     if (*forked_in == *now) {
         placement.runtime = Runtime::bare;
         if (pyxis.any()) {
-            placement.warning = "the step asks pyxis for a container but the task is still in the host's mount "
-                                "namespace: list launchguard after pyxis in plugstack.conf, or it judges the host "
-                                "instead of the container";
+            placement.warning =
+                "the step asks pyxis for a container but the task is still in the host's mount "
+                "namespace: list launchguard after pyxis in plugstack.conf, or it judges the host "
+                "instead of the container";
         }
         return placement;
     }

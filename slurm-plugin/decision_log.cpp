@@ -12,10 +12,11 @@ std::string decision_line(const DecisionSite& site, const Report& report) {
     }
     return "decision hook=" + site.hook + " job=" + site.job + " step=" + site.step + " node=" + site.node +
            " profile=" + report.profile + " mode=" + std::string(to_string(report.mode)) +
-           " decision=" + std::string(to_string(report.decision)) + " blocked=" + rules_with_action(report, Action::block) +
+           " decision=" + std::string(to_string(report.decision)) +
+           " blocked=" + rules_with_action(report, Action::block) +
            " patched=" + rules_with_action(report, Action::patch) +
-           " warned=" + rules_with_action(report, Action::warn) +
-           " env=" + (patched.empty() ? "-" : patched) + " unknown=" + std::to_string(report.unknowns.size());
+           " warned=" + rules_with_action(report, Action::warn) + " env=" + (patched.empty() ? "-" : patched) +
+           " unknown=" + std::to_string(report.unknowns.size());
 }
 
 std::string user_message(const Report& report, Runtime runtime) {

@@ -9,9 +9,9 @@
 namespace launchguard::slurm {
 
 struct DecisionSite {
-    std::string hook;     // "task_init" / "job_prolog"
-    std::string job;      // job id or "?"
-    std::string step;     // step id, "batch", "extern" or "?"
+    std::string hook;  // "task_init" / "job_prolog"
+    std::string job;   // job id or "?"
+    std::string step;  // step id, "batch", "extern" or "?"
     std::string node;
 };
 

@@ -86,7 +86,8 @@ const launchguard_core* ready_core(spank_t sp, int ac, char** av) noexcept {
 struct spank_option g_option = {
     const_cast<char*>("launchguard"),
     const_cast<char*>("MODE"),
-    const_cast<char*>("launchguard mode for this job: enforce, patch, warn or off (the site decides which are allowed)"),
+    const_cast<char*>(
+        "launchguard mode for this job: enforce, patch, warn or off (the site decides which are allowed)"),
     1,
     0,
     forward_user_option,

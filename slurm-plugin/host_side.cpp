@@ -35,8 +35,8 @@ void capture_host_side(spank_t sp, const PluginConfig& config) {
 
     HostSide side;
     side.env = job_environment(sp);
-    auto files = std::make_shared<CapturedFileView>(
-        std::make_shared<RootedFileView>("/"), "host filesystem of " + short_hostname() + " (seen by slurmstepd)");
+    auto files = std::make_shared<CapturedFileView>(std::make_shared<RootedFileView>("/"),
+                                                    "host filesystem of " + short_hostname() + " (seen by slurmstepd)");
     // As the job user, before pyxis: exactly what NCCL on the host would open.
     nccl::ask_host_questions(side.env, *files, host_path);
     files->release();

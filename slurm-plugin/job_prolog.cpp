@@ -38,8 +38,10 @@ int run_job_prolog(spank_t sp, const PluginConfig& config) {
     log_info(decision_line(site, report));
     for (const auto& f : report.findings) {
         std::string line = "job_prolog: " + std::string(to_string(f.action)) + " " + f.rule + ": " + f.message;
-        if (f.action == Action::block) log_error(line);
-        else log_info(line);
+        if (f.action == Action::block)
+            log_error(line);
+        else
+            log_info(line);
     }
     (void)sp;
     return report.decision == Decision::block ? -1 : 0;

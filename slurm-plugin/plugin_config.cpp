@@ -62,9 +62,12 @@ Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args) {
             }
             config.topology_cache_max_age = seconds;
         } else if (key == "on-error") {
-            if (value == "allow") config.on_error = OnError::allow;
-            else if (value == "block") config.on_error = OnError::block;
-            else return arg_error(arg, "on-error must be allow or block");
+            if (value == "allow")
+                config.on_error = OnError::allow;
+            else if (value == "block")
+                config.on_error = OnError::block;
+            else
+                return arg_error(arg, "on-error must be allow or block");
         } else if (key == "hwloc-xml") {
             config.hwloc_xml = value;
         } else if (key == "sysfs-root") {

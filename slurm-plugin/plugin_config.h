@@ -19,8 +19,8 @@ namespace launchguard::slurm {
 enum class OnError { allow, block };
 
 struct PluginConfig {
-    std::string profile = "default";       // embedded name or YAML path
-    Mode mode = Mode::enforce;             // the site's mode
+    std::string profile = "default";  // embedded name or YAML path
+    Mode mode = Mode::enforce;        // the site's mode
     // Modes a user may pick with --launchguard. Empty = the default policy:
     // the site mode, anything stricter, and `warn` (report without changing).
     std::vector<Mode> user_modes;

@@ -42,7 +42,9 @@ std::string pyxis_fix(const std::vector<RemediationOp>& ops) {
                 exports.push_back("export " + op.name + "=" + shell_quote(op.value));
                 env_names.push_back(op.name);
                 break;
-            default: others.push_back(describe_remediation(op)); break;
+            default:
+                others.push_back(describe_remediation(op));
+                break;
         }
     }
     std::vector<std::string> parts;

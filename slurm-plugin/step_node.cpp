@@ -18,8 +18,10 @@ ProbeOptions node_probe_options(const PluginConfig& config) {
     // The node's cache (written at slurmd start or by the prolog plugin) is
     // far cheaper than discovery; the probe falls back to discovery when it
     // is missing.
-    if (config.hwloc_xml) probe.hwloc_xml = config.hwloc_xml;
-    else probe.topology_cache = config.topology_cache;
+    if (config.hwloc_xml)
+        probe.hwloc_xml = config.hwloc_xml;
+    else
+        probe.topology_cache = config.topology_cache;
     probe.sysfs_root = config.sysfs_root;
     return probe;
 }

@@ -6,8 +6,8 @@
 
 #include "decision_log.h"
 #include "probe/context_builder.h"
-#include "pyxis.h"
 #include "profile/profile.h"
+#include "pyxis.h"
 #include "rules/rule.h"
 #include "spank_glue.h"
 #include "step_node.h"

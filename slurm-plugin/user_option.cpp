@@ -15,14 +15,13 @@ namespace {
 int judge_user_option(int /*val*/, const char* optarg, int remote) {
     auto mode = parse_mode(optarg == nullptr ? "" : optarg);
     if (!mode) {
-        log_error(std::string("--launchguard=") + (optarg ? optarg : "") +
-                  ": expected enforce, patch, warn or off");
+        log_error(std::string("--launchguard=") + (optarg ? optarg : "") + ": expected enforce, patch, warn or off");
         return -1;
     }
     const PluginConfig* config = remembered_config();
     if (remote == 0 && config != nullptr && !user_may_choose(*config, *mode)) {
-        log_error("--launchguard=" + std::string(optarg) + " is not allowed on this cluster (allowed: " +
-                  allowed_user_modes(*config) + ")");
+        log_error("--launchguard=" + std::string(optarg) +
+                  " is not allowed on this cluster (allowed: " + allowed_user_modes(*config) + ")");
         return -1;
     }
     set_requested_user_mode(*mode);

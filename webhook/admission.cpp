@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "kubernetes/workload_review.h"
-#include "review_parser.h"
 #include "report/text_report.h"
+#include "review_parser.h"
 #include "util/text_escape.h"
 
 namespace launchguard::webhook {
@@ -25,8 +25,8 @@ constexpr std::size_t kMaxDenyMessage = 4000;
 
 Answer bad_request(Metrics& metrics, const std::string& reason) {
     metrics.error("bad_request");
-    return Answer{400, "launchguard: bad AdmissionReview: " + reason + "\n", "text/plain; charset=utf-8",
-                  {{"error", reason}}};
+    return Answer{
+        400, "launchguard: bad AdmissionReview: " + reason + "\n", "text/plain; charset=utf-8", {{"error", reason}}};
 }
 
 std::string base64(std::string_view bytes) {
@@ -66,7 +66,8 @@ json::array warnings_for(const Report& report) {
         out.emplace_back(line);
     }
     if (left_out > 0) {
-        out.emplace_back("launchguard: " + std::to_string(left_out) + " more finding(s); run `launchguard review` on the manifest");
+        out.emplace_back("launchguard: " + std::to_string(left_out) +
+                         " more finding(s); run `launchguard review` on the manifest");
     }
     return out;
 }
@@ -225,7 +226,8 @@ Answer admit_review(Endpoint endpoint, std::string_view body, const WebhookConfi
     const json::value* request = top.if_contains("request");
     if (request == nullptr || !request->is_object()) return bad_request(metrics, "request is missing");
     const json::value* uid = request->as_object().if_contains("uid");
-    if (uid == nullptr || !uid->is_string() || uid->as_string().empty()) return bad_request(metrics, "request.uid is missing");
+    if (uid == nullptr || !uid->is_string() || uid->as_string().empty())
+        return bad_request(metrics, "request.uid is missing");
 
     LogRecord log{{"uid", std::string(uid->as_string())}};
     if (const json::value* ns = request->as_object().if_contains("namespace"); ns && ns->is_string()) {
@@ -250,13 +252,15 @@ Answer admit_review(Endpoint endpoint, std::string_view body, const WebhookConfi
 
     std::map<std::string, std::string> annotations;
     if (object->is_object()) {
-        if (const json::value* metadata = object->as_object().if_contains("metadata"); metadata && metadata->is_object()) {
+        if (const json::value* metadata = object->as_object().if_contains("metadata");
+            metadata && metadata->is_object()) {
             annotations = string_map(metadata->as_object().if_contains("annotations"));
         }
     }
     // Reading the node labels walks every pod template: only when a selection rule could use them.
     const Choice choice = choose(
-        config, config.selection.empty() ? std::map<std::string, std::string>{} : kubernetes::requested_node_labels(*object),
+        config,
+        config.selection.empty() ? std::map<std::string, std::string>{} : kubernetes::requested_node_labels(*object),
         annotations);
     log.set("profile", choice.profile->name);
     log.set("mode", std::string(to_string(choice.mode)));
@@ -272,7 +276,8 @@ Answer admit_review(Endpoint endpoint, std::string_view body, const WebhookConfi
         response["auditAnnotations"] = std::move(audit);
         if (endpoint == Endpoint::validate) {
             response["allowed"] = false;
-            response["status"] = {{"code", 403}, {"reason", "Forbidden"}, {"message", "launchguard: " + choice.refusal}};
+            response["status"] = {
+                {"code", 403}, {"reason", "Forbidden"}, {"message", "launchguard: " + choice.refusal}};
         } else {
             response["warnings"] = json::array{fit_warning("launchguard: " + choice.refusal)};
         }
@@ -332,7 +337,9 @@ Answer admit(Endpoint endpoint, std::string_view body, const WebhookConfig& conf
         return admit_review(endpoint, body, config, metrics, cache);
     } catch (const std::exception& e) {
         metrics.error("internal");
-        return Answer{500, std::string("launchguard: internal error: ") + e.what() + "\n", "text/plain; charset=utf-8",
+        return Answer{500,
+                      std::string("launchguard: internal error: ") + e.what() + "\n",
+                      "text/plain; charset=utf-8",
                       {{"error", e.what()}}};
     } catch (...) {
         metrics.error("internal");

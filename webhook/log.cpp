@@ -23,13 +23,27 @@ void append_json_string(std::string& out, std::string_view text) {
         out.append(text.data() + plain, i - plain);
         plain = i + 1;
         switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\b': out += "\\b"; break;
-            case '\f': out += "\\f"; break;
-            case '\n': out += "\\n"; break;
-            case '\r': out += "\\r"; break;
-            case '\t': out += "\\t"; break;
+            case '"':
+                out += "\\\"";
+                break;
+            case '\\':
+                out += "\\\\";
+                break;
+            case '\b':
+                out += "\\b";
+                break;
+            case '\f':
+                out += "\\f";
+                break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\r':
+                out += "\\r";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
             default:
                 out += "\\u00";
                 out += kHex[c >> 4];
@@ -42,9 +56,8 @@ void append_json_string(std::string& out, std::string_view text) {
 
 bool needs_quotes(std::string_view value) {
     if (value.empty()) return true;
-    return std::any_of(value.begin(), value.end(), [](char c) {
-        return c == ' ' || c == '"' || c == '=' || static_cast<unsigned char>(c) < 0x20;
-    });
+    return std::any_of(value.begin(), value.end(),
+                       [](char c) { return c == ' ' || c == '"' || c == '=' || static_cast<unsigned char>(c) < 0x20; });
 }
 
 // The time stamp, formatted once per second and thread.
@@ -60,8 +73,10 @@ void append_time(std::string& out, LogFormat format, std::chrono::system_clock::
     const std::time_t second = static_cast<std::time_t>(std::chrono::floor<std::chrono::seconds>(since_epoch).count());
     if (second != cached.second || format != cached.format) {
         std::tm parts{};
-        if (format == LogFormat::json) gmtime_r(&second, &parts);
-        else localtime_r(&second, &parts);
+        if (format == LogFormat::json)
+            gmtime_r(&second, &parts);
+        else
+            localtime_r(&second, &parts);
         cached.size = std::strftime(cached.text.data(), cached.text.size(),
                                     format == LogFormat::json ? "%Y-%m-%dT%H:%M:%SZ" : "%Y-%m-%dT%H:%M:%S", &parts);
         cached.second = second;
@@ -156,8 +171,10 @@ void format_log_line(std::string& out, LogFormat format, std::string_view level,
         out += ' ';
         out += order[i]->key;
         out += '=';
-        if (needs_quotes(order[i]->value)) append_json_string(out, order[i]->value);
-        else out += order[i]->value;
+        if (needs_quotes(order[i]->value))
+            append_json_string(out, order[i]->value);
+        else
+            out += order[i]->value;
     }
     out += '\n';
 }

@@ -58,7 +58,9 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"enforce", "patch", "warn"}))
         ->capture_default_str();
     app.add_option("--config", config_file, "site configuration: profiles, selection, allowed user modes");
-    app.add_option("--log-format", log_format, "json or text")->check(CLI::IsMember({"json", "text"}))->capture_default_str();
+    app.add_option("--log-format", log_format, "json or text")
+        ->check(CLI::IsMember({"json", "text"}))
+        ->capture_default_str();
     app.add_option("--threads", options.threads, "I/O threads")->check(CLI::Range(1, 64))->capture_default_str();
     app.add_option("--max-body-mib", body_limit_mib, "largest AdmissionReview accepted (413 above)")
         ->check(CLI::Range(1, 64))
@@ -100,7 +102,8 @@ int main(int argc, char** argv) {
     auto certificates = CertificateStore::open(cert_file, key_file);
     if (!certificates) return fail(certificates.error().to_string());
 
-    auto log_sink = std::make_shared<BufferedLog>(STDERR_FILENO, log_format == "json" ? LogFormat::json : LogFormat::text);
+    auto log_sink =
+        std::make_shared<BufferedLog>(STDERR_FILENO, log_format == "json" ? LogFormat::json : LogFormat::text);
     LogFunction log = make_logger(log_sink);
     Metrics metrics;
     Server server(options, *config, **certificates, metrics, log);
@@ -114,10 +117,12 @@ int main(int argc, char** argv) {
             return fail("--port-file " + port_file + ": cannot write");
         }
     }
-    log("info", "serving", {{"address", options.address}, {"port", std::to_string(*port)},
-                            {"profile", config->default_profile},
-                            {"mode", std::string(to_string(config->modes.site_mode))},
-                            {"profiles", std::to_string(config->profiles.size())}});
+    log("info", "serving",
+        {{"address", options.address},
+         {"port", std::to_string(*port)},
+         {"profile", config->default_profile},
+         {"mode", std::string(to_string(config->modes.site_mode))},
+         {"profiles", std::to_string(config->profiles.size())}});
     server.run();
     log("info", "stopped", {});
     log_sink->flush();  // every line of the drain is out before the exit status

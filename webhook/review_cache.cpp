@@ -32,8 +32,8 @@ bool same_json(const json::value& a, const json::value& b) {
             // before a lookup, which hashes the key byte by byte.
             auto in_right = right.begin();
             for (const auto& member : left) {
-                const json::value* other = in_right->key() == member.key() ? &in_right->value()
-                                                                           : right.if_contains(member.key());
+                const json::value* other =
+                    in_right->key() == member.key() ? &in_right->value() : right.if_contains(member.key());
                 ++in_right;
                 if (other == nullptr || !same_json(member.value(), *other)) return false;
             }
@@ -48,12 +48,18 @@ bool same_json(const json::value& a, const json::value& b) {
             }
             return true;
         }
-        case json::kind::string: return a.get_string() == b.get_string();
-        case json::kind::int64: return a.get_int64() == b.get_int64();
-        case json::kind::uint64: return a.get_uint64() == b.get_uint64();
-        case json::kind::double_: return a.get_double() == b.get_double();
-        case json::kind::bool_: return a.get_bool() == b.get_bool();
-        case json::kind::null: return true;
+        case json::kind::string:
+            return a.get_string() == b.get_string();
+        case json::kind::int64:
+            return a.get_int64() == b.get_int64();
+        case json::kind::uint64:
+            return a.get_uint64() == b.get_uint64();
+        case json::kind::double_:
+            return a.get_double() == b.get_double();
+        case json::kind::bool_:
+            return a.get_bool() == b.get_bool();
+        case json::kind::null:
+            return true;
     }
     return false;
 }
@@ -78,12 +84,18 @@ std::size_t json_hash(const json::value& value) {
             for (const json::value& element : value.get_array()) hash = combine(hash, json_hash(element));
             return hash;
         }
-        case json::kind::string: return combine(hash, std::hash<std::string_view>{}(value.get_string()));
-        case json::kind::int64: return combine(hash, std::hash<std::int64_t>{}(value.get_int64()));
-        case json::kind::uint64: return combine(hash, std::hash<std::uint64_t>{}(value.get_uint64()));
-        case json::kind::double_: return combine(hash, std::hash<double>{}(value.get_double()));
-        case json::kind::bool_: return combine(hash, value.get_bool() ? 1 : 2);
-        case json::kind::null: return hash;
+        case json::kind::string:
+            return combine(hash, std::hash<std::string_view>{}(value.get_string()));
+        case json::kind::int64:
+            return combine(hash, std::hash<std::int64_t>{}(value.get_int64()));
+        case json::kind::uint64:
+            return combine(hash, std::hash<std::uint64_t>{}(value.get_uint64()));
+        case json::kind::double_:
+            return combine(hash, std::hash<double>{}(value.get_double()));
+        case json::kind::bool_:
+            return combine(hash, value.get_bool() ? 1 : 2);
+        case json::kind::null:
+            return hash;
     }
     return hash;
 }
@@ -104,8 +116,8 @@ std::size_t metadata_hash(const json::value& metadata) {
     for (std::string_view map : kMetadataMaps) {
         for (std::string_view key : kubernetes::kShapeMetadataKeys) {
             if (const json::value* value = shape_entry(metadata, map, key)) {
-                hash = combine(hash, combine(std::hash<std::string_view>{}(map), combine(std::hash<std::string_view>{}(key),
-                                                                                          json_hash(*value))));
+                hash = combine(hash, combine(std::hash<std::string_view>{}(map),
+                                             combine(std::hash<std::string_view>{}(key), json_hash(*value))));
             }
         }
     }
@@ -143,7 +155,8 @@ bool same_input(const json::value& stored, const json::value& live) {
     for (const auto& member : live.get_object()) {
         const json::value* other = kept.if_contains(member.key());
         if (other == nullptr) return false;
-        bool same = member.key() == "metadata" ? same_metadata(*other, member.value()) : same_json(*other, member.value());
+        bool same =
+            member.key() == "metadata" ? same_metadata(*other, member.value()) : same_json(*other, member.value());
         if (!same) return false;
     }
     return true;
@@ -206,7 +219,7 @@ std::shared_ptr<const Verdict> ReviewCache::find(const ReviewProbe& probe) {
 void ReviewCache::insert(const ReviewProbe& probe, std::shared_ptr<const Verdict> verdict, std::size_t request_bytes) {
     if (max_entries_ == 0 || request_bytes > max_bytes_) return;
     // Copied before taking the lock; the copy owns its memory.
-    Entry entry{probe.endpoint, probe.profile, probe.mode, filtered_input(*probe.object),
+    Entry entry{probe.endpoint, probe.profile,      probe.mode,   filtered_input(*probe.object),
                 probe.hash,     std::move(verdict), request_bytes};
     std::lock_guard lock(mutex_);
     auto [first, last] = by_hash_.equal_range(probe.hash);

@@ -39,9 +39,9 @@ struct Verdict {
     std::string members;
     std::string members_dry_run;
     std::vector<std::pair<std::string_view, std::string>> log;  // decision, rules by action, note, error; literal keys
-    std::string decision;                                   // for the decision counter; "" counts none
+    std::string decision;                                       // for the decision counter; "" counts none
     std::vector<std::pair<std::string, std::string>> findings;  // (rule, action) for the findings counter
-    std::string error;                                      // error counter reason, "" for none
+    std::string error;                                          // error counter reason, "" for none
 };
 
 // One admission's object as a cache lookup sees it; `object` is borrowed.

@@ -161,8 +161,10 @@ private:
         }
         const std::size_t members = levels_.back().members;
         levels_.pop_back();
-        if (object) stack_.push_object(members);
-        else stack_.push_array(members);
+        if (object)
+            stack_.push_object(members);
+        else
+            stack_.push_array(members);
         return counted();
     }
 
@@ -220,11 +222,20 @@ public:
                 }
                 if (open_[depth - 1] == '{') goto key;
                 goto value;
-            case '"': p = string(p + 1); break;
-            case 't': p = literal(p, "true"); break;
-            case 'f': p = literal(p, "false"); break;
-            case 'n': p = literal(p, "null"); break;
-            default: p = number(p);
+            case '"':
+                p = string(p + 1);
+                break;
+            case 't':
+                p = literal(p, "true");
+                break;
+            case 'f':
+                p = literal(p, "false");
+                break;
+            case 'n':
+                p = literal(p, "null");
+                break;
+            default:
+                p = number(p);
         }
         if (p == nullptr) return nullptr;
     after_value:
@@ -257,7 +268,8 @@ private:
     }
 
     const char* literal(const char* p, std::string_view word) const {
-        if (static_cast<std::size_t>(end_ - p) < word.size() || std::string_view(p, word.size()) != word) return nullptr;
+        if (static_cast<std::size_t>(end_ - p) < word.size() || std::string_view(p, word.size()) != word)
+            return nullptr;
         return p + word.size();
     }
 
@@ -271,8 +283,10 @@ private:
         };
         if (p != end_ && *p == '-') ++p;
         if (!digit(p)) return nullptr;
-        if (*p == '0') ++p;
-        else p = digits(p);
+        if (*p == '0')
+            ++p;
+        else
+            p = digits(p);
         if (p != end_ && *p == '.' && (p = digits(p + 1)) == nullptr) return nullptr;
         if (p != end_ && (*p == 'e' || *p == 'E')) {
             ++p;
@@ -295,9 +309,9 @@ private:
             // catches bytes of 0x80 and above, which are checked one by one.
             while (end_ - p >= 16) {
                 const __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-                const __m128i special = _mm_or_si128(
-                    _mm_or_si128(_mm_cmpeq_epi8(chunk, quote), _mm_cmpeq_epi8(chunk, backslash)),
-                    _mm_cmplt_epi8(chunk, space));
+                const __m128i special =
+                    _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(chunk, quote), _mm_cmpeq_epi8(chunk, backslash)),
+                                 _mm_cmplt_epi8(chunk, space));
                 const int mask = _mm_movemask_epi8(special);
                 if (mask != 0) {
                     p += __builtin_ctz(static_cast<unsigned>(mask));
@@ -326,19 +340,33 @@ private:
     const char* escape(const char* p) const {
         if (p == end_) return nullptr;
         switch (*p) {
-            case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't': return p + 1;
-            case 'u': break;
-            default: return nullptr;
+            case '"':
+            case '\\':
+            case '/':
+            case 'b':
+            case 'f':
+            case 'n':
+            case 'r':
+            case 't':
+                return p + 1;
+            case 'u':
+                break;
+            default:
+                return nullptr;
         }
         if (end_ - p < 5) return nullptr;
         unsigned code = 0;
         for (int i = 1; i <= 4; ++i) {
             const char h = p[i];
             unsigned v;
-            if (h >= '0' && h <= '9') v = static_cast<unsigned>(h - '0');
-            else if (h >= 'a' && h <= 'f') v = static_cast<unsigned>(h - 'a' + 10);
-            else if (h >= 'A' && h <= 'F') v = static_cast<unsigned>(h - 'A' + 10);
-            else return nullptr;
+            if (h >= '0' && h <= '9')
+                v = static_cast<unsigned>(h - '0');
+            else if (h >= 'a' && h <= 'f')
+                v = static_cast<unsigned>(h - 'a' + 10);
+            else if (h >= 'A' && h <= 'F')
+                v = static_cast<unsigned>(h - 'A' + 10);
+            else
+                return nullptr;
             code = code * 16 + v;
         }
         if (code >= 0xD800 && code <= 0xDFFF) return nullptr;  // surrogates: basic_parser's call
@@ -407,7 +435,8 @@ public:
                 if (start < stop) {
                     // memmem, not string_view::find: that one stops at every '"'.
                     const void* hit = ::memmem(body_.data() + start, stop - start, key.text.data(), key.text.size());
-                    if (hit != nullptr) key.found = static_cast<std::size_t>(static_cast<const char*>(hit) - body_.data());
+                    if (hit != nullptr)
+                        key.found = static_cast<std::size_t>(static_cast<const char*>(hit) - body_.data());
                 }
                 if (key.found == none) key.clear_to = std::max(key.clear_to, nearest);
             }
@@ -453,9 +482,8 @@ json::value parse_admission_review(std::string_view body, std::error_code& ec, j
         at = cut;
         if (last) break;
         if (!parser.handler().at_skipped_value()) continue;
-        const std::size_t nesting = options.max_depth > parser.handler().depth() + 1
-                                        ? options.max_depth - parser.handler().depth() - 1
-                                        : 0;
+        const std::size_t nesting =
+            options.max_depth > parser.handler().depth() + 1 ? options.max_depth - parser.handler().depth() - 1 : 0;
         ValueSkipper skipper(body.data() + body.size(), nesting);
         const char* p = body.data() + at;
         while (p != body.data() + body.size() && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;

@@ -125,8 +125,8 @@ public:
           stream_(std::move(socket), *tls_),
           shared_(shared),
           deadline_timer_(stream_.get_executor()),
-          check_interval_(std::min({shared.options.handshake_timeout, shared.options.request_timeout,
-                                    shared.options.idle_timeout})) {
+          check_interval_(std::min(
+              {shared.options.handshake_timeout, shared.options.request_timeout, shared.options.idle_timeout})) {
         // Asio sets RELEASE_BUFFERS: OpenSSL then frees and allocates its
         // ~17 KB record buffers around every request of a keep-alive
         // connection. The API server keeps a few connections open, so
@@ -222,8 +222,9 @@ private:
     void read_request() {
         request_started_ = true;
         set_deadline(shared_.options.request_timeout);
-        http::async_read_header(stream_, buffer_, *parser_,
-                                [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_header(ec); });
+        http::async_read_header(
+            stream_, buffer_, *parser_,
+            [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_header(ec); });
     }
 
     void on_header(beast::error_code ec) {
@@ -255,14 +256,16 @@ private:
             const std::string_view value = trim(field.value());
             if (field.name() == http::field::transfer_encoding && !beast::iequals(value, "chunked")) {
                 shared_.metrics.error("unsupported_transfer_encoding");
-                send_error(http::status::not_implemented, "Transfer-Encoding '" + printable_text(value) +
-                                                              "' is not supported: send the body as it is or chunked\n");
+                send_error(http::status::not_implemented,
+                           "Transfer-Encoding '" + printable_text(value) +
+                               "' is not supported: send the body as it is or chunked\n");
                 return true;
             }
             if (field.name() == http::field::content_encoding && !beast::iequals(value, "identity")) {
                 shared_.metrics.error("unsupported_content_encoding");
                 send_error(http::status::unsupported_media_type,
-                           "Content-Encoding '" + printable_text(value) + "' is not supported: send the AdmissionReview uncompressed\n");
+                           "Content-Encoding '" + printable_text(value) +
+                               "' is not supported: send the AdmissionReview uncompressed\n");
                 return true;
             }
         }
@@ -384,9 +387,9 @@ private:
     Stream stream_;
     Shared& shared_;
     beast::flat_buffer buffer_;
-    std::string out_;  // the response being written; its capacity is reused
+    std::string out_;                                             // the response being written; its capacity is reused
     static constexpr std::size_t kKeptBodyCapacity = 256 * 1024;  // a larger body's memory goes back at once
-    static constexpr std::size_t kFirstReadBytes = 16 * 1024;      // one TLS record's plaintext
+    static constexpr std::size_t kFirstReadBytes = 16 * 1024;     // one TLS record's plaintext
     // What is read and dropped after an early error answer (discard_rest):
     // the largest --max-body-mib, for at most 5 s.
     static constexpr std::size_t kDiscardBytes = 64U << 20;
@@ -421,9 +424,7 @@ struct Server::Impl {
           drain_timer(control),
           accept_timer(control),
           signals(control, SIGTERM, SIGINT, SIGHUP) {
-        shared.on_last_session_closed = [this] {
-            net::post(control, [this] { drain_timer.cancel(); });
-        };
+        shared.on_last_session_closed = [this] { net::post(control, [this] { drain_timer.cancel(); }); };
         for (auto& context : io) keep_running.emplace_back(net::make_work_guard(*context));
     }
 
@@ -462,20 +463,21 @@ struct Server::Impl {
 
     void accept() {
         net::io_context& context = *io[next_context++ % io.size()];
-        acceptor.async_accept(context.get_executor(), [this](beast::error_code ec, net::basic_stream_socket<tcp, Executor> socket) {
-            if (ec) {
-                if (ec == net::error::operation_aborted || shared.draining) return;
-                return accept_failed(ec);
-            } else {
-                // Answers are small and the client waits for each: no Nagle delay.
-                beast::error_code ignored;
-                socket.set_option(tcp::no_delay(true), ignored);
-                auto session = std::make_shared<Session>(std::move(socket), shared.certificates.current(), shared);
-                remember(session);
-                session->start();
-            }
-            if (!shared.draining) accept();
-        });
+        acceptor.async_accept(
+            context.get_executor(), [this](beast::error_code ec, net::basic_stream_socket<tcp, Executor> socket) {
+                if (ec) {
+                    if (ec == net::error::operation_aborted || shared.draining) return;
+                    return accept_failed(ec);
+                } else {
+                    // Answers are small and the client waits for each: no Nagle delay.
+                    beast::error_code ignored;
+                    socket.set_option(tcp::no_delay(true), ignored);
+                    auto session = std::make_shared<Session>(std::move(socket), shared.certificates.current(), shared);
+                    remember(session);
+                    session->start();
+                }
+                if (!shared.draining) accept();
+            });
     }
 
     void accept_failed(beast::error_code ec) {

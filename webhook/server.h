@@ -2,10 +2,9 @@
 // with keep-alive (the only protocol the API server uses for webhooks), one
 // single-threaded io_context per thread with each connection on one of them
 // (its implicit strand: a connection's handlers never run concurrently), a
-// deadline on every step, a body limit, and one error path. SIGTERM drains: the listener closes, /readyz turns 503, idle
-// connections close, requests in flight complete and are answered with
-// `Connection: close`, then the process exits. SIGHUP reloads the
-// certificate pair and keeps serving.
+// deadline on every step, a body limit, and one error path. SIGTERM drains: the listener closes, /readyz turns 503,
+// idle connections close, requests in flight complete and are answered with `Connection: close`, then the process
+// exits. SIGHUP reloads the certificate pair and keeps serving.
 #pragma once
 
 #include <chrono>
@@ -27,12 +26,12 @@ struct ServerOptions {
     std::string address = "0.0.0.0";
     unsigned short port = 8443;
     int threads = 2;
-    std::size_t body_limit = 8U << 20;                         // 413 past it
+    std::size_t body_limit = 8U << 20;  // 413 past it
     std::chrono::milliseconds handshake_timeout{10'000};
-    std::chrono::milliseconds request_timeout{10'000};         // from the first byte to the last of a request
-    std::chrono::milliseconds idle_timeout{90'000};            // keep-alive between requests
-    std::chrono::milliseconds drain_timeout{20'000};           // in-flight work after SIGTERM
-    std::chrono::milliseconds certificate_check{1'000};        // how often the files are looked at
+    std::chrono::milliseconds request_timeout{10'000};   // from the first byte to the last of a request
+    std::chrono::milliseconds idle_timeout{90'000};      // keep-alive between requests
+    std::chrono::milliseconds drain_timeout{20'000};     // in-flight work after SIGTERM
+    std::chrono::milliseconds certificate_check{1'000};  // how often the files are looked at
     // Verdicts kept for objects seen again (review_cache.h); 0 entries: none.
     std::size_t review_cache_entries = 1024;
     std::size_t review_cache_bytes = 16U << 20;

@@ -75,9 +75,12 @@ Result<std::shared_ptr<ssl::context>> make_server_context(const std::string& cer
     // OpenSSL checks the pair here: a mismatch fails with "key values mismatch".
     context->use_private_key(boost::asio::buffer(*key_pem), ssl::context::pem, ec);
     OPENSSL_cleanse(key_pem->data(), key_pem->size());  // no copy of the key left in freed memory
-    if (ec) return make_file_error(key_file, 0, "cannot use this key with the certificate " + cert_file + ": " + ec.message());
+    if (ec)
+        return make_file_error(key_file, 0,
+                               "cannot use this key with the certificate " + cert_file + ": " + ec.message());
     if (SSL_CTX_check_private_key(ctx) != 1) {
-        return make_file_error(key_file, 0, "the key does not match the certificate " + cert_file + ": " + openssl_reason());
+        return make_file_error(key_file, 0,
+                               "the key does not match the certificate " + cert_file + ": " + openssl_reason());
     }
     return context;
 }

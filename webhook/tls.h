@@ -32,16 +32,17 @@ public:
 
     [[nodiscard]] std::shared_ptr<ssl::context> current() const;
     struct Reload {
-        bool changed = false;  // the files differ from what is loaded
-        bool loaded = false;   // and the new pair is in use
-        std::string error;     // why it is not, when it is not
-        bool repeated = false; // the same files failed the same way at the last check: already reported
+        bool changed = false;   // the files differ from what is loaded
+        bool loaded = false;    // and the new pair is in use
+        std::string error;      // why it is not, when it is not
+        bool repeated = false;  // the same files failed the same way at the last check: already reported
     };
     // force: load the files even when they look unchanged (SIGHUP).
     Reload check(bool force = false);
 
 private:
-    CertificateStore(std::string cert_file, std::string key_file) : cert_file_(std::move(cert_file)), key_file_(std::move(key_file)) {}
+    CertificateStore(std::string cert_file, std::string key_file)
+        : cert_file_(std::move(cert_file)), key_file_(std::move(key_file)) {}
     [[nodiscard]] std::string fingerprint() const;
 
     std::string cert_file_;

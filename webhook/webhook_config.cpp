@@ -75,10 +75,11 @@ Result<WebhookConfig> load_webhook_config(const std::string& path) {
     WebhookConfig config;
     for (const auto& entry : root) {
         const std::string key = entry.first.as<std::string>("");
-        if (key != "mode" && key != "defaultProfile" && key != "profiles" && key != "selection" &&
-            key != "userModes" && key != "userProfiles") {
-            return config_error(path, entry.first, key,
-                                "unknown key (keys: mode, defaultProfile, profiles, selection, userModes, userProfiles)");
+        if (key != "mode" && key != "defaultProfile" && key != "profiles" && key != "selection" && key != "userModes" &&
+            key != "userProfiles") {
+            return config_error(
+                path, entry.first, key,
+                "unknown key (keys: mode, defaultProfile, profiles, selection, userModes, userProfiles)");
         }
     }
     if (root["mode"]) {
@@ -87,16 +88,19 @@ Result<WebhookConfig> load_webhook_config(const std::string& path) {
         config.modes.site_mode = *mode;
     }
     const std::string default_name = root["defaultProfile"] ? root["defaultProfile"].as<std::string>("") : "default";
-    if (default_name.empty()) return config_error(path, root["defaultProfile"], "defaultProfile", "expected a profile name or path");
+    if (default_name.empty())
+        return config_error(path, root["defaultProfile"], "defaultProfile", "expected a profile name or path");
     if (auto added = add_profile(config, default_name, path + ": defaultProfile"); !added) return added.error();
     // The name the default profile declares, which may differ from its file name.
     config.default_profile.clear();
     for (const auto& [name, profile] : config.profiles) config.default_profile = name;
 
     if (const YAML::Node list = root["profiles"]) {
-        if (!list.IsSequence()) return config_error(path, list, "profiles", "expected a list of profile names or paths");
+        if (!list.IsSequence())
+            return config_error(path, list, "profiles", "expected a list of profile names or paths");
         for (std::size_t i = 0; i < list.size(); ++i) {
-            if (!list[i].IsScalar()) return config_error(path, list[i], "profiles[" + std::to_string(i) + "]", "expected a name or path");
+            if (!list[i].IsScalar())
+                return config_error(path, list[i], "profiles[" + std::to_string(i) + "]", "expected a name or path");
             auto added = add_profile(config, list[i].Scalar(), path + ": profiles[" + std::to_string(i) + "]");
             if (!added) return added.error();
         }
@@ -111,13 +115,16 @@ Result<WebhookConfig> load_webhook_config(const std::string& path) {
                 return config_error(path, rule, field, "expected {match: {LABEL: VALUE, ...}, profile: NAME}");
             }
             if (auto unique = reject_duplicate_keys(path, rule, field); !unique) return unique.error();
-            if (auto unique = reject_duplicate_keys(path, rule["match"], field + ".match"); !unique) return unique.error();
+            if (auto unique = reject_duplicate_keys(path, rule["match"], field + ".match"); !unique)
+                return unique.error();
             SelectionRule selection;
             for (const auto& label : rule["match"]) {
-                if (!label.second.IsScalar()) return config_error(path, label.second, field + ".match", "expected a label value");
+                if (!label.second.IsScalar())
+                    return config_error(path, label.second, field + ".match", "expected a label value");
                 selection.match.emplace(label.first.as<std::string>(""), label.second.Scalar());
             }
-            if (selection.match.empty()) return config_error(path, rule["match"], field + ".match", "expected at least one label");
+            if (selection.match.empty())
+                return config_error(path, rule["match"], field + ".match", "expected at least one label");
             selection.profile = rule["profile"].Scalar();
             if (!config.profiles.contains(selection.profile)) {
                 return config_error(path, rule["profile"], field + ".profile",
@@ -130,7 +137,9 @@ Result<WebhookConfig> load_webhook_config(const std::string& path) {
         if (!modes.IsSequence()) return config_error(path, modes, "userModes", "expected a list of modes");
         for (std::size_t i = 0; i < modes.size(); ++i) {
             auto mode = modes[i].IsScalar() ? parse_mode(modes[i].Scalar()) : std::nullopt;
-            if (!mode) return config_error(path, modes[i], "userModes[" + std::to_string(i) + "]", "expected enforce, patch, warn or off");
+            if (!mode)
+                return config_error(path, modes[i], "userModes[" + std::to_string(i) + "]",
+                                    "expected enforce, patch, warn or off");
             config.modes.allowed.push_back(*mode);
         }
     }
@@ -166,7 +175,8 @@ Choice choose(const WebhookConfig& config, const std::map<std::string, std::stri
         if (!config.user_profiles) {
             choice.refusal = std::string(kProfileAnnotation) + " is not honoured on this cluster";
         } else if (found == config.profiles.end()) {
-            choice.refusal = std::string(kProfileAnnotation) + "=" + requested->second + " names no profile of this cluster";
+            choice.refusal =
+                std::string(kProfileAnnotation) + "=" + requested->second + " names no profile of this cluster";
         } else {
             choice.profile = &found->second;
             choice.reason = std::string("annotation ") + kProfileAnnotation;
@@ -175,7 +185,8 @@ Choice choose(const WebhookConfig& config, const std::map<std::string, std::stri
     if (auto requested = annotations.find(kModeAnnotation); requested != annotations.end()) {
         auto mode = parse_mode(requested->second);
         if (!mode) {
-            choice.refusal = std::string(kModeAnnotation) + "=" + requested->second + ": expected enforce, patch, warn or off";
+            choice.refusal =
+                std::string(kModeAnnotation) + "=" + requested->second + ": expected enforce, patch, warn or off";
         } else if (!config.modes.may_choose(*mode)) {
             choice.refusal = std::string(kModeAnnotation) + "=" + requested->second +
                              " is not allowed on this cluster (allowed: " + config.modes.describe_allowed() + ")";

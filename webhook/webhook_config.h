@@ -35,9 +35,9 @@ struct SelectionRule {
 };
 
 struct WebhookConfig {
-    UserModePolicy modes;                      // site mode + what pods may choose
-    std::string default_profile = "default";   // name of a loaded profile
-    std::map<std::string, Profile> profiles;   // by name; loaded at start
+    UserModePolicy modes;                     // site mode + what pods may choose
+    std::string default_profile = "default";  // name of a loaded profile
+    std::map<std::string, Profile> profiles;  // by name; loaded at start
     std::vector<SelectionRule> selection;
     bool user_profiles = false;
 };
@@ -53,8 +53,8 @@ Result<WebhookConfig> default_webhook_config(const std::string& profile, Mode mo
 struct Choice {
     const Profile* profile = nullptr;
     Mode mode = Mode::enforce;
-    std::string reason;         // "selection node.kubernetes.io/instance-type=...", "default"
-    std::string refusal;        // an annotation the policy does not allow, said to the user
+    std::string reason;   // "selection node.kubernetes.io/instance-type=...", "default"
+    std::string refusal;  // an annotation the policy does not allow, said to the user
 };
 Choice choose(const WebhookConfig& config, const std::map<std::string, std::string>& node_labels,
               const std::map<std::string, std::string>& annotations);

@@ -70,7 +70,8 @@ int run_check(const CheckArgs& args) {
     if (args.job_nodes >= 0) probe.job_nodes = args.job_nodes;
     if (!args.runtime.empty()) {
         auto runtime = parse_runtime(args.runtime);
-        if (!runtime) return bad_input("--runtime: expected bare, enroot, pyxis or kubernetes, got '" + args.runtime + "'");
+        if (!runtime)
+            return bad_input("--runtime: expected bare, enroot, pyxis or kubernetes, got '" + args.runtime + "'");
         probe.runtime = *runtime;
     }
 
@@ -92,9 +93,12 @@ int run_check(const CheckArgs& args) {
         std::cout << render_text(report, TextStyle{stdout_is_terminal()});
     }
     switch (report.decision) {
-        case Decision::block: return kExitBlock;
-        case Decision::patch: return kExitPatch;
-        case Decision::allow: return kExitAllow;
+        case Decision::block:
+            return kExitBlock;
+        case Decision::patch:
+            return kExitPatch;
+        case Decision::allow:
+            return kExitAllow;
     }
     return kExitAllow;
 }
@@ -103,7 +107,8 @@ int run_check(const CheckArgs& args) {
 
 void add_check_command(CLI::App& app, CommandRunner& runner) {
     auto args = std::make_shared<CheckArgs>();
-    CLI::App* cmd = app.add_subcommand("check", "Check a launch (default: this process on this machine) against a profile");
+    CLI::App* cmd =
+        app.add_subcommand("check", "Check a launch (default: this process on this machine) against a profile");
     cmd->add_option("--root", args->root, "Filesystem root the task sees (an enroot rootfs, a fixture tree)")
         ->check(CLI::ExistingDirectory);
     auto* env_file = cmd->add_option("--env-file", args->env_file,

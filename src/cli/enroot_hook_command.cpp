@@ -17,8 +17,8 @@
 #include "probe/text_file.h"
 #include "profile/profile.h"
 #include "report/enroot_patch.h"
-#include "rules/rule.h"
 #include "report/text_report.h"
+#include "rules/rule.h"
 #include "util/text_escape.h"
 
 namespace launchguard::cli {
@@ -71,8 +71,8 @@ Status apply(const EnrootHookInputs& inputs, const EnrootPatch& patch) {
         auto mounts = append(inputs.mounts_file, joined(patch.mount_lines));
         if (!mounts) {
             if (*environ_before >= 0 && ::truncate(inputs.environ_file.c_str(), *environ_before) != 0) {
-                return make_file_error(inputs.environ_file, 0, "could not undo the environment lines after: " +
-                                                                   mounts.error().to_string());
+                return make_file_error(inputs.environ_file, 0,
+                                       "could not undo the environment lines after: " + mounts.error().to_string());
             }
             return mounts.error();
         }
@@ -100,7 +100,8 @@ std::string hook_message(const Report& report, const EnrootPatch& patch) {
 
 int run_hook(const HookArgs& args) {
     const Environment process_env = current_process_environment();
-    const std::string profile_name = !args.profile.empty() ? args.profile : env_or(process_env, "LAUNCHGUARD_PROFILE", "default");
+    const std::string profile_name =
+        !args.profile.empty() ? args.profile : env_or(process_env, "LAUNCHGUARD_PROFILE", "default");
     const std::string mode_text = !args.mode.empty() ? args.mode : env_or(process_env, "LAUNCHGUARD_MODE", "enforce");
     auto mode = parse_mode(mode_text);
     if (!mode) return bad_input("enroot-hook: mode must be enforce, patch, warn or off, got '" + mode_text + "'");
@@ -151,7 +152,8 @@ int run_hook(const HookArgs& args) {
 
 void add_enroot_hook_command(CLI::App& app, CommandRunner& runner) {
     auto args = std::make_shared<HookArgs>();
-    CLI::App* cmd = app.add_subcommand("enroot-hook", "Run as an enroot hook (hooks.d): carry host NCCL settings into the container");
+    CLI::App* cmd = app.add_subcommand("enroot-hook",
+                                       "Run as an enroot hook (hooks.d): carry host NCCL settings into the container");
     cmd->add_option("--profile", args->profile, "Profile name or file (default: $LAUNCHGUARD_PROFILE, else default)");
     cmd->add_option("--mode", args->mode, "enforce, patch, warn or off (default: $LAUNCHGUARD_MODE, else enforce)");
     cmd->add_option("--host-root", args->host_root, "Host filesystem root (tests)")->check(CLI::ExistingDirectory);

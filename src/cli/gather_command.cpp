@@ -113,7 +113,8 @@ public:
         if (auto removed = remove_file(parent->get(), name, relative); !removed) return removed;
         Fd fd(::openat(parent->get(), name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
         if (fd.get() < 0) return refuse(relative, std::string("cannot create: ") + std::strerror(errno));
-        if (!write_all(fd.get(), content)) return refuse(relative, std::string("cannot write: ") + std::strerror(errno));
+        if (!write_all(fd.get(), content))
+            return refuse(relative, std::string("cannot write: ") + std::strerror(errno));
         return Done{};
     }
 
@@ -253,8 +254,10 @@ std::string replay_command(const std::string& dir) {
 template <typename T>
 std::string fact_text(const Fact<T>& fact) {
     if (!fact.is_known()) return "unknown";
-    if constexpr (std::is_same_v<T, std::string>) return fact.value();
-    else return std::to_string(fact.value());
+    if constexpr (std::is_same_v<T, std::string>)
+        return fact.value();
+    else
+        return std::to_string(fact.value());
 }
 
 std::string manifest(const GatherArgs& args, const std::string& topology_source, const NodeSnapshot& snapshot,
@@ -273,8 +276,9 @@ std::string manifest(const GatherArgs& args, const std::string& topology_source,
     text += "page size: " + fact_text(snapshot.node.page_size) + " (not replayed)\n";
     text += "architecture: " + fact_text(snapshot.node.arch) + " (not replayed)\n";
     text += "\nReplay:\n  " + replay_command(args.dir) + "\n";
-    text += "\nOnly the files launchguard's node probes read under sys/ and proc/ and the hwloc topology are\n"
-            "here: not the environment, processes, or any other file.\n";
+    text +=
+        "\nOnly the files launchguard's node probes read under sys/ and proc/ and the hwloc topology are\n"
+        "here: not the environment, processes, or any other file.\n";
     return text;
 }
 
@@ -319,7 +323,8 @@ int gather_into(const GatherArgs& args, const std::string& target, TreeWriter& w
     if (!snapshot) return bad_input(snapshot.error().to_string());
 
     if (auto written = write_recording(writer, recording); !written) return bad_input(written.error().to_string());
-    if (auto written = writer.write_file(std::string(kManifestFile), manifest(args, topology_source, *snapshot, recording));
+    if (auto written =
+            writer.write_file(std::string(kManifestFile), manifest(args, topology_source, *snapshot, recording));
         !written) {
         return bad_input(written.error().to_string());
     }
@@ -345,8 +350,9 @@ int run_gather(GatherArgs args) {
     if (exists && !is_empty_directory(args.dir, ec)) {
         if (ec) return bad_input(args.dir + ": " + ec.message());
         if (!args.force) {
-            return bad_input(args.dir + ": not empty (gather into a new or empty directory, or pass --force to write "
-                                        "into it, replacing files of the same names)");
+            return bad_input(args.dir +
+                             ": not empty (gather into a new or empty directory, or pass --force to write "
+                             "into it, replacing files of the same names)");
         }
         auto writer = open_tree(args.dir);
         if (!writer) return bad_input(writer.error().to_string());
@@ -363,7 +369,8 @@ int run_gather(GatherArgs args) {
         }
         auto writer = open_tree(staging);
         code = writer ? gather_into(args, staging, *writer) : bad_input(writer.error().to_string());
-        if (code == kExitAllow && (::chmod(staging.c_str(), 0755) != 0 || ::rename(staging.c_str(), args.dir.c_str()) != 0)) {
+        if (code == kExitAllow &&
+            (::chmod(staging.c_str(), 0755) != 0 || ::rename(staging.c_str(), args.dir.c_str()) != 0)) {
             code = bad_input(args.dir + ": cannot move the gathered tree into place: " + std::strerror(errno));
         }
         if (code != kExitAllow) fs::remove_all(staging, ec);
@@ -379,15 +386,17 @@ int run_gather(GatherArgs args) {
 void add_gather_command(CLI::App& app, CommandRunner& runner) {
     auto args = std::make_shared<GatherArgs>();
     CLI::App* cmd = app.add_subcommand(
-        "gather", "Record the files the node checks read (and the hwloc topology) into DIR, for "
-                  "`check --sysfs-root DIR --hwloc-xml DIR/hwloc.xml` elsewhere: a test fixture or a bug report");
+        "gather",
+        "Record the files the node checks read (and the hwloc topology) into DIR, for "
+        "`check --sysfs-root DIR --hwloc-xml DIR/hwloc.xml` elsewhere: a test fixture or a bug report");
     cmd->add_option("dir", args->dir, "Directory to write: new or empty (or see --force)")->required();
     cmd->add_option("--sysfs-root", args->sysfs_root, "Read node facts (sys/, proc/) under this directory instead of /")
         ->check(CLI::ExistingDirectory)
         ->capture_default_str();
     cmd->add_option("--hwloc-xml", args->hwloc_xml, "Node topology from this hwloc XML file instead of live discovery");
-    cmd->add_flag("--force", args->force,
-                  "Write into a non-empty DIR, replacing files of the same names (others stay, and a replay reads them)");
+    cmd->add_flag(
+        "--force", args->force,
+        "Write into a non-empty DIR, replacing files of the same names (others stay, and a replay reads them)");
     cmd->callback([&runner, args] { runner = [args] { return run_gather(*args); }; });
 }
 

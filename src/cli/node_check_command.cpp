@@ -83,7 +83,8 @@ int run_node_check_command(const NodeCheckArgs& args) {
         auto config = load_node_check_config(path, named);
         if (!config) {
             // slurmd logs a failing health check's output: say it there too.
-            std::cout << "launchguard node-check: configuration: " << printable_text(config.error().to_string()) << "\n";
+            std::cout << "launchguard node-check: configuration: " << printable_text(config.error().to_string())
+                      << "\n";
             return bad_input("node-check configuration: " + config.error().to_string());
         }
         apply_overrides(args, *config);
@@ -146,16 +147,18 @@ TimedRun run_timed(const NodeCheckRequest& request, std::chrono::seconds timeout
 std::optional<std::string> write_metrics(const std::string& path, const TimedRun& timed) {
     // node_exporter reads every *.prom file in its directory: the file must
     // never be seen half-written (util/atomic_file.h).
-    auto written = write_file_atomically(path, render_node_metrics(timed.run.verdict, timed.finished, timed.duration), 0644);
+    auto written =
+        write_file_atomically(path, render_node_metrics(timed.run.verdict, timed.finished, timed.duration), 0644);
     if (!written) return "--metrics-file: " + written.error().to_string();
     return std::nullopt;
 }
 
 void add_node_check_command(CLI::App& app, CommandRunner& runner) {
     auto args = std::make_shared<NodeCheckArgs>();
-    CLI::App* cmd = app.add_subcommand(
-        "node-check", "Check this node (power, IOMMU, PCIe links, IB ports, inventory) once, outside any job; "
-                      "as Slurm's HealthCheckProgram (--slurm) or a node-problem-detector plugin (--npd)");
+    CLI::App* cmd =
+        app.add_subcommand("node-check",
+                           "Check this node (power, IOMMU, PCIe links, IB ports, inventory) once, outside any job; "
+                           "as Slurm's HealthCheckProgram (--slurm) or a node-problem-detector plugin (--npd)");
     args->profile_opt = cmd->add_option("--profile", args->profile, "Embedded profile name or a profile YAML file")
                             ->capture_default_str();
     args->mode_opt = cmd->add_option("--mode", args->mode, "enforce, patch or warn (warn: nothing blocks)")
@@ -170,8 +173,8 @@ void add_node_check_command(CLI::App& app, CommandRunner& runner) {
                                       "The topology cache task checks read: reused while fresh, else rewritten from "
                                       "live discovery (needs root in /run)")
                           ->capture_default_str();
-    auto* no_cache = cmd->add_flag("--no-topology-cache", args->no_topology_cache,
-                                   "Neither read nor write the topology cache");
+    auto* no_cache =
+        cmd->add_flag("--no-topology-cache", args->no_topology_cache, "Neither read nor write the topology cache");
     no_cache->excludes(args->cache_opt);
     args->cache_age_opt = cmd->add_option("--topology-cache-max-age", args->topology_cache_max_age,
                                           "Seconds after which the cache is rediscovered")
@@ -186,8 +189,9 @@ void add_node_check_command(CLI::App& app, CommandRunner& runner) {
                             ->check(CLI::Range(1, kMaxNodeCheckTimeoutSeconds))
                             ->capture_default_str();
     auto* slurm = cmd->add_flag("--slurm", args->slurm,
-                                "Run as Slurm's HealthCheckProgram: settings from " + std::string(kNodeCheckConfigPath) +
-                                    " (or $" + kNodeCheckConfigEnv + "), drain on a blocking finding, resume "
+                                "Run as Slurm's HealthCheckProgram: settings from " +
+                                    std::string(kNodeCheckConfigPath) + " (or $" + kNodeCheckConfigEnv +
+                                    "), drain on a blocking finding, resume "
                                     "launchguard's own drains");
     auto* npd = cmd->add_flag("--npd", args->npd,
                               "node-problem-detector custom plugin: one short message on stdout; exit 0 healthy, "
@@ -196,8 +200,9 @@ void add_node_check_command(CLI::App& app, CommandRunner& runner) {
     args->metrics_opt = cmd->add_option("--metrics-file", args->metrics_file,
                                         "Also write the result as Prometheus text (node_exporter textfile collector), "
                                         "atomically");
-    cmd->add_option("--config", args->config, "With --slurm: the configuration file (default: $" +
-                                                  std::string(kNodeCheckConfigEnv) + ", else " + kNodeCheckConfigPath + ")")
+    cmd->add_option("--config", args->config,
+                    "With --slurm: the configuration file (default: $" + std::string(kNodeCheckConfigEnv) + ", else " +
+                        kNodeCheckConfigPath + ")")
         ->needs(slurm);
     cmd->callback([&runner, args] { runner = [args] { return run_node_check_command(*args); }; });
 }

@@ -104,7 +104,8 @@ std::optional<std::string> find_scontrol(const NodeCheckConfig& config) {
     return std::nullopt;
 }
 
-Result<ProgramResult> scontrol(const std::string& binary, const NodeCheckConfig& config, std::vector<std::string> args) {
+Result<ProgramResult> scontrol(const std::string& binary, const NodeCheckConfig& config,
+                               std::vector<std::string> args) {
     args.insert(args.begin(), binary);
     std::vector<std::string> env;
     if (config.slurm_conf) env.push_back("SLURM_CONF=" + *config.slurm_conf);
@@ -122,8 +123,10 @@ void log_verdict(HealthLog& log, const std::string& node, const TimedRun& timed)
     log.info("node " + node + ": " + std::string(to_string(run.verdict.health)) + " (" +
              std::to_string(run.verdict.rules.size()) + " rules, " + milliseconds(timed.duration) + ")");
     for (const auto& rule : run.verdict.rules) {
-        if (rule.outcome == RuleOutcome::block) log.error("block " + rule.rule + ": " + rule.message);
-        else if (rule.outcome == RuleOutcome::warn) log.warning("warn " + rule.rule + ": " + rule.message);
+        if (rule.outcome == RuleOutcome::block)
+            log.error("block " + rule.rule + ": " + rule.message);
+        else if (rule.outcome == RuleOutcome::warn)
+            log.warning("warn " + rule.rule + ": " + rule.message);
     }
     for (const auto& note : run.notes) log.warning(note);
     if (run.verdict.health == NodeHealth::unknown) log.error("node check unknown: " + run.verdict.problem);
@@ -158,8 +161,10 @@ void act_on_node(HealthLog& log, const NodeCheckConfig& config, const std::strin
                   (updated ? first_line(updated->output) : updated.error().message));
         return;
     }
-    if (plan.action == SlurmNodeAction::drain) log.error("node " + node + " drained: \"" + plan.reason + "\" (" + plan.why + ")");
-    else log.info("node " + node + " resumed: " + plan.why);
+    if (plan.action == SlurmNodeAction::drain)
+        log.error("node " + node + " drained: \"" + plan.reason + "\" (" + plan.why + ")");
+    else
+        log.info("node " + node + " resumed: " + plan.why);
 }
 
 }  // namespace

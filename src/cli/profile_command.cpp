@@ -22,8 +22,8 @@ void add_profile_command(CLI::App& app, CommandRunner& runner) {
             auto profile = load_profile(*file);
             if (!profile) return bad_input(profile.error().to_string());
             // The name is the file's own text: escape it for the terminal.
-            std::cout << printable_text(profile->origin) << ": profile '" << printable_text(profile->name) << "' is valid ("
-                      << profile->actions.size() << " rule override(s))\n";
+            std::cout << printable_text(profile->origin) << ": profile '" << printable_text(profile->name)
+                      << "' is valid (" << profile->actions.size() << " rule override(s))\n";
             return kExitAllow;
         };
     });

@@ -75,8 +75,12 @@ int run_review(const ReviewArgs& args) {
         if (args.kind == "kubernetes") kind = SpecKind::kubernetes;
         if (args.kind == "slurm") kind = SpecKind::slurm;
         switch (kind) {
-            case SpecKind::kubernetes: kubernetes.push_back(std::move(input)); break;
-            case SpecKind::slurm: code = combine_exit_codes(code, review_slurm_script(input, settings)); break;
+            case SpecKind::kubernetes:
+                kubernetes.push_back(std::move(input));
+                break;
+            case SpecKind::slurm:
+                code = combine_exit_codes(code, review_slurm_script(input, settings));
+                break;
         }
     }
     if (!kubernetes.empty()) code = combine_exit_codes(code, review_kubernetes(kubernetes, settings));
@@ -88,10 +92,14 @@ int run_review(const ReviewArgs& args) {
 int combine_exit_codes(int a, int b) {
     auto rank = [](int code) {
         switch (code) {
-            case kExitBadInput: return 3;
-            case kExitBlock: return 2;
-            case kExitPatch: return 1;
-            default: return 0;
+            case kExitBadInput:
+                return 3;
+            case kExitBlock:
+                return 2;
+            case kExitPatch:
+                return 1;
+            default:
+                return 0;
         }
     };
     return rank(a) >= rank(b) ? a : b;
@@ -101,8 +109,9 @@ void add_review_command(CLI::App& app, CommandRunner& runner) {
     auto args = std::make_shared<ReviewArgs>();
     CLI::App* cmd = app.add_subcommand(
         "review", "Review a launch spec before submitting it: Kubernetes manifests or a Slurm batch script");
-    cmd->add_option("files", args->files,
-                    "Manifests (YAML or JSON, several documents each), Slurm batch scripts (#!/#SBATCH), or - for stdin")
+    cmd->add_option(
+           "files", args->files,
+           "Manifests (YAML or JSON, several documents each), Slurm batch scripts (#!/#SBATCH), or - for stdin")
         ->required();
     cmd->add_option("--kind", args->kind, "What the inputs are: auto (detect), kubernetes or slurm")
         ->check(CLI::IsMember({"auto", "kubernetes", "slurm"}))
@@ -112,12 +121,14 @@ void add_review_command(CLI::App& app, CommandRunner& runner) {
     cmd->add_option("--format", args->format, "text or json")
         ->check(CLI::IsMember({"text", "json"}))
         ->capture_default_str();
-    cmd->add_flag("--patch", args->patch, "Print the JSON Patch that fixes what can be fixed (the report goes to stderr)");
+    cmd->add_flag("--patch", args->patch,
+                  "Print the JSON Patch that fixes what can be fixed (the report goes to stderr)");
     cmd->add_flag("--patched", args->patched,
                   "Print the manifests with the patch applied (the report goes to stderr), or the batch script with "
                   "its fixes applied");
-    cmd->add_flag("--fix-blocking", args->fix_blocking,
-                  "Patch blocking findings the patch fully fixes, as the mutating webhook does (implied by --patch, --patched)");
+    cmd->add_flag(
+        "--fix-blocking", args->fix_blocking,
+        "Patch blocking findings the patch fully fixes, as the mutating webhook does (implied by --patch, --patched)");
     cmd->callback([&runner, args] { runner = [args] { return run_review(*args); }; });
 }
 

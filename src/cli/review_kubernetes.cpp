@@ -22,9 +22,12 @@ namespace k8s = launchguard::kubernetes;
 
 int exit_code_for(const Report& report) {
     switch (report.decision) {
-        case Decision::block: return kExitBlock;
-        case Decision::patch: return kExitPatch;
-        case Decision::allow: return kExitAllow;
+        case Decision::block:
+            return kExitBlock;
+        case Decision::patch:
+            return kExitPatch;
+        case Decision::allow:
+            return kExitAllow;
     }
     return kExitAllow;
 }

@@ -29,9 +29,12 @@ std::string step_summary(const StepReview& step) {
 
 int exit_code(Decision decision) {
     switch (decision) {
-        case Decision::block: return kExitBlock;
-        case Decision::patch: return kExitPatch;
-        case Decision::allow: return kExitAllow;
+        case Decision::block:
+            return kExitBlock;
+        case Decision::patch:
+            return kExitPatch;
+        case Decision::allow:
+            return kExitAllow;
     }
     return kExitAllow;
 }
@@ -60,7 +63,8 @@ boost::json::object spec_json(const ReviewInput& input, const slurm_script::Scri
 
 int review_slurm_script(const ReviewInput& input, const ReviewSettings& settings) {
     if (settings.print_patch) {
-        return bad_input(input.origin + ": --patch prints a JSON Patch for Kubernetes manifests; for a batch script "
+        return bad_input(input.origin +
+                         ": --patch prints a JSON Patch for Kubernetes manifests; for a batch script "
                          "use --patched");
     }
     auto review = slurm_script::review_script(input.text, input.origin, *settings.profile, settings.mode);

@@ -131,16 +131,18 @@ int run_topo(const TopoArgs& args) {
         std::cout << pretty_json(o);
     } else {
         // Attribute values come from the file: escape them for the terminal.
-        std::cout << printable_text(args.file) << ": NCCL would " <<
-            (topo.outcome == nccl::TopoOutcome::accepted   ? "accept this file"
-             : topo.outcome == nccl::TopoOutcome::rejected ? "FAIL communicator init"
-                                                            : "SILENTLY IGNORE this file and auto-detect")
+        std::cout << printable_text(args.file) << ": NCCL would "
+                  << (topo.outcome == nccl::TopoOutcome::accepted   ? "accept this file"
+                      : topo.outcome == nccl::TopoOutcome::rejected ? "FAIL communicator init"
+                                                                    : "SILENTLY IGNORE this file and auto-detect")
                   << "\n";
         if (!topo.reason.empty()) {
-            std::cout << "  " << (topo.line > 0 ? "line " + std::to_string(topo.line) + ": " : "") << printable_text(topo.reason) << "\n";
+            std::cout << "  " << (topo.line > 0 ? "line " + std::to_string(topo.line) + ": " : "")
+                      << printable_text(topo.reason) << "\n";
         }
         for (const auto& c : topo.cpus) {
-            std::cout << "  cpu numaid=" << printable_text(c.numaid) << (c.affinity.empty() ? "" : " affinity=" + printable_text(c.affinity)) << "\n";
+            std::cout << "  cpu numaid=" << printable_text(c.numaid)
+                      << (c.affinity.empty() ? "" : " affinity=" + printable_text(c.affinity)) << "\n";
         }
         for (const auto& p : topo.pcis) {
             std::cout << "    " << printable_text(p.busid) << "  " << printable_text(device_kind(p.cls)) << "  NUMA "
@@ -156,18 +158,23 @@ int run_topo(const TopoArgs& args) {
         }
         if (drift) {
             std::cout << "drift against " << node->source << ":\n";
-            for (const auto& b : drift->gpus_missing) std::cout << "  GPU " << printable_text(b) << " is not in the file\n";
-            for (const auto& b : drift->nics_missing) std::cout << "  NIC " << printable_text(b) << " is not in the file\n";
-            for (const auto& b : drift->not_on_node) std::cout << "  file lists " << printable_text(b) << ", which this node lacks\n";
+            for (const auto& b : drift->gpus_missing)
+                std::cout << "  GPU " << printable_text(b) << " is not in the file\n";
+            for (const auto& b : drift->nics_missing)
+                std::cout << "  NIC " << printable_text(b) << " is not in the file\n";
+            for (const auto& b : drift->not_on_node)
+                std::cout << "  file lists " << printable_text(b) << ", which this node lacks\n";
             for (const auto& m : placement->devices) {
-                std::cout << "  " << m.kind << " " << printable_text(m.busid) << " (line " << m.line << "): file NUMA " << m.file_numa
-                          << (m.file_cpus.empty() ? "" : " CPUs " + printable_text(m.file_cpus)) << ", node NUMA " << m.node_numa
-                          << (m.node_cpus.empty() ? "" : " CPUs " + m.node_cpus) << "\n";
+                std::cout << "  " << m.kind << " " << printable_text(m.busid) << " (line " << m.line << "): file NUMA "
+                          << m.file_numa << (m.file_cpus.empty() ? "" : " CPUs " + printable_text(m.file_cpus))
+                          << ", node NUMA " << m.node_numa << (m.node_cpus.empty() ? "" : " CPUs " + m.node_cpus)
+                          << "\n";
             }
             for (const auto& p : placement->pairings) {
-                std::cout << "  GPU " << printable_text(p.gpu_busid) << " (line " << p.gpu_line << "): nearest NIC by the file "
-                          << printable_text(join_ids(p.file_nearest)) << " (" << nccl::to_string(p.file_path) << "), by the node "
-                          << join_ids(p.node_nearest) << " (" << nccl::to_string(p.node_path) << ")\n";
+                std::cout << "  GPU " << printable_text(p.gpu_busid) << " (line " << p.gpu_line
+                          << "): nearest NIC by the file " << printable_text(join_ids(p.file_nearest)) << " ("
+                          << nccl::to_string(p.file_path) << "), by the node " << join_ids(p.node_nearest) << " ("
+                          << nccl::to_string(p.node_path) << ")\n";
             }
             if (!drift->drifted() && drift->not_on_node.empty() && !placement->drifted()) {
                 std::cout << "  none: every GPU and NIC is listed where the node has it\n";
@@ -187,7 +194,9 @@ void add_topo_command(CLI::App& app, CommandRunner& runner) {
     cmd->add_option("file", args->file, "NCCL topology XML (what NCCL_TOPO_FILE points at)")->required();
     auto* xml = cmd->add_option("--hwloc-xml", args->hwloc_xml, "Compare against the node described by this hwloc XML");
     cmd->add_flag("--live", args->live, "Compare against this machine (live hwloc discovery)")->excludes(xml);
-    cmd->add_option("--format", args->format, "text or json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+    cmd->add_option("--format", args->format, "text or json")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
     cmd->callback([&runner, args] { runner = [args] { return run_topo(*args); }; });
 }
 

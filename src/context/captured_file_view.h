@@ -20,7 +20,8 @@ public:
     CapturedFileView(std::shared_ptr<const FileView> live, std::string description);
 
     [[nodiscard]] FileInfo stat(std::string_view path) const override;
-    [[nodiscard]] Result<std::string> read(std::string_view path, std::size_t max_bytes = kMaxInputFileBytes) const override;
+    [[nodiscard]] Result<std::string> read(std::string_view path,
+                                           std::size_t max_bytes = kMaxInputFileBytes) const override;
     [[nodiscard]] std::vector<std::string> list(std::string_view dir) const override;
     [[nodiscard]] std::string describe() const override { return description_; }
 

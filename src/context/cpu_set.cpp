@@ -10,8 +10,10 @@ namespace {
 constexpr unsigned kMaxCpu = 1U << 16;  // far above any node; bounds a malicious "0-4000000000"
 
 std::string_view strip(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' || s.front() == '\r')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r')) s.remove_suffix(1);
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' || s.front() == '\r'))
+        s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r'))
+        s.remove_suffix(1);
     return s;
 }
 
@@ -75,13 +77,19 @@ Result<CpuSet> CpuSet::parse_mask(std::string_view text) {
         unsigned group_bit = 0;
         for (auto c = g.rbegin(); c != g.rend(); ++c) {
             unsigned nibble = 0;
-            if (*c >= '0' && *c <= '9') nibble = static_cast<unsigned>(*c - '0');
-            else if (*c >= 'a' && *c <= 'f') nibble = static_cast<unsigned>(*c - 'a' + 10);
-            else if (*c >= 'A' && *c <= 'F') nibble = static_cast<unsigned>(*c - 'A' + 10);
-            else return make_error("invalid CPU mask '" + std::string(text) + "': '" + std::string(1, *c) + "' is not hex");
+            if (*c >= '0' && *c <= '9')
+                nibble = static_cast<unsigned>(*c - '0');
+            else if (*c >= 'a' && *c <= 'f')
+                nibble = static_cast<unsigned>(*c - 'a' + 10);
+            else if (*c >= 'A' && *c <= 'F')
+                nibble = static_cast<unsigned>(*c - 'A' + 10);
+            else
+                return make_error("invalid CPU mask '" + std::string(text) + "': '" + std::string(1, *c) +
+                                  "' is not hex");
             for (unsigned b = 0; b < 4; ++b) {
                 if (nibble & (1U << b)) {
-                    if (bit + group_bit + b >= kMaxCpu) return make_error("CPU mask '" + std::string(text) + "' is too wide");
+                    if (bit + group_bit + b >= kMaxCpu)
+                        return make_error("CPU mask '" + std::string(text) + "' is too wide");
                     set.add(bit + group_bit + b);
                 }
             }

@@ -28,12 +28,12 @@ std::string_view to_string(FileKind kind);
 
 struct FileInfo {
     FileKind kind = FileKind::unknown;
-    std::uint64_t size = 0;      // for regular files
+    std::uint64_t size = 0;  // for regular files
     // False when the view knows a file is there but not its content (a file
     // a pod's volume provides): `size` then means nothing.
     bool size_known = true;
-    std::string resolved_path;   // path after following symlinks, inside the view
-    std::string detail;          // why unknown / unreadable, or where the answer came from
+    std::string resolved_path;  // path after following symlinks, inside the view
+    std::string detail;         // why unknown / unreadable, or where the answer came from
 
     // A regular file that is not known to be empty.
     [[nodiscard]] bool non_empty_regular() const { return kind == FileKind::regular && (!size_known || size > 0); }
@@ -47,7 +47,8 @@ public:
     // Reads a regular file of at most max_bytes; a larger file is an error
     // that says so (never a prefix: a cut file changes the verdict). Errors
     // name the path.
-    [[nodiscard]] virtual Result<std::string> read(std::string_view path, std::size_t max_bytes = kMaxInputFileBytes) const = 0;
+    [[nodiscard]] virtual Result<std::string> read(std::string_view path,
+                                                   std::size_t max_bytes = kMaxInputFileBytes) const = 0;
     // Entry names of a directory; empty when missing or unknown.
     [[nodiscard]] virtual std::vector<std::string> list(std::string_view dir) const = 0;
     // "container rootfs /var/lib/enroot/data/pyxis_42" — shown in evidence.

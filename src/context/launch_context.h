@@ -33,13 +33,13 @@ std::string_view to_string(Runtime runtime);
 struct JobShape {
     Fact<int> nodes;
     Fact<int> tasks;
-    Fact<int> total_gpus;   // GPUs across the whole job (decides e.g. net.qps-low)
+    Fact<int> total_gpus;  // GPUs across the whole job (decides e.g. net.qps-low)
 };
 
 struct ContainerFacts {
-    Fact<std::uint64_t> shm_bytes;               // size of /dev/shm as the task sees it
-    Fact<std::optional<std::uint64_t>> memlock;  // RLIMIT_MEMLOCK soft limit; nullopt = unlimited
-    Fact<std::vector<std::string>> capabilities; // effective capabilities, "CAP_IPC_LOCK"
+    Fact<std::uint64_t> shm_bytes;                // size of /dev/shm as the task sees it
+    Fact<std::optional<std::uint64_t>> memlock;   // RLIMIT_MEMLOCK soft limit; nullopt = unlimited
+    Fact<std::vector<std::string>> capabilities;  // effective capabilities, "CAP_IPC_LOCK"
     Fact<bool> runs_as_root;
     // What the launcher says it starts, as written: pyxis --container-image,
     // a pod's image. Evidence only; the image's content stays unknown.
@@ -57,7 +57,7 @@ struct ContainerFacts {
 // Requests and limits of one container of a Kubernetes pod, quantities
 // parsed (CPU in millicores, memory in bytes); absent when not written.
 struct ContainerResources {
-    std::string name;        // "spec.containers[0] (trainer)"
+    std::string name;  // "spec.containers[0] (trainer)"
     std::optional<std::int64_t> cpu_request_milli;
     std::optional<std::int64_t> cpu_limit_milli;
     std::optional<std::int64_t> memory_request_bytes;
@@ -82,14 +82,14 @@ struct HostView {
 
 struct LaunchContext {
     Runtime runtime = Runtime::unknown;
-    Fact<Environment> env;                       // the task's environment, as NCCL reads it
+    Fact<Environment> env;  // the task's environment, as NCCL reads it
     // Sources that may add variables to a known `env` but that launchguard
     // cannot read (a pod's envFrom ConfigMap): a name absent from `env` is
     // then unknown, not unset, while the names `env` holds are decided.
     std::vector<std::string> env_unread_sources;
-    std::shared_ptr<const FileView> files;       // the task's filesystem view; never null once probed
-    Fact<CpuSet> cpu_mask;                       // sched_getaffinity of the task
-    Fact<std::vector<Gpu>> gpus;                 // GPUs assigned to the task, resolved against the topology
+    std::shared_ptr<const FileView> files;  // the task's filesystem view; never null once probed
+    Fact<CpuSet> cpu_mask;                  // sched_getaffinity of the task
+    Fact<std::vector<Gpu>> gpus;            // GPUs assigned to the task, resolved against the topology
     Fact<NodeTopology> topology;
     Fact<std::vector<NetInterface>> interfaces;  // netdevs in the task's network namespace
     // --cpu-bind as the launch's spec writes it ("mask_cpu:0x3,0xc"): known to

@@ -14,11 +14,11 @@
 namespace launchguard {
 
 struct CpuPower {
-    std::map<unsigned, std::string> governor;        // cpu -> scaling_governor
-    std::map<unsigned, long> scaling_max_khz;         // cpu -> scaling_max_freq
-    std::map<unsigned, long> cpuinfo_max_khz;         // cpu -> cpuinfo_max_freq
-    std::optional<bool> intel_no_turbo;               // /sys/devices/system/cpu/intel_pstate/no_turbo
-    std::optional<bool> cpufreq_boost;                // /sys/devices/system/cpu/cpufreq/boost
+    std::map<unsigned, std::string> governor;  // cpu -> scaling_governor
+    std::map<unsigned, long> scaling_max_khz;  // cpu -> scaling_max_freq
+    std::map<unsigned, long> cpuinfo_max_khz;  // cpu -> cpuinfo_max_freq
+    std::optional<bool> intel_no_turbo;        // /sys/devices/system/cpu/intel_pstate/no_turbo
+    std::optional<bool> cpufreq_boost;         // /sys/devices/system/cpu/cpufreq/boost
     struct IdleState {
         std::string name;
         bool disabled = false;
@@ -28,8 +28,8 @@ struct CpuPower {
 
 struct IommuGroup {
     std::string id;
-    std::string type;                    // "DMA", "DMA-FQ", "identity", "blocked"
-    std::vector<std::string> devices;    // lower-case bus ids
+    std::string type;                  // "DMA", "DMA-FQ", "identity", "blocked"
+    std::vector<std::string> devices;  // lower-case bus ids
 };
 
 struct PcieLinkRecord {
@@ -40,12 +40,12 @@ struct PcieLinkRecord {
 
 struct NodeFacts {
     Fact<CpuPower> power;
-    Fact<bool> numa_balancing;                    // /proc/sys/kernel/numa_balancing
-    Fact<std::string> kernel_cmdline;             // /proc/cmdline
-    Fact<std::string> virtualization;             // "none", "kvm", "microsoft", ...
-    Fact<std::vector<IommuGroup>> iommu_groups;   // /sys/kernel/iommu_groups
-    Fact<long> page_size;                         // bytes
-    Fact<std::string> arch;                       // "x86_64", "aarch64"
+    Fact<bool> numa_balancing;                               // /proc/sys/kernel/numa_balancing
+    Fact<std::string> kernel_cmdline;                        // /proc/cmdline
+    Fact<std::string> virtualization;                        // "none", "kvm", "microsoft", ...
+    Fact<std::vector<IommuGroup>> iommu_groups;              // /sys/kernel/iommu_groups
+    Fact<long> page_size;                                    // bytes
+    Fact<std::string> arch;                                  // "x86_64", "aarch64"
     Fact<std::map<std::string, PcieLinkRecord>> pcie_links;  // busid -> link, from sysfs
 };
 

@@ -11,7 +11,8 @@ namespace {
 // accept NVML's 8-digit PCI domain.
 std::string normalize_busid(const std::string& busid) {
     std::string out = busid;
-    std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     std::size_t colon = out.find(':');
     if (colon == 8 && std::count(out.begin(), out.end(), ':') == 2 && out.compare(0, 4, "0000") == 0) out.erase(0, 4);
     return out;
@@ -39,8 +40,8 @@ const Gpu* NodeTopology::gpu_by_uuid(const std::string& uuid) const {
 std::size_t NodeTopology::active_ib_port_count() const {
     std::size_t n = 0;
     for (const auto& nic : nics) {
-        n += static_cast<std::size_t>(std::count_if(nic.ports.begin(), nic.ports.end(),
-                                                    [](const IbPort& p) { return p.state == "ACTIVE"; }));
+        n += static_cast<std::size_t>(
+            std::count_if(nic.ports.begin(), nic.ports.end(), [](const IbPort& p) { return p.state == "ACTIVE"; }));
     }
     return n;
 }

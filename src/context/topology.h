@@ -29,12 +29,12 @@ struct NumaNode {
 };
 
 struct Gpu {
-    int index = -1;        // CUDA/NVML ordinal (nvmlN, cudaN) when known, else discovery order
-    std::string busid;     // lower case
-    std::string uuid;      // when known
-    std::string name;      // "nvml0", product name when known
-    int numa_node = -1;    // -1 when unknown
-    CpuSet local_cpus;     // CPUs of the nearest NUMA node / locality
+    int index = -1;      // CUDA/NVML ordinal (nvmlN, cudaN) when known, else discovery order
+    std::string busid;   // lower case
+    std::string uuid;    // when known
+    std::string name;    // "nvml0", product name when known
+    int numa_node = -1;  // -1 when unknown
+    CpuSet local_cpus;   // CPUs of the nearest NUMA node / locality
     // Bus ids of the PCI-to-PCI bridges above the device, nearest the CPU
     // first; empty when it hangs off a host bridge directly (as in most VMs).
     std::vector<std::string> pci_bridges;
@@ -43,14 +43,14 @@ struct Gpu {
 
 struct IbPort {
     int number = 1;
-    std::string state;        // "ACTIVE", "DOWN", "INIT", "ARMED" (from hwloc PortNState or sysfs)
-    std::string phys_state;   // "LinkUp", "Polling", "Disabled" when known
+    std::string state;       // "ACTIVE", "DOWN", "INIT", "ARMED" (from hwloc PortNState or sysfs)
+    std::string phys_state;  // "LinkUp", "Polling", "Disabled" when known
     std::optional<double> rate_gbps;
-    std::string link_layer;   // "InfiniBand" / "Ethernet" when known
+    std::string link_layer;  // "InfiniBand" / "Ethernet" when known
 };
 
 struct Nic {
-    std::string hca;           // RDMA device name, e.g. "mlx5_0"; empty for plain Ethernet
+    std::string hca;                   // RDMA device name, e.g. "mlx5_0"; empty for plain Ethernet
     std::vector<std::string> netdevs;  // "ib0", "eth0"
     std::string busid;
     int numa_node = -1;
@@ -61,16 +61,16 @@ struct Nic {
 };
 
 struct NetInterface {
-    std::string name;         // "eth0", "ib0", "lo"
+    std::string name;  // "eth0", "ib0", "lo"
     bool up = true;
 };
 
 struct NodeTopology {
-    std::string source;                 // "hwloc live discovery", "hwloc XML /path"
+    std::string source;  // "hwloc live discovery", "hwloc XML /path"
     std::vector<NumaNode> numa_nodes;
     CpuSet all_cpus;
     std::vector<Gpu> gpus;
-    std::vector<Nic> nics;              // RDMA-capable devices and their netdevs
+    std::vector<Nic> nics;                 // RDMA-capable devices and their netdevs
     std::vector<NetInterface> interfaces;  // every netdev hwloc/sysfs reported
 
     [[nodiscard]] const Gpu* gpu_by_index(int index) const;

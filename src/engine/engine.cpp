@@ -12,9 +12,12 @@ namespace launchguard {
 
 std::string_view to_string(Decision decision) {
     switch (decision) {
-        case Decision::allow: return "allow";
-        case Decision::patch: return "patch";
-        case Decision::block: return "block";
+        case Decision::allow:
+            return "allow";
+        case Decision::patch:
+            return "patch";
+        case Decision::block:
+            return "block";
     }
     return "allow";
 }
@@ -145,9 +148,8 @@ Report evaluate(const LaunchContext& ctx, const Profile& profile, const Evaluati
             // already depend on the profile, e.g. block on MNNVL profiles).
             Action configured = profile.action_for(info.id, finding.action);
             if (configured == Action::off) continue;
-            finding.action =
-                resolve_action(configured, options.mode, can_apply(finding, options), options.fix_blocking,
-                               finding.fix_or_block);
+            finding.action = resolve_action(configured, options.mode, can_apply(finding, options), options.fix_blocking,
+                                            finding.fix_or_block);
             if (finding.action == Action::patch) add_patch_ops(finding, report.patch);
             report.findings.push_back(std::move(finding));
         }

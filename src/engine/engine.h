@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "context/launch_context.h"
-#include "finding/mode.h"
 #include "finding/finding.h"
+#include "finding/mode.h"
 #include "profile/profile.h"
 
 namespace launchguard {
@@ -46,7 +46,7 @@ struct Report {
     std::string profile_origin;
     Mode mode = Mode::enforce;
     Decision decision = Decision::allow;
-    std::vector<Finding> findings;     // action = what happens under this mode
+    std::vector<Finding> findings;  // action = what happens under this mode
     std::vector<Unknown> unknowns;
     std::vector<RemediationOp> patch;  // operations to apply, deduplicated, in rule order
     int rules_evaluated = 0;

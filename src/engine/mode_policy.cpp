@@ -6,10 +6,14 @@ namespace launchguard {
 
 int strictness(Mode mode) {
     switch (mode) {
-        case Mode::off: return 0;
-        case Mode::warn: return 1;
-        case Mode::patch: return 2;
-        case Mode::enforce: return 3;
+        case Mode::off:
+            return 0;
+        case Mode::warn:
+            return 1;
+        case Mode::patch:
+            return 2;
+        case Mode::enforce:
+            return 3;
     }
     return 3;
 }

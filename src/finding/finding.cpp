@@ -4,10 +4,14 @@ namespace launchguard {
 
 std::string_view to_string(Action action) {
     switch (action) {
-        case Action::block: return "block";
-        case Action::patch: return "patch";
-        case Action::warn: return "warn";
-        case Action::off: return "off";
+        case Action::block:
+            return "block";
+        case Action::patch:
+            return "patch";
+        case Action::warn:
+            return "warn";
+        case Action::off:
+            return "off";
     }
     return "warn";
 }
@@ -22,21 +26,30 @@ std::optional<Action> parse_action(std::string_view text) {
 
 std::string_view to_string(Severity severity) {
     switch (severity) {
-        case Severity::error: return "error";
-        case Severity::warning: return "warning";
-        case Severity::info: return "info";
+        case Severity::error:
+            return "error";
+        case Severity::warning:
+            return "warning";
+        case Severity::info:
+            return "info";
     }
     return "warning";
 }
 
 std::string_view to_string(RemediationOp::Kind kind) {
     switch (kind) {
-        case RemediationOp::Kind::set_env: return "set-env";
-        case RemediationOp::Kind::unset_env: return "unset-env";
-        case RemediationOp::Kind::mount_file: return "mount-file";
-        case RemediationOp::Kind::shm_size: return "shm-size";
-        case RemediationOp::Kind::add_capability: return "add-capability";
-        case RemediationOp::Kind::manual: return "manual";
+        case RemediationOp::Kind::set_env:
+            return "set-env";
+        case RemediationOp::Kind::unset_env:
+            return "unset-env";
+        case RemediationOp::Kind::mount_file:
+            return "mount-file";
+        case RemediationOp::Kind::shm_size:
+            return "shm-size";
+        case RemediationOp::Kind::add_capability:
+            return "add-capability";
+        case RemediationOp::Kind::manual:
+            return "manual";
     }
     return "manual";
 }

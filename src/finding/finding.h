@@ -37,7 +37,7 @@ struct RemediationOp {
     std::string container_path;
     bool readonly = true;
     std::uint64_t bytes = 0;  // shm_size
-    std::string text;       // manual: the instruction
+    std::string text;         // manual: the instruction
 
     static RemediationOp set_env(std::string name, std::string value);
     static RemediationOp unset_env(std::string name);
@@ -52,10 +52,10 @@ std::string_view to_string(RemediationOp::Kind kind);
 using Evidence = std::vector<std::pair<std::string, std::string>>;
 
 struct Finding {
-    std::string rule;        // "topo.file-missing"
+    std::string rule;  // "topo.file-missing"
     Severity severity = Severity::warning;
     Action action = Action::warn;  // filled in by the engine from the profile
-    std::string message;     // one line a user understands
+    std::string message;           // one line a user understands
     Evidence evidence;
     std::vector<RemediationOp> remediation;
     // The launch would run silently degraded unless this remediation is

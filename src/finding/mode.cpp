@@ -4,10 +4,14 @@ namespace launchguard {
 
 std::string_view to_string(Mode mode) {
     switch (mode) {
-        case Mode::enforce: return "enforce";
-        case Mode::patch: return "patch";
-        case Mode::warn: return "warn";
-        case Mode::off: return "off";
+        case Mode::enforce:
+            return "enforce";
+        case Mode::patch:
+            return "patch";
+        case Mode::warn:
+            return "warn";
+        case Mode::off:
+            return "off";
     }
     return "enforce";
 }

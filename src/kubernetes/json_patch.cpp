@@ -23,7 +23,8 @@ std::vector<std::string> split_pointer(std::string_view pointer, bool& ok) {
     std::size_t start = 1;
     while (true) {
         std::size_t slash = pointer.find('/', start);
-        std::string_view raw = pointer.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+        std::string_view raw =
+            pointer.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
         std::string token;
         for (std::size_t i = 0; i < raw.size(); ++i) {
             if (raw[i] == '~' && i + 1 < raw.size() && (raw[i + 1] == '0' || raw[i + 1] == '1')) {
@@ -130,15 +131,21 @@ std::string label_piece(std::string_view text) {
     for (char c : text) {
         char lower = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
         bool ok = (lower >= 'a' && lower <= 'z') || (lower >= '0' && lower <= '9');
-        if (ok) out += lower;
-        else if (!out.empty() && out.back() != '-') out += '-';
+        if (ok)
+            out += lower;
+        else if (!out.empty() && out.back() != '-')
+            out += '-';
     }
     while (!out.empty() && out.back() == '-') out.pop_back();
     return out.substr(0, 40);
 }
 
-json::object* object_at(json::value* value) { return value != nullptr && value->is_object() ? &value->get_object() : nullptr; }
-json::array* array_at(json::value* value) { return value != nullptr && value->is_array() ? &value->get_array() : nullptr; }
+json::object* object_at(json::value* value) {
+    return value != nullptr && value->is_object() ? &value->get_object() : nullptr;
+}
+json::array* array_at(json::value* value) {
+    return value != nullptr && value->is_array() ? &value->get_array() : nullptr;
+}
 
 std::string string_member(const json::object& object, std::string_view key) {
     const json::value* value = object.if_contains(key);
@@ -263,8 +270,8 @@ std::string PodPatchBuilder::volume_name_for(const std::string& pod, const std::
     return name;
 }
 
-void PodPatchBuilder::mount_host_file(const std::string& pod, const std::string& container, const std::string& host_path,
-                                      const std::string& container_path) {
+void PodPatchBuilder::mount_host_file(const std::string& pod, const std::string& container,
+                                      const std::string& host_path, const std::string& container_path) {
     // Reuse a volume that already brings this node file in.
     std::string volume_name;
     if (json::array* volumes = array_at(find(pod + "/volumes"))) {
@@ -277,7 +284,8 @@ void PodPatchBuilder::mount_host_file(const std::string& pod, const std::string&
     }
     if (volume_name.empty()) {
         std::size_t slash = host_path.rfind('/');
-        volume_name = volume_name_for(pod, label_piece(slash == std::string::npos ? host_path : host_path.substr(slash + 1)));
+        volume_name =
+            volume_name_for(pod, label_piece(slash == std::string::npos ? host_path : host_path.substr(slash + 1)));
         append(pod, "volumes",
                json::object{{"name", volume_name}, {"hostPath", json::object{{"path", host_path}, {"type", "File"}}}});
     }
@@ -326,15 +334,17 @@ void PodPatchBuilder::memory_shm(const std::string& pod, const std::string& cont
             json::object* v = object_at(&volume);
             json::object* empty_dir = v != nullptr ? object_at(v->if_contains("emptyDir")) : nullptr;
             if (empty_dir != nullptr && string_member(*v, "name").starts_with(kShmVolumeStem) &&
-                string_member(*empty_dir, "medium") == "Memory" && string_member(*empty_dir, "sizeLimit") == size.get_string()) {
+                string_member(*empty_dir, "medium") == "Memory" &&
+                string_member(*empty_dir, "sizeLimit") == size.get_string()) {
                 volume_name = string_member(*v, "name");
             }
         }
     }
     if (volume_name.empty()) {
         volume_name = volume_name_for(pod, "dshm");
-        append(pod, "volumes",
-               json::object{{"name", volume_name}, {"emptyDir", json::object{{"medium", "Memory"}, {"sizeLimit", size}}}});
+        append(
+            pod, "volumes",
+            json::object{{"name", volume_name}, {"emptyDir", json::object{{"medium", "Memory"}, {"sizeLimit", size}}}});
     }
     append(container, "volumeMounts", json::object{{"name", volume_name}, {"mountPath", kShmPath}});
 }

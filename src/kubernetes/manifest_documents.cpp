@@ -7,8 +7,8 @@
 #include <set>
 #include <vector>
 
-#include <boost/json/parse.hpp>
 #include <yaml-cpp/yaml.h>
+#include <boost/json/parse.hpp>
 
 namespace launchguard::kubernetes {
 namespace json = boost::json;
@@ -19,8 +19,10 @@ namespace {
 // null, booleans (yes/no/on/off too), integers, floats, else strings.
 json::value plain_scalar(const std::string& text) {
     static const std::set<std::string, std::less<>> kNull = {"", "~", "null", "Null", "NULL"};
-    static const std::set<std::string, std::less<>> kTrue = {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"};
-    static const std::set<std::string, std::less<>> kFalse = {"n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"};
+    static const std::set<std::string, std::less<>> kTrue = {"y",    "Y",    "yes", "Yes", "YES", "true",
+                                                             "True", "TRUE", "on",  "On",  "ON"};
+    static const std::set<std::string, std::less<>> kFalse = {"n",     "N",     "no",  "No",  "NO", "false",
+                                                              "False", "FALSE", "off", "Off", "OFF"};
     if (kNull.count(text) != 0) return nullptr;
     if (kTrue.count(text) != 0) return true;
     if (kFalse.count(text) != 0) return false;
@@ -83,7 +85,8 @@ void merge_into(json::object& object, const YAML::Node& merged) {
 json::value to_json(const YAML::Node& node) {
     switch (node.Type()) {
         case YAML::NodeType::Null:
-        case YAML::NodeType::Undefined: return nullptr;
+        case YAML::NodeType::Undefined:
+            return nullptr;
         case YAML::NodeType::Scalar:
             // yaml-cpp tags quoted and block scalars "!", plain ones "?".
             if (node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str") return json::string(node.Scalar());
@@ -170,8 +173,8 @@ Result<std::vector<ManifestDocument>> read_manifest_documents(std::string_view t
         if (!ec) {
             if (value.is_array()) {
                 for (std::size_t i = 0; i < value.get_array().size(); ++i) {
-                    auto added = add_document(value.get_array()[i], "document " + std::to_string(i + 1), i + 1, "",
-                                              origin, out);
+                    auto added =
+                        add_document(value.get_array()[i], "document " + std::to_string(i + 1), i + 1, "", origin, out);
                     if (!added) return added.error();
                 }
             } else {

@@ -12,7 +12,8 @@ namespace {
 // image ships it empty, so a file there comes from the node, through a volume.
 bool is_runtime_state(const std::string& path) {
     for (std::string_view root : {"/run", "/var/run"}) {
-        if (path.size() > root.size() && path.compare(0, root.size(), root) == 0 && path[root.size()] == '/') return true;
+        if (path.size() > root.size() && path.compare(0, root.size(), root) == 0 && path[root.size()] == '/')
+            return true;
     }
     return false;
 }
@@ -29,8 +30,9 @@ const PodMount* PodFileView::mount_for(std::string_view path) const {
     const PodMount* best = nullptr;
     for (const auto& mount : mounts_) {
         const std::string& root = mount.mount_path;
-        bool under = wanted == root || root == "/" ||
-                     (wanted.size() > root.size() && wanted.compare(0, root.size(), root) == 0 && wanted[root.size()] == '/');
+        bool under =
+            wanted == root || root == "/" ||
+            (wanted.size() > root.size() && wanted.compare(0, root.size(), root) == 0 && wanted[root.size()] == '/');
         if (under && (best == nullptr || root.size() > best->mount_path.size())) best = &mount;
     }
     return best;
@@ -44,15 +46,17 @@ FileInfo PodFileView::stat(std::string_view path) const {
     if (mount == nullptr) {
         if (is_runtime_state(wanted)) {
             info.kind = FileKind::missing;
-            info.detail = "under no volume of the pod, and images ship /run empty: what is there describes the "
-                          "running system, which a pod sees only through its volumes";
+            info.detail =
+                "under no volume of the pod, and images ship /run empty: what is there describes the "
+                "running system, which a pod sees only through its volumes";
             return info;
         }
         info.kind = FileKind::unknown;
         info.detail = "under no volume of the pod: the image may carry it, and launchguard does not see the image";
         return info;
     }
-    std::string relative = wanted == mount->mount_path ? "" : wanted.substr(mount->mount_path.size() + (mount->mount_path == "/" ? 0 : 1));
+    std::string relative =
+        wanted == mount->mount_path ? "" : wanted.substr(mount->mount_path.size() + (mount->mount_path == "/" ? 0 : 1));
     if (mount->contents) return stat_known(*mount, relative, info);
     info.detail = "provided by volume " + mount->volume + " (" + mount->description + "); content not in the spec";
     info.size_known = false;
@@ -60,19 +64,26 @@ FileInfo PodFileView::stat(std::string_view path) const {
         bool directory = false;
         switch (mount->source) {
             case PodMount::Source::config_map:
-            case PodMount::Source::secret: directory = !mount->whole_key; break;
-            case PodMount::Source::empty_dir: directory = true; break;
-            case PodMount::Source::host_path: directory = mount->host_type.starts_with("Directory"); break;
-            case PodMount::Source::other: directory = false; break;
+            case PodMount::Source::secret:
+                directory = !mount->whole_key;
+                break;
+            case PodMount::Source::empty_dir:
+                directory = true;
+                break;
+            case PodMount::Source::host_path:
+                directory = mount->host_type.starts_with("Directory");
+                break;
+            case PodMount::Source::other:
+                directory = false;
+                break;
         }
         info.kind = directory ? FileKind::directory : FileKind::regular;
         return info;
     }
     if (mount->projected) {
         const auto& items = *mount->projected;
-        bool listed = std::any_of(items.begin(), items.end(), [&](const std::string& item) {
-            return normalize_absolute(item) == "/" + relative;
-        });
+        bool listed = std::any_of(items.begin(), items.end(),
+                                  [&](const std::string& item) { return normalize_absolute(item) == "/" + relative; });
         bool parent_of_item = std::any_of(items.begin(), items.end(), [&](const std::string& item) {
             std::string full = normalize_absolute(item);
             return full.size() > relative.size() + 1 && full.compare(1, relative.size(), relative) == 0 &&
@@ -85,7 +96,8 @@ FileInfo PodFileView::stat(std::string_view path) const {
         if (!listed) {
             info.kind = FileKind::missing;
             info.size_known = true;
-            info.detail = "volume " + mount->volume + " (" + mount->description + ") projects only the keys its items list";
+            info.detail =
+                "volume " + mount->volume + " (" + mount->description + ") projects only the keys its items list";
             return info;
         }
     }
@@ -104,9 +116,10 @@ FileInfo PodFileView::stat_known(const PodMount& mount, const std::string& relat
         return info;
     }
     bool parent = relative.empty() || std::any_of(files.begin(), files.end(), [&](const auto& entry) {
-        return entry.first.size() > relative.size() + 1 && entry.first.compare(0, relative.size(), relative) == 0 &&
-               entry.first[relative.size()] == '/';
-    });
+                      return entry.first.size() > relative.size() + 1 &&
+                             entry.first.compare(0, relative.size(), relative) == 0 &&
+                             entry.first[relative.size()] == '/';
+                  });
     info.kind = parent ? FileKind::directory : FileKind::missing;
     info.size_known = true;
     return info;

@@ -15,8 +15,8 @@ namespace launchguard::kubernetes {
 
 struct PodMount {
     enum class Source { host_path, config_map, secret, empty_dir, other };
-    std::string mount_path;   // normalised
-    std::string volume;       // volume name
+    std::string mount_path;  // normalised
+    std::string volume;      // volume name
     Source source = Source::other;
     std::string description;  // "hostPath /opt/microsoft/ndv5-topo.xml (File)"
     std::string host_path;    // hostPath volumes: the node path, subPath applied

@@ -120,7 +120,8 @@ std::optional<std::uint64_t> pod_memory_limit(const json::object& spec, std::str
         std::string field = field_path(field_path(where, "containers"), i);
         const json::object& container = object_element((*containers)[i], field);
         const json::object* resources = object_field(container, "resources", field);
-        const json::object* limits = resources ? object_field(*resources, "limits", field_path(field, "resources")) : nullptr;
+        const json::object* limits =
+            resources ? object_field(*resources, "limits", field_path(field, "resources")) : nullptr;
         auto text = limits ? scalar_text(*limits, "memory", field_path(field, "resources.limits")) : std::nullopt;
         auto bytes = text ? parse_quantity_bytes(*text) : std::nullopt;
         if (!bytes) return std::nullopt;
@@ -204,9 +205,12 @@ std::vector<std::string> qos_breakers(const std::vector<ContainerResources>& con
     for (const auto& c : containers) {
         std::string problems;
         auto add = [&](std::string_view problem) { problems += (problems.empty() ? "" : ", ") + std::string(problem); };
-        if (!c.cpu_limit_milli) add("no CPU limit");
-        else if (c.cpu_request_milli && *c.cpu_request_milli != *c.cpu_limit_milli) add("CPU request != limit");
-        if (!c.memory_limit_bytes) add("no memory limit");
+        if (!c.cpu_limit_milli)
+            add("no CPU limit");
+        else if (c.cpu_request_milli && *c.cpu_request_milli != *c.cpu_limit_milli)
+            add("CPU request != limit");
+        if (!c.memory_limit_bytes)
+            add("no memory limit");
         else if (c.memory_request_bytes && *c.memory_request_bytes != *c.memory_limit_bytes) {
             add("memory request != limit");
         }
@@ -292,8 +296,10 @@ std::vector<ContainerLaunch> read_containers(const PodTemplate& pod, const Confi
         launch.env = read_environment(container, launch.field, launch.shell, config_maps);
 
         ContainerFacts& facts = launch.facts;
-        if (!launch.image.empty()) facts.image = Fact<std::string>::known(launch.image, launch.field + ".image");
-        else facts.image = Fact<std::string>::unknown(launch.field + ".image is not set");
+        if (!launch.image.empty())
+            facts.image = Fact<std::string>::known(launch.image, launch.field + ".image");
+        else
+            facts.image = Fact<std::string>::unknown(launch.field + ".image is not set");
         std::vector<std::string> rdma;
         if (devices != nullptr) {
             for (const auto& [resource, count] : *devices) {
@@ -303,74 +309,81 @@ std::vector<ContainerLaunch> read_containers(const PodTemplate& pod, const Confi
 
         std::vector<PodMount> mounts;
         std::optional<Fact<std::uint64_t>> shm;
-        for_each_object(container, "volumeMounts", launch.field, [&](const json::object& mount,
-                                                                      const std::string& mount_field) {
-            auto volume_name = string_field(mount, "name", mount_field);
-            auto mount_path = string_field(mount, "mountPath", mount_field);
-            if (!volume_name) throw SpecError{field_path(mount_field, "name"), "missing"};
-            if (!mount_path || mount_path->empty()) throw SpecError{field_path(mount_field, "mountPath"), "missing"};
-            auto volume = volumes.find(*volume_name);
-            if (volume == volumes.end()) {
-                throw SpecError{field_path(mount_field, "name"), "no volume named '" + *volume_name + "' in " +
-                                                                     field_path(pod.field, "volumes")};
-            }
-            const VolumeInfo& info = volume->second;
-            std::string sub_path = string_field(mount, "subPath", mount_field).value_or("");
-            PodMount pm;
-            pm.mount_path = *mount_path;
-            pm.volume = *volume_name;
-            pm.source = info.source;
-            pm.description = info.description + (sub_path.empty() ? "" : ", subPath " + sub_path);
-            pm.host_type = info.host_type;
-            pm.host_path = sub_path.empty() ? info.host_path : info.host_path + "/" + sub_path;
-            if (info.contents) {
-                if (sub_path.empty()) {
-                    pm.contents = info.contents;
-                } else if (auto file = info.contents->find(sub_path); file != info.contents->end()) {
-                    pm.contents = std::map<std::string, std::string>{{"", file->second}};
-                } else {
-                    pm.contents.emplace();  // the kubelet makes a missing subPath an empty directory
+        for_each_object(
+            container, "volumeMounts", launch.field, [&](const json::object& mount, const std::string& mount_field) {
+                auto volume_name = string_field(mount, "name", mount_field);
+                auto mount_path = string_field(mount, "mountPath", mount_field);
+                if (!volume_name) throw SpecError{field_path(mount_field, "name"), "missing"};
+                if (!mount_path || mount_path->empty())
+                    throw SpecError{field_path(mount_field, "mountPath"), "missing"};
+                auto volume = volumes.find(*volume_name);
+                if (volume == volumes.end()) {
+                    throw SpecError{field_path(mount_field, "name"),
+                                    "no volume named '" + *volume_name + "' in " + field_path(pod.field, "volumes")};
                 }
-            }
-            if (!sub_path.empty()) {
-                pm.whole_key = pm.source == PodMount::Source::config_map || pm.source == PodMount::Source::secret;
-                if (pm.source == PodMount::Source::host_path) pm.host_type.clear();
-            } else {
-                pm.projected = info.items;
-            }
-            if (pm.source == PodMount::Source::host_path) {
-                facts.requested_mounts.push_back(pm.host_path + ":" + *mount_path);
-                if (normalize_absolute(pm.host_path) == "/dev/infiniband") rdma.push_back("hostPath /dev/infiniband");
-            }
-            if (normalize_absolute(*mount_path) == "/dev/shm") {
-                std::string where = mount_field + " (volume " + *volume_name + ", " + info.description + ")";
-                if (info.source == PodMount::Source::empty_dir && info.memory && info.size_limit) {
-                    shm = Fact<std::uint64_t>::known(*info.size_limit, where + " sizeLimit");
-                } else if (info.source == PodMount::Source::empty_dir && info.memory) {
-                    // Without a sizeLimit the kubelet sizes the tmpfs to the
-                    // pod's memory limit, else to the node's memory.
-                    if (!memory_limit) memory_limit = pod_memory_limit(spec, pod.field);
-                    if (const auto& limit = *memory_limit) {
-                        shm = Fact<std::uint64_t>::known(*limit, where + " without sizeLimit: the pod's memory limit");
+                const VolumeInfo& info = volume->second;
+                std::string sub_path = string_field(mount, "subPath", mount_field).value_or("");
+                PodMount pm;
+                pm.mount_path = *mount_path;
+                pm.volume = *volume_name;
+                pm.source = info.source;
+                pm.description = info.description + (sub_path.empty() ? "" : ", subPath " + sub_path);
+                pm.host_type = info.host_type;
+                pm.host_path = sub_path.empty() ? info.host_path : info.host_path + "/" + sub_path;
+                if (info.contents) {
+                    if (sub_path.empty()) {
+                        pm.contents = info.contents;
+                    } else if (auto file = info.contents->find(sub_path); file != info.contents->end()) {
+                        pm.contents = std::map<std::string, std::string>{{"", file->second}};
                     } else {
-                        shm = Fact<std::uint64_t>::unknown(where + " has no sizeLimit and the pod no memory limit: "
-                                                           "the tmpfs takes the node's memory size, which the spec "
-                                                           "does not give");
+                        pm.contents.emplace();  // the kubelet makes a missing subPath an empty directory
                     }
-                } else if (info.source == PodMount::Source::host_path) {
-                    shm = Fact<std::uint64_t>::unknown(where + ": the node's /dev/shm, whose size the spec does not give");
-                } else {
-                    shm = Fact<std::uint64_t>::unknown(where + ": a volume whose size the spec does not give");
                 }
-            }
-            mounts.push_back(std::move(pm));
-        });
+                if (!sub_path.empty()) {
+                    pm.whole_key = pm.source == PodMount::Source::config_map || pm.source == PodMount::Source::secret;
+                    if (pm.source == PodMount::Source::host_path) pm.host_type.clear();
+                } else {
+                    pm.projected = info.items;
+                }
+                if (pm.source == PodMount::Source::host_path) {
+                    facts.requested_mounts.push_back(pm.host_path + ":" + *mount_path);
+                    if (normalize_absolute(pm.host_path) == "/dev/infiniband")
+                        rdma.push_back("hostPath /dev/infiniband");
+                }
+                if (normalize_absolute(*mount_path) == "/dev/shm") {
+                    std::string where = mount_field + " (volume " + *volume_name + ", " + info.description + ")";
+                    if (info.source == PodMount::Source::empty_dir && info.memory && info.size_limit) {
+                        shm = Fact<std::uint64_t>::known(*info.size_limit, where + " sizeLimit");
+                    } else if (info.source == PodMount::Source::empty_dir && info.memory) {
+                        // Without a sizeLimit the kubelet sizes the tmpfs to the
+                        // pod's memory limit, else to the node's memory.
+                        if (!memory_limit) memory_limit = pod_memory_limit(spec, pod.field);
+                        if (const auto& limit = *memory_limit) {
+                            shm = Fact<std::uint64_t>::known(*limit,
+                                                             where + " without sizeLimit: the pod's memory limit");
+                        } else {
+                            shm = Fact<std::uint64_t>::unknown(where +
+                                                               " has no sizeLimit and the pod no memory limit: "
+                                                               "the tmpfs takes the node's memory size, which the spec "
+                                                               "does not give");
+                        }
+                    } else if (info.source == PodMount::Source::host_path) {
+                        shm = Fact<std::uint64_t>::unknown(where +
+                                                           ": the node's /dev/shm, whose size the spec does not give");
+                    } else {
+                        shm = Fact<std::uint64_t>::unknown(where + ": a volume whose size the spec does not give");
+                    }
+                }
+                mounts.push_back(std::move(pm));
+            });
         if (!shm) {
             if (host_ipc) {
-                shm = Fact<std::uint64_t>::unknown(pod.field + ".hostIPC: the node's /dev/shm, whose size the spec does not give");
+                shm = Fact<std::uint64_t>::unknown(pod.field +
+                                                   ".hostIPC: the node's /dev/shm, whose size the spec does not give");
             } else {
-                shm = Fact<std::uint64_t>::known(kRuntimeDefaultShm, "no volume at /dev/shm and no hostIPC: the container "
-                                                                     "runtime's 64 MiB default");
+                shm = Fact<std::uint64_t>::known(kRuntimeDefaultShm,
+                                                 "no volume at /dev/shm and no hostIPC: the container "
+                                                 "runtime's 64 MiB default");
             }
         }
         facts.shm_bytes = *shm;

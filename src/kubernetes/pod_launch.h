@@ -36,9 +36,9 @@ struct ContainerLaunch {
     std::string pointer;  // "/spec/containers/0"
     std::string name;
     std::string image;
-    int gpus = 0;         // nvidia.com/gpu + amd.com/gpu limits (else requests)
+    int gpus = 0;                     // nvidia.com/gpu + amd.com/gpu limits (else requests)
     std::size_t resources_index = 0;  // its place in pod_resources(*pod).containers
-    ContainerEnv env;     // before what an MPI launcher passes it
+    ContainerEnv env;                 // before what an MPI launcher passes it
     ShellLaunch shell;
     std::shared_ptr<const PodFileView> files;
     ContainerFacts facts;

@@ -24,10 +24,19 @@ std::optional<long double> parse_base_units(std::string_view text) {
     std::string_view suffix = text.substr(end);
     long double multiplier = 1;
     static constexpr std::array<std::pair<std::string_view, long double>, 13> kSuffixes{{
-        {"", 1.0L},           {"m", 1e-3L},          {"k", 1e3L},           {"M", 1e6L},
-        {"G", 1e9L},          {"T", 1e12L},          {"P", 1e15L},          {"Ki", 1024.0L},
-        {"Mi", 1048576.0L},   {"Gi", 1073741824.0L}, {"Ti", 1099511627776.0L},
-        {"Pi", 1125899906842624.0L}, {"E", 1e18L},
+        {"", 1.0L},
+        {"m", 1e-3L},
+        {"k", 1e3L},
+        {"M", 1e6L},
+        {"G", 1e9L},
+        {"T", 1e12L},
+        {"P", 1e15L},
+        {"Ki", 1024.0L},
+        {"Mi", 1048576.0L},
+        {"Gi", 1073741824.0L},
+        {"Ti", 1099511627776.0L},
+        {"Pi", 1125899906842624.0L},
+        {"E", 1e18L},
     }};
     bool matched = false;
     for (const auto& [name, scale] : kSuffixes) {

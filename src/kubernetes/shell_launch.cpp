@@ -11,9 +11,9 @@ namespace {
 
 struct Token {
     std::string text;
-    bool expands = false;  // holds an unquoted or double-quoted '$' or a backquote
+    bool expands = false;         // holds an unquoted or double-quoted '$' or a backquote
     bool literal_dollar = false;  // also a '$' that is not expanded ('$X', \$X): text cannot tell them apart
-    std::string raw;       // as written, for evidence
+    std::string raw;              // as written, for evidence
 };
 
 using Command = std::vector<Token>;
@@ -138,8 +138,10 @@ std::optional<ShellAssignment> assignment(const Token& token) {
     if (eq == std::string::npos || !is_name(std::string_view(token.text).substr(0, eq))) return std::nullopt;
     ShellAssignment result;
     result.name = token.text.substr(0, eq);
-    if (!token.expands) result.value = token.text.substr(eq + 1);
-    else if (!token.literal_dollar) result.pattern = token.text.substr(eq + 1);
+    if (!token.expands)
+        result.value = token.text.substr(eq + 1);
+    else if (!token.literal_dollar)
+        result.pattern = token.text.substr(eq + 1);
     result.origin = token.raw;
     return result;
 }
@@ -165,13 +167,43 @@ bool is_mpi_launcher(std::string_view word) {
 // program rather than at an option's argument.
 int option_arity(std::string_view option) {
     static const std::set<std::string_view> kTwo = {"-mca", "--mca", "-gmca", "--gmca", "-genv", "-env"};
-    static const std::set<std::string_view> kOne = {
-        "-np",       "-n",          "--np",       "-c",          "-H",           "--host",      "-host",
-        "-hosts",    "-hostfile",   "--hostfile", "-machinefile", "--machinefile", "-map-by",   "--map-by",
-        "-bind-to",  "--bind-to",   "-rank-by",   "--rank-by",   "-npernode",    "--npernode",  "-N",
-        "-ppn",      "-perhost",    "-wdir",      "--wdir",      "-prefix",      "--prefix",    "-x",
-        "-output-filename", "--output-filename", "-launcher", "-bootstrap", "-genvlist", "--personality",
-        "-tune",     "-iface",      "-report-bindings-file"};
+    static const std::set<std::string_view> kOne = {"-np",
+                                                    "-n",
+                                                    "--np",
+                                                    "-c",
+                                                    "-H",
+                                                    "--host",
+                                                    "-host",
+                                                    "-hosts",
+                                                    "-hostfile",
+                                                    "--hostfile",
+                                                    "-machinefile",
+                                                    "--machinefile",
+                                                    "-map-by",
+                                                    "--map-by",
+                                                    "-bind-to",
+                                                    "--bind-to",
+                                                    "-rank-by",
+                                                    "--rank-by",
+                                                    "-npernode",
+                                                    "--npernode",
+                                                    "-N",
+                                                    "-ppn",
+                                                    "-perhost",
+                                                    "-wdir",
+                                                    "--wdir",
+                                                    "-prefix",
+                                                    "--prefix",
+                                                    "-x",
+                                                    "-output-filename",
+                                                    "--output-filename",
+                                                    "-launcher",
+                                                    "-bootstrap",
+                                                    "-genvlist",
+                                                    "--personality",
+                                                    "-tune",
+                                                    "-iface",
+                                                    "-report-bindings-file"};
     if (kTwo.count(option) != 0) return 2;
     if (kOne.count(option) != 0) return 1;
     return 0;
@@ -196,8 +228,10 @@ void read_mpi_launcher(const Command& command, std::size_t start, ShellLaunch& l
             const Token& value = command[i + 2];
             ShellAssignment set{command[i + 1].text, std::nullopt, false, std::nullopt,
                                 token.text + " " + command[i + 1].raw + " " + value.raw};
-            if (!value.expands) set.value = value.text;
-            else if (!value.literal_dollar) set.pattern = value.text;
+            if (!value.expands)
+                set.value = value.text;
+            else if (!value.literal_dollar)
+                set.pattern = value.text;
             launch.rank_exports.push_back(std::move(set));
         } else if ((token.text == "-np" || token.text == "-n" || token.text == "--np") && i + 1 < command.size()) {
             launch.mpi_ranks = small_int(command[i + 1].text);
@@ -218,7 +252,8 @@ void read_torchrun(const Command& command, std::size_t start, ShellLaunch& launc
             value = command[i + 1].text;
         }
         if (option == "--nnodes") launch.torch_nnodes = small_int(value);
-        if (option == "--nproc_per_node" || option == "--nproc-per-node") launch.torch_nproc_per_node = small_int(value);
+        if (option == "--nproc_per_node" || option == "--nproc-per-node")
+            launch.torch_nproc_per_node = small_int(value);
         // The training script starts the program's own arguments.
         if (!text.empty() && text[0] != '-' && i > start && (text.ends_with(".py") || text == "-m")) break;
     }
@@ -304,7 +339,8 @@ std::optional<std::string> expand_variables(std::string_view pattern, const Envi
             name = rest.substr(1, close - 1);
             length = close + 1;
         } else {
-            while (length < rest.size() && (std::isalnum(static_cast<unsigned char>(rest[length])) != 0 || rest[length] == '_')) {
+            while (length < rest.size() &&
+                   (std::isalnum(static_cast<unsigned char>(rest[length])) != 0 || rest[length] == '_')) {
                 ++length;
             }
             name = rest.substr(0, length);
@@ -351,7 +387,8 @@ ShellLaunch read_shell_launch(const std::vector<std::string>& command, const std
         for (auto& set : list) {
             if (!set.pattern) continue;
             for (const auto& [name, var] : shell_vars) {
-                if (set.pattern->find("$" + name) != std::string::npos || set.pattern->find("${" + name + "}") != std::string::npos) {
+                if (set.pattern->find("$" + name) != std::string::npos ||
+                    set.pattern->find("${" + name + "}") != std::string::npos) {
                     set.pattern.reset();
                     break;
                 }

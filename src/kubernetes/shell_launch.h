@@ -21,7 +21,7 @@ struct ShellAssignment {
     // The value with its $NAME / ${NAME} references, when those are all it
     // needs: expand_variables resolves it against the environment it runs in.
     std::optional<std::string> pattern;
-    std::string origin;                // "export NCCL_IB_HCA=mlx5" as written
+    std::string origin;  // "export NCCL_IB_HCA=mlx5" as written
 };
 
 struct ShellLaunch {

@@ -28,9 +28,11 @@ std::string field_path(std::string_view parent, std::size_t index);
 
 // Absent or null members read as "not written"; a member of the wrong type
 // throws SpecError naming `where`.key.
-const boost::json::object* object_field(const boost::json::object& parent, std::string_view key, std::string_view where);
+const boost::json::object* object_field(const boost::json::object& parent, std::string_view key,
+                                        std::string_view where);
 const boost::json::array* array_field(const boost::json::object& parent, std::string_view key, std::string_view where);
-std::optional<std::string> string_field(const boost::json::object& parent, std::string_view key, std::string_view where);
+std::optional<std::string> string_field(const boost::json::object& parent, std::string_view key,
+                                        std::string_view where);
 std::optional<std::int64_t> int_field(const boost::json::object& parent, std::string_view key, std::string_view where);
 std::optional<bool> bool_field(const boost::json::object& parent, std::string_view key, std::string_view where);
 // An element of an array that must be an object.

@@ -100,7 +100,8 @@ JobShape workload_shape(const WorkloadSpec& workload, const std::vector<Containe
         std::string source = env_nodes ? env_nodes_source : "torchrun --nnodes";
         int per_pod = gpus_per_pod.empty() ? 0 : gpus_per_pod.begin()->second;
         shape.nodes = Fact<int>::known(nodes, source);
-        shape.total_gpus = Fact<int>::known(saturated_int(saturating_product(nodes, per_pod)), source + " x GPUs per pod");
+        shape.total_gpus =
+            Fact<int>::known(saturated_int(saturating_product(nodes, per_pod)), source + " x GPUs per pod");
     } else if (auto jobs = jobset_jobs(workload.templates.front().metadata); jobs && jobs->first > 1) {
         // A lower bound decides "more than one node", not a GPU total that a
         // rule compares with a threshold: that stays unknown.
@@ -167,16 +168,23 @@ bool mount_patchable(const ContainerLaunch& container, const RemediationOp& op) 
 void apply_ops(PodPatchBuilder& builder, const ContainerLaunch& container, const std::vector<RemediationOp>& ops) {
     for (const auto& op : ops) {
         switch (op.kind) {
-            case RemediationOp::Kind::set_env: builder.set_env(container.pointer, op.name, op.value); break;
-            case RemediationOp::Kind::unset_env: builder.unset_env(container.pointer, op.name); break;
+            case RemediationOp::Kind::set_env:
+                builder.set_env(container.pointer, op.name, op.value);
+                break;
+            case RemediationOp::Kind::unset_env:
+                builder.unset_env(container.pointer, op.name);
+                break;
             case RemediationOp::Kind::mount_file:
                 builder.mount_host_file(container.pod->pointer, container.pointer, op.host_path, op.container_path);
                 break;
             case RemediationOp::Kind::shm_size:
                 builder.memory_shm(container.pod->pointer, container.pointer, op.bytes);
                 break;
-            case RemediationOp::Kind::add_capability: builder.add_capability(container.pointer, op.name); break;
-            case RemediationOp::Kind::manual: break;
+            case RemediationOp::Kind::add_capability:
+                builder.add_capability(container.pointer, op.name);
+                break;
+            case RemediationOp::Kind::manual:
+                break;
         }
     }
 }
@@ -258,16 +266,20 @@ WorkloadReview review_supported(const json::value& object, const WorkloadSpec& w
         evaluation.can_apply_op = [&](const RemediationOp& op) {
             switch (op.kind) {
                 case RemediationOp::Kind::set_env:
-                case RemediationOp::Kind::unset_env: return env_patchable(env, op);
-                case RemediationOp::Kind::mount_file: return mount_patchable(container, op);
-                default: return true;
+                case RemediationOp::Kind::unset_env:
+                    return env_patchable(env, op);
+                case RemediationOp::Kind::mount_file:
+                    return mount_patchable(container, op);
+                default:
+                    return true;
             }
         };
         Report report = evaluate(ctx, profile, evaluation);
         merged.rules_evaluated = std::max(merged.rules_evaluated, report.rules_evaluated);
         merged.decision = stricter(merged.decision, report.decision);
         for (auto& finding : report.findings) {
-            finding.evidence.insert(finding.evidence.begin(), std::pair<std::string, std::string>("template", container.field));
+            finding.evidence.insert(finding.evidence.begin(),
+                                    std::pair<std::string, std::string>("template", container.field));
             if (!container.name.empty()) {
                 finding.evidence.insert(finding.evidence.begin() + 1,
                                         std::pair<std::string, std::string>("container", container.name));
@@ -319,7 +331,8 @@ void collect_node_labels(const json::object& spec, std::map<std::string, std::st
 
 }  // namespace
 
-Result<WorkloadReview> review_workload(const json::value& object, const Profile& profile, const ReviewOptions& options) {
+Result<WorkloadReview> review_workload(const json::value& object, const Profile& profile,
+                                       const ReviewOptions& options) {
     try {
         WorkloadSpec workload = read_workload_spec(object);
         WorkloadReview review;
@@ -329,7 +342,8 @@ Result<WorkloadReview> review_workload(const json::value& object, const Profile&
         review.namespace_name = workload.namespace_name;
         review.supported = workload.supported;
         if (!workload.supported) {
-            review.note = workload.kind + " (" + workload.api_version + ") is not a workload launchguard judges: skipped";
+            review.note =
+                workload.kind + " (" + workload.api_version + ") is not a workload launchguard judges: skipped";
             review.report.profile = profile.name;
             review.report.profile_origin = profile.origin;
             review.report.mode = options.mode;

@@ -8,9 +8,12 @@ namespace json = boost::json;
 std::string escape_pointer_token(std::string_view token) {
     std::string out;
     for (char c : token) {
-        if (c == '~') out += "~0";
-        else if (c == '/') out += "~1";
-        else out += c;
+        if (c == '~')
+            out += "~0";
+        else if (c == '/')
+            out += "~1";
+        else
+            out += c;
     }
     return out;
 }
@@ -37,8 +40,8 @@ PodTemplate pod_template(const json::object& holder, std::string_view key, const
     return result;
 }
 
-void read_job_spec(const json::object& job_spec, const std::string& field, const std::string& pointer,
-                   PodTemplate& out, long long copies, const std::string& copies_source) {
+void read_job_spec(const json::object& job_spec, const std::string& field, const std::string& pointer, PodTemplate& out,
+                   long long copies, const std::string& copies_source) {
     out = pod_template(job_spec, "template", field, pointer);
     auto parallelism = int_field(job_spec, "parallelism", field);
     auto completions = int_field(job_spec, "completions", field);
@@ -64,9 +67,9 @@ void read_replica_specs(const json::object& spec, std::string_view key, const st
     for (const auto& [role, value] : *replicas) {
         std::string role_field = field_path(field, std::string(role));
         const json::object& replica = object_element(value, role_field);
-        PodTemplate tmpl = pod_template(replica, "template", role_field,
-                                        spec_pointer + "/" + escape_pointer_token(key) + "/" +
-                                            escape_pointer_token(role));
+        PodTemplate tmpl =
+            pod_template(replica, "template", role_field,
+                         spec_pointer + "/" + escape_pointer_token(key) + "/" + escape_pointer_token(role));
         tmpl.role = std::string(role);
         auto count = int_field(replica, "replicas", role_field);
         if (count && *count < 0) throw SpecError{field_path(role_field, "replicas"), "must not be negative"};
@@ -88,8 +91,8 @@ WorkloadSpec read_workload_spec(const json::value& value) {
     if (workload.kind.empty()) throw SpecError{"kind", "missing"};
     if (workload.api_version.empty()) throw SpecError{"apiVersion", "missing"};
     if (const json::object* metadata = object_field(object, "metadata", "")) {
-        workload.name = string_field(*metadata, "name", "metadata").value_or(
-            string_field(*metadata, "generateName", "metadata").value_or(""));
+        workload.name = string_field(*metadata, "name", "metadata")
+                            .value_or(string_field(*metadata, "generateName", "metadata").value_or(""));
         workload.namespace_name = string_field(*metadata, "namespace", "metadata").value_or("");
     }
 

@@ -20,7 +20,7 @@ struct PodTemplate {
     std::string pointer;  // RFC 6901 pointer of the PodSpec
     const boost::json::object* spec = nullptr;
     const boost::json::object* metadata = nullptr;  // the template's (or Pod's) metadata, may be null
-    std::string role;     // "Launcher", "Worker", "Master", a replicated job's name, "" for a Job or Pod
+    std::string role;  // "Launcher", "Worker", "Master", a replicated job's name, "" for a Job or Pod
     // Pods this template starts, and what says so; nullopt when not written
     // in a form launchguard reads.
     std::optional<long long> pods;

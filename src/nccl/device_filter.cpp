@@ -19,9 +19,9 @@
 namespace launchguard::nccl {
 namespace {
 
-constexpr std::size_t kMaxIbFilters = 32;       // MAX_IB_DEVS
-constexpr std::size_t kMaxIfnameFilters = 16;   // MAX_IFS
-constexpr std::size_t kFilterNameCapacity = 63; // netIf.prefix is char[64]
+constexpr std::size_t kMaxIbFilters = 32;        // MAX_IB_DEVS
+constexpr std::size_t kMaxIfnameFilters = 16;    // MAX_IFS
+constexpr std::size_t kFilterNameCapacity = 63;  // netIf.prefix is char[64]
 
 // atoi semantics for the port/rail/plane fields: leading number, else 0.
 int leading_int(std::string_view text) {
@@ -64,8 +64,8 @@ DeviceFilter parse_filter(std::string_view text, std::size_t max_entries) {
     std::size_t start = 0;
     while (start <= text.size() && filter.entries.size() < max_entries) {
         auto comma = text.find(',', start);
-        std::string_view item = text.substr(start, comma == std::string_view::npos ? std::string_view::npos
-                                                                                   : comma - start);
+        std::string_view item =
+            text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
         std::optional<std::string_view> rest = item;
         auto name = take_field(rest);
         if (name && !name->empty()) {
@@ -84,9 +84,7 @@ DeviceFilter parse_filter(std::string_view text, std::size_t max_entries) {
 
 }  // namespace
 
-DeviceFilter parse_hca_filter(std::string_view text) {
-    return parse_filter(text, kMaxIbFilters);
-}
+DeviceFilter parse_hca_filter(std::string_view text) { return parse_filter(text, kMaxIbFilters); }
 
 DeviceFilter parse_ifname_filter(std::string_view text) {
     DeviceFilter filter = parse_filter(text, kMaxIfnameFilters);

@@ -33,33 +33,116 @@ constexpr std::string_view kEnvironmentOrigin = "environment";
 // take path names (PIX, PXB, SYS...) as well as legacy integers. Sorted for
 // binary search.
 constexpr std::array kIntegerVariables = std::to_array<std::string_view>({
-    "NCCL_ALLGATHERV_ENABLE", "NCCL_ALLOC_P2P_NET_LL_BUFFERS", "NCCL_BUFFSIZE", "NCCL_CGA_CLUSTER_SIZE",
-    "NCCL_CHECK_POINTERS", "NCCL_CHUNK_SIZE", "NCCL_COLLNET_ENABLE", "NCCL_COLLNET_NODE_THRESHOLD",
-    "NCCL_COMM_BLOCKING", "NCCL_COMM_SHRINK_SHARE_RESOURCES", "NCCL_COMM_SPLIT_SHARE_RESOURCES",
-    "NCCL_CONNECT_ROUND_MAX_PEERS", "NCCL_CROSS_NIC", "NCCL_CUMEM_ENABLE", "NCCL_CUMEM_HOST_ENABLE",
-    "NCCL_DISABLE_MEM_MANAGER", "NCCL_DMABUF_ENABLE", "NCCL_ENABLE_VERSION_CHECK", "NCCL_GDRCOPY_ENABLE",
-    "NCCL_GDRCOPY_FIFO_ENABLE", "NCCL_GDRCOPY_FLUSH_ENABLE", "NCCL_GDRCOPY_SYNC_ENABLE", "NCCL_GDR_FLUSH_DISABLE",
-    "NCCL_GIN_ENABLE", "NCCL_GIN_NCONNECTIONS", "NCCL_GIN_TYPE", "NCCL_GRAPH_DUMP_FILE_RANK",
-    "NCCL_GRAPH_MIXING_SUPPORT", "NCCL_GRAPH_REGISTER", "NCCL_IB_ADAPTIVE_ROUTING", "NCCL_IB_AR_THRESHOLD",
-    "NCCL_IB_DATA_DIRECT", "NCCL_IB_DISABLE", "NCCL_IB_ECE_ENABLE", "NCCL_IB_FIFO_TC", "NCCL_IB_GID_INDEX",
-    "NCCL_IB_MERGE_NICS", "NCCL_IB_MERGE_VFS", "NCCL_IB_OOO_RQ", "NCCL_IB_PCI_RELAXED_ORDERING", "NCCL_IB_PKEY",
-    "NCCL_IB_QPS_PER_CONNECTION", "NCCL_IB_RETRY_CNT", "NCCL_IB_ROCE_VERSION_NUM",
-    "NCCL_IB_ROUTABLE_FLID_GID_INDEX", "NCCL_IB_SL", "NCCL_IB_SPLIT_DATA_ON_QPS", "NCCL_IB_TC", "NCCL_IB_TIMEOUT",
-    "NCCL_IB_USE_INLINE", "NCCL_IGNORE_CPU_AFFINITY", "NCCL_IGNORE_DISABLED_P2P", "NCCL_LL128_BUFFSIZE",
-    "NCCL_LL128_NTHREADS", "NCCL_LL_BUFFSIZE", "NCCL_LOCAL_REGISTER", "NCCL_MAX_CTAS", "NCCL_MAX_NCHANNELS",
-    "NCCL_MAX_NRINGS", "NCCL_MAX_P2P_NCHANNELS", "NCCL_MIN_CTAS", "NCCL_MIN_NCHANNELS", "NCCL_MIN_NRINGS",
-    "NCCL_MIN_P2P_NCHANNELS", "NCCL_MNNVL_CLIQUE_ID", "NCCL_MNNVL_ENABLE", "NCCL_MNNVL_UUID",
-    "NCCL_NCHANNELS_PER_NET_PEER", "NCCL_NET_DISABLE_INTRA", "NCCL_NET_FORCE_FLUSH", "NCCL_NET_GDR_C2C",
-    "NCCL_NET_GDR_READ", "NCCL_NET_OVERHEAD", "NCCL_NET_SHARED_BUFFERS", "NCCL_NET_SHARED_COMMS",
-    "NCCL_NSOCKS_PERTHREAD", "NCCL_NTHREADS", "NCCL_NVB_DISABLE", "NCCL_NVB_PRECONNECT",
-    "NCCL_NVLSTREE_MAX_CHUNKSIZE", "NCCL_NVLS_CHUNKSIZE", "NCCL_NVLS_ENABLE", "NCCL_NVLS_NCHANNELS",
-    "NCCL_P2P_DIRECT_DISABLE", "NCCL_P2P_DISABLE", "NCCL_P2P_LL_THRESHOLD", "NCCL_P2P_NET_CHUNKSIZE",
-    "NCCL_P2P_NVL_CHUNKSIZE", "NCCL_P2P_PCI_CHUNKSIZE", "NCCL_P2P_PER_CHANNEL_NET_BW", "NCCL_P2P_PXN_LEVEL",
-    "NCCL_P2P_READ_ENABLE", "NCCL_PAT_ENABLE", "NCCL_PROXY_APPEND_BATCH_SIZE", "NCCL_PXN_C2C",
-    "NCCL_PXN_DISABLE", "NCCL_RAS_ENABLE", "NCCL_RUNTIME_CONNECT", "NCCL_SET_STACK_SIZE", "NCCL_SHM_DISABLE",
-    "NCCL_SHM_LOCALITY", "NCCL_SOCKET_NTHREADS", "NCCL_SOCKET_RCVBUF", "NCCL_SOCKET_SNDBUF",
-    "NCCL_TOPO_DUMP_FILE_RANK", "NCCL_UID_STAGGER_RATE", "NCCL_UID_STAGGER_THRESHOLD", "NCCL_WIN_ENABLE",
-    "NCCL_WORK_ARGS_BYTES", "NCCL_WORK_FIFO_BYTES",
+    "NCCL_ALLGATHERV_ENABLE",
+    "NCCL_ALLOC_P2P_NET_LL_BUFFERS",
+    "NCCL_BUFFSIZE",
+    "NCCL_CGA_CLUSTER_SIZE",
+    "NCCL_CHECK_POINTERS",
+    "NCCL_CHUNK_SIZE",
+    "NCCL_COLLNET_ENABLE",
+    "NCCL_COLLNET_NODE_THRESHOLD",
+    "NCCL_COMM_BLOCKING",
+    "NCCL_COMM_SHRINK_SHARE_RESOURCES",
+    "NCCL_COMM_SPLIT_SHARE_RESOURCES",
+    "NCCL_CONNECT_ROUND_MAX_PEERS",
+    "NCCL_CROSS_NIC",
+    "NCCL_CUMEM_ENABLE",
+    "NCCL_CUMEM_HOST_ENABLE",
+    "NCCL_DISABLE_MEM_MANAGER",
+    "NCCL_DMABUF_ENABLE",
+    "NCCL_ENABLE_VERSION_CHECK",
+    "NCCL_GDRCOPY_ENABLE",
+    "NCCL_GDRCOPY_FIFO_ENABLE",
+    "NCCL_GDRCOPY_FLUSH_ENABLE",
+    "NCCL_GDRCOPY_SYNC_ENABLE",
+    "NCCL_GDR_FLUSH_DISABLE",
+    "NCCL_GIN_ENABLE",
+    "NCCL_GIN_NCONNECTIONS",
+    "NCCL_GIN_TYPE",
+    "NCCL_GRAPH_DUMP_FILE_RANK",
+    "NCCL_GRAPH_MIXING_SUPPORT",
+    "NCCL_GRAPH_REGISTER",
+    "NCCL_IB_ADAPTIVE_ROUTING",
+    "NCCL_IB_AR_THRESHOLD",
+    "NCCL_IB_DATA_DIRECT",
+    "NCCL_IB_DISABLE",
+    "NCCL_IB_ECE_ENABLE",
+    "NCCL_IB_FIFO_TC",
+    "NCCL_IB_GID_INDEX",
+    "NCCL_IB_MERGE_NICS",
+    "NCCL_IB_MERGE_VFS",
+    "NCCL_IB_OOO_RQ",
+    "NCCL_IB_PCI_RELAXED_ORDERING",
+    "NCCL_IB_PKEY",
+    "NCCL_IB_QPS_PER_CONNECTION",
+    "NCCL_IB_RETRY_CNT",
+    "NCCL_IB_ROCE_VERSION_NUM",
+    "NCCL_IB_ROUTABLE_FLID_GID_INDEX",
+    "NCCL_IB_SL",
+    "NCCL_IB_SPLIT_DATA_ON_QPS",
+    "NCCL_IB_TC",
+    "NCCL_IB_TIMEOUT",
+    "NCCL_IB_USE_INLINE",
+    "NCCL_IGNORE_CPU_AFFINITY",
+    "NCCL_IGNORE_DISABLED_P2P",
+    "NCCL_LL128_BUFFSIZE",
+    "NCCL_LL128_NTHREADS",
+    "NCCL_LL_BUFFSIZE",
+    "NCCL_LOCAL_REGISTER",
+    "NCCL_MAX_CTAS",
+    "NCCL_MAX_NCHANNELS",
+    "NCCL_MAX_NRINGS",
+    "NCCL_MAX_P2P_NCHANNELS",
+    "NCCL_MIN_CTAS",
+    "NCCL_MIN_NCHANNELS",
+    "NCCL_MIN_NRINGS",
+    "NCCL_MIN_P2P_NCHANNELS",
+    "NCCL_MNNVL_CLIQUE_ID",
+    "NCCL_MNNVL_ENABLE",
+    "NCCL_MNNVL_UUID",
+    "NCCL_NCHANNELS_PER_NET_PEER",
+    "NCCL_NET_DISABLE_INTRA",
+    "NCCL_NET_FORCE_FLUSH",
+    "NCCL_NET_GDR_C2C",
+    "NCCL_NET_GDR_READ",
+    "NCCL_NET_OVERHEAD",
+    "NCCL_NET_SHARED_BUFFERS",
+    "NCCL_NET_SHARED_COMMS",
+    "NCCL_NSOCKS_PERTHREAD",
+    "NCCL_NTHREADS",
+    "NCCL_NVB_DISABLE",
+    "NCCL_NVB_PRECONNECT",
+    "NCCL_NVLSTREE_MAX_CHUNKSIZE",
+    "NCCL_NVLS_CHUNKSIZE",
+    "NCCL_NVLS_ENABLE",
+    "NCCL_NVLS_NCHANNELS",
+    "NCCL_P2P_DIRECT_DISABLE",
+    "NCCL_P2P_DISABLE",
+    "NCCL_P2P_LL_THRESHOLD",
+    "NCCL_P2P_NET_CHUNKSIZE",
+    "NCCL_P2P_NVL_CHUNKSIZE",
+    "NCCL_P2P_PCI_CHUNKSIZE",
+    "NCCL_P2P_PER_CHANNEL_NET_BW",
+    "NCCL_P2P_PXN_LEVEL",
+    "NCCL_P2P_READ_ENABLE",
+    "NCCL_PAT_ENABLE",
+    "NCCL_PROXY_APPEND_BATCH_SIZE",
+    "NCCL_PXN_C2C",
+    "NCCL_PXN_DISABLE",
+    "NCCL_RAS_ENABLE",
+    "NCCL_RUNTIME_CONNECT",
+    "NCCL_SET_STACK_SIZE",
+    "NCCL_SHM_DISABLE",
+    "NCCL_SHM_LOCALITY",
+    "NCCL_SOCKET_NTHREADS",
+    "NCCL_SOCKET_RCVBUF",
+    "NCCL_SOCKET_SNDBUF",
+    "NCCL_TOPO_DUMP_FILE_RANK",
+    "NCCL_UID_STAGGER_RATE",
+    "NCCL_UID_STAGGER_THRESHOLD",
+    "NCCL_WIN_ENABLE",
+    "NCCL_WORK_ARGS_BYTES",
+    "NCCL_WORK_FIFO_BYTES",
 });
 static_assert(std::is_sorted(kIntegerVariables.begin(), kIntegerVariables.end()), "binary search needs order");
 
@@ -107,10 +190,14 @@ std::optional<long long> size_with_suffix(std::string_view text) {
     std::string suffix;
     for (char c : text.substr(digits)) suffix.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
     int shift = 0;
-    if (suffix == "K" || suffix == "KB" || suffix == "KIB") shift = 10;
-    else if (suffix == "M" || suffix == "MB" || suffix == "MIB") shift = 20;
-    else if (suffix == "G" || suffix == "GB" || suffix == "GIB") shift = 30;
-    else return std::nullopt;
+    if (suffix == "K" || suffix == "KB" || suffix == "KIB")
+        shift = 10;
+    else if (suffix == "M" || suffix == "MB" || suffix == "MIB")
+        shift = 20;
+    else if (suffix == "G" || suffix == "GB" || suffix == "GIB")
+        shift = 30;
+    else
+        return std::nullopt;
     if (number.value > (std::numeric_limits<long long>::max() >> shift)) return std::nullopt;
     return number.value << shift;
 }
@@ -169,17 +256,23 @@ std::optional<ConfFile> load_conf_file(const FileView& files, const std::string&
         return std::nullopt;
     };
     switch (info.kind) {
-        case FileKind::regular: break;
+        case FileKind::regular:
+            break;
         case FileKind::missing:
             // Only a file someone asked for explicitly is worth a note; the
             // default locations are usually absent.
             if (why.starts_with("NCCL_CONF_FILE")) return skip("names a missing file: skipped");
             return std::nullopt;
-        case FileKind::directory: return skip("is a directory: NCCL opens it but reads no settings");
-        case FileKind::dangling_symlink: return skip("is a dangling symlink: skipped");
-        case FileKind::unreadable: return skip("is unreadable by the task: skipped");
-        case FileKind::other: return skip("is not a regular file: launchguard cannot tell what NCCL reads");
-        case FileKind::unknown: return skip("cannot be seen from here: unknown whether the task has it");
+        case FileKind::directory:
+            return skip("is a directory: NCCL opens it but reads no settings");
+        case FileKind::dangling_symlink:
+            return skip("is a dangling symlink: skipped");
+        case FileKind::unreadable:
+            return skip("is unreadable by the task: skipped");
+        case FileKind::other:
+            return skip("is not a regular file: launchguard cannot tell what NCCL reads");
+        case FileKind::unknown:
+            return skip("cannot be seen from here: unknown whether the task has it");
     }
     auto text = files.read(path);
     if (!text) {
@@ -279,10 +372,14 @@ EffectiveConfig resolve_impl(const Environment& env, const FileView& files, bool
 
 std::string_view to_string(Source source) {
     switch (source) {
-        case Source::environment: return "environment";
-        case Source::conf_file: return "conf_file";
-        case Source::user_conf: return "user_conf";
-        case Source::system_conf: return "system_conf";
+        case Source::environment:
+            return "environment";
+        case Source::conf_file:
+            return "conf_file";
+        case Source::user_conf:
+            return "user_conf";
+        case Source::system_conf:
+            return "system_conf";
     }
     return "unknown";
 }
@@ -328,8 +425,8 @@ std::vector<LintIssue> lint_value(std::string_view origin, int line, std::string
         std::optional<std::string> corrected_value{std::string(meant)};
         std::vector<std::string> problems;
 
-        if (!value.empty() && (value.front() == '"' || value.front() == '\'' || value.back() == '"' ||
-                               value.back() == '\'')) {
+        if (!value.empty() &&
+            (value.front() == '"' || value.front() == '\'' || value.back() == '"' || value.back() == '\'')) {
             problems.push_back("quotes are kept literally: NCCL reads " + quoted(value));
         }
         if (has_inline_comment(value) || (!value.empty() && value.front() == '#')) {
@@ -344,8 +441,9 @@ std::vector<LintIssue> lint_value(std::string_view origin, int line, std::string
             // NCCL tries to open "", warns, and auto-detects: the same as an
             // unset variable, except that the nvidia-topologyd default path
             // is then not tried either.
-            problems.push_back("NCCL_TOPO_FILE is set but empty: NCCL warns that it cannot open '' and auto-detects "
-                               "the topology, without trying /var/run/nvidia-topologyd/virtualTopology.xml");
+            problems.push_back(
+                "NCCL_TOPO_FILE is set but empty: NCCL warns that it cannot open '' and auto-detects "
+                "the topology, without trying /var/run/nvidia-topologyd/virtualTopology.xml");
             corrected_value.reset();
         }
         std::string corrected = corrected_value ? std::string(name) + "=" + *corrected_value : std::string();
@@ -369,8 +467,10 @@ std::vector<LintIssue> lint_conf(const ConfFile& file) {
             }
             std::vector<std::string> problems;
             if (meant_name.starts_with('#')) {
-                problems.push_back("only lines whose first character is '#' are comments: NCCL sets a variable "
-                                   "named " + quoted(name));
+                problems.push_back(
+                    "only lines whose first character is '#' are comments: NCCL sets a variable "
+                    "named " +
+                    quoted(name));
             } else if (has_export) {
                 problems.push_back("'export' is not understood: NCCL sets a variable named " + quoted(name));
             } else if (name.empty()) {
@@ -391,9 +491,10 @@ std::vector<LintIssue> lint_conf(const ConfFile& file) {
             auto value_issues = lint_value(file.path, entry.line, meant_name, value);
             // Without a name there is no line to offer: writing "=value"
             // again would be ignored again.
-            std::string corrected = meant_name.empty()     ? std::string()
-                                    : value_issues.empty() ? std::string(meant_name) + "=" + std::string(intended_value(value))
-                                                           : value_issues.front().corrected;
+            std::string corrected = meant_name.empty() ? std::string()
+                                    : value_issues.empty()
+                                        ? std::string(meant_name) + "=" + std::string(intended_value(value))
+                                        : value_issues.front().corrected;
             for (auto& problem : problems) {
                 issues.push_back(make_issue(file.path, entry.line, meant_name, std::move(problem), corrected));
             }

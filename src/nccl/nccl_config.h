@@ -20,10 +20,10 @@ namespace launchguard::nccl {
 inline constexpr std::string_view kSystemConfPath = "/etc/nccl.conf";
 
 enum class Source {
-    environment,   // the task's process environment
-    conf_file,     // the file NCCL_CONF_FILE names
-    user_conf,     // $HOME/.nccl.conf (only when NCCL_CONF_FILE is unset or empty)
-    system_conf,   // /etc/nccl.conf
+    environment,  // the task's process environment
+    conf_file,    // the file NCCL_CONF_FILE names
+    user_conf,    // $HOME/.nccl.conf (only when NCCL_CONF_FILE is unset or empty)
+    system_conf,  // /etc/nccl.conf
 };
 std::string_view to_string(Source source);
 
@@ -41,7 +41,7 @@ struct ConfEntry {
 };
 
 struct ConfFile {
-    std::string path;     // inside the file view
+    std::string path;  // inside the file view
     std::vector<ConfEntry> entries;
 };
 
@@ -76,9 +76,9 @@ struct EffectiveConfig {
     // Only names NCCL would actually look up (a literal "NCCL_IB_HCA " is kept
     // out of here and reported by lint_conf instead).
     std::map<std::string, Setting, std::less<>> settings;
-    std::vector<ConfFile> loaded;      // conf files NCCL would load, in load order
-    std::vector<std::string> notes;    // "NCCL_CONF_FILE=/x names a missing file: skipped"
-    bool env_known = true;             // false when the task env is unknown (then only files count)
+    std::vector<ConfFile> loaded;    // conf files NCCL would load, in load order
+    std::vector<std::string> notes;  // "NCCL_CONF_FILE=/x names a missing file: skipped"
+    bool env_known = true;           // false when the task env is unknown (then only files count)
 
     [[nodiscard]] const Setting* get(std::string_view name) const;
     [[nodiscard]] std::optional<std::string> value(std::string_view name) const;
@@ -91,8 +91,8 @@ EffectiveConfig resolve(const LaunchContext& ctx);
 // strtoll(str, nullptr, 0) as NCCL's ncclLoadParam uses it.
 struct IntValue {
     long long value = 0;
-    bool complete = false;   // the whole string was consumed (no "M", no " # x")
-    bool overflow = false;   // errno == ERANGE: NCCL falls back to the default
+    bool complete = false;  // the whole string was consumed (no "M", no " # x")
+    bool overflow = false;  // errno == ERANGE: NCCL falls back to the default
 };
 IntValue parse_int(std::string_view text);
 

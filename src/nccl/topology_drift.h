@@ -13,9 +13,9 @@
 namespace launchguard::nccl {
 
 struct TopologyDrift {
-    std::vector<std::string> gpus_missing;   // node GPU bus ids the file does not list (exactly)
-    std::vector<std::string> nics_missing;   // node RDMA NIC bus ids the file does not list
-    std::vector<std::string> not_on_node;    // endpoint bus ids in the file that this node lacks
+    std::vector<std::string> gpus_missing;  // node GPU bus ids the file does not list (exactly)
+    std::vector<std::string> nics_missing;  // node RDMA NIC bus ids the file does not list
+    std::vector<std::string> not_on_node;   // endpoint bus ids in the file that this node lacks
     [[nodiscard]] bool drifted() const { return !gpus_missing.empty() || !nics_missing.empty(); }
 };
 

@@ -21,12 +21,12 @@ namespace launchguard::nccl {
 namespace {
 
 // Limits from src/graph/xml.h and topo.h.
-constexpr std::size_t kMaxStrLen = 255;       // MAX_STR_LEN
-constexpr std::size_t kMaxAttrCount = 16;     // MAX_ATTR_COUNT
-constexpr std::size_t kMaxSubs = 640;         // MAX_SUBS
-constexpr std::size_t kMaxTopoNodes = 256;    // NCCL_TOPO_XML_MAX_NODES
-constexpr int kTopoXmlVersion = 1;           // NCCL_TOPO_XML_VERSION
-constexpr int kMaxDepth = 2048;               // ours, not NCCL's: see load_children
+constexpr std::size_t kMaxStrLen = 255;     // MAX_STR_LEN
+constexpr std::size_t kMaxAttrCount = 16;   // MAX_ATTR_COUNT
+constexpr std::size_t kMaxSubs = 640;       // MAX_SUBS
+constexpr std::size_t kMaxTopoNodes = 256;  // NCCL_TOPO_XML_MAX_NODES
+constexpr int kTopoXmlVersion = 1;          // NCCL_TOPO_XML_VERSION
+constexpr int kMaxDepth = 2048;             // ours, not NCCL's: see load_children
 
 enum class NodeType { none, open, close, single, comment };
 
@@ -62,11 +62,16 @@ std::string as_c_string(const std::string& text) { return text.substr(0, text.fi
 // is unreadable, so control characters are shown as C escapes (\n, \t).
 std::string printable(char c) {
     switch (c) {
-        case '\n': return "\\n";
-        case '\r': return "\\r";
-        case '\t': return "\\t";
-        case '\0': return "\\0";
-        default: return std::string(1, c);
+        case '\n':
+            return "\\n";
+        case '\r':
+            return "\\r";
+        case '\t':
+            return "\\t";
+        case '\0':
+            return "\\0";
+        default:
+            return std::string(1, c);
     }
 }
 
@@ -116,8 +121,8 @@ public:
         TopologyFile result = std::move(result_);
         if (result.outcome != TopoOutcome::rejected) classify(result);
         for (const auto& pci : result.pcis) {
-            bool has_upper_hex = std::any_of(pci.busid.begin(), pci.busid.end(),
-                                             [](char c) { return c >= 'A' && c <= 'F'; });
+            bool has_upper_hex =
+                std::any_of(pci.busid.begin(), pci.busid.end(), [](char c) { return c >= 'A' && c <= 'F'; });
             if (has_upper_hex) result.upper_case_busids.push_back(pci.busid);
         }
         return result;
@@ -130,15 +135,21 @@ private:
 
     static std::vector<std::pair<std::string_view, Level>> handlers_for(Level level) {
         switch (level) {
-            case Level::document: return {{"system", Level::system}};
-            case Level::system: return {{"cpu", Level::cpu}};
-            case Level::cpu: return {{"pci", Level::pci}, {"nic", Level::nic}};
+            case Level::document:
+                return {{"system", Level::system}};
+            case Level::system:
+                return {{"cpu", Level::cpu}};
+            case Level::cpu:
+                return {{"pci", Level::pci}, {"nic", Level::nic}};
             case Level::pci:
                 return {{"pci", Level::pci}, {"gpu", Level::gpu}, {"nic", Level::nic}, {"pcilink", Level::leaf}};
-            case Level::gpu: return {{"nvlink", Level::leaf}, {"c2c", Level::leaf}};
-            case Level::nic: return {{"net", Level::leaf}};
+            case Level::gpu:
+                return {{"nvlink", Level::leaf}, {"c2c", Level::leaf}};
+            case Level::nic:
+                return {{"net", Level::leaf}};
             case Level::leaf:
-            case Level::skipped: return {};
+            case Level::skipped:
+                return {};
         }
         return {};
     }
@@ -241,9 +252,9 @@ private:
             node.type = NodeType::close;
             node.name = read_token(false, nullptr, c);
             if (c != '>') {
-                throw ParseFailure{"XML Parse error : unexpected trailing " + printable(c) + " in closing tag " +
-                                       node.name,
-                                   in_.line_of_last()};
+                throw ParseFailure{
+                    "XML Parse error : unexpected trailing " + printable(c) + " in closing tag " + node.name,
+                    in_.line_of_last()};
             }
             return node;
         }
@@ -311,8 +322,8 @@ private:
                 }
                 return;
             }
-            auto handler = std::find_if(handlers.begin(), handlers.end(),
-                                        [&node](const auto& h) { return h.first == node.name; });
+            auto handler =
+                std::find_if(handlers.begin(), handlers.end(), [&node](const auto& h) { return h.first == node.name; });
             if (handler == handlers.end()) {
                 // "Ignoring element": consumed with no handlers, never stored.
                 load_children(&node, Level::skipped, depth + 1);
@@ -421,9 +432,12 @@ private:
 
 std::string_view to_string(TopoOutcome outcome) {
     switch (outcome) {
-        case TopoOutcome::accepted: return "accepted";
-        case TopoOutcome::silently_ignored: return "silently_ignored";
-        case TopoOutcome::rejected: return "rejected";
+        case TopoOutcome::accepted:
+            return "accepted";
+        case TopoOutcome::silently_ignored:
+            return "silently_ignored";
+        case TopoOutcome::rejected:
+            return "rejected";
     }
     return "unknown";
 }

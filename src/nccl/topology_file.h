@@ -23,9 +23,9 @@ enum class TopoOutcome {
 std::string_view to_string(TopoOutcome outcome);
 
 struct TopoPci {
-    std::string busid;   // exactly as written (case preserved)
-    std::string cls;     // "0x030200"
-    std::string numaid;  // numaid of the enclosing <cpu>: the NUMA node NCCL will place it on
+    std::string busid;     // exactly as written (case preserved)
+    std::string cls;       // "0x030200"
+    std::string numaid;    // numaid of the enclosing <cpu>: the NUMA node NCCL will place it on
     std::string affinity;  // affinity of the enclosing <cpu>: where NCCL pins the device's threads
     int cpu_line = 0;      // line of the enclosing <cpu>
     // Bus ids of the enclosing <pci> elements, outermost first: the switches
@@ -42,10 +42,10 @@ struct TopoCpu {
 
 struct TopologyFile {
     TopoOutcome outcome = TopoOutcome::accepted;
-    std::string reason;           // why ignored / rejected, quoting NCCL's own message
-    int line = 0;                 // where the defect is, 0 when not line-specific
+    std::string reason;  // why ignored / rejected, quoting NCCL's own message
+    int line = 0;        // where the defect is, 0 when not line-specific
     std::vector<TopoCpu> cpus;
-    std::vector<TopoPci> pcis;    // every <pci> in document order
+    std::vector<TopoPci> pcis;                   // every <pci> in document order
     std::vector<std::string> upper_case_busids;  // bus ids NCCL will never match
 };
 

@@ -12,15 +12,14 @@ namespace {
 
 // Where one device sits in one description (the file's or the node's).
 struct Position {
-    std::string socket;                 // the file's <cpu> line, or the node's NUMA node
-    std::vector<std::string> bridges;   // PCI bridges above it, outermost first
+    std::string socket;                // the file's <cpu> line, or the node's NUMA node
+    std::vector<std::string> bridges;  // PCI bridges above it, outermost first
 };
 
 PathType path_between(const Position& gpu, const Position& nic) {
     if (gpu.socket != nic.socket) return PathType::sys;
     std::size_t shared = 0;
-    while (shared < gpu.bridges.size() && shared < nic.bridges.size() &&
-           gpu.bridges[shared] == nic.bridges[shared]) {
+    while (shared < gpu.bridges.size() && shared < nic.bridges.size() && gpu.bridges[shared] == nic.bridges[shared]) {
         ++shared;
     }
     if (shared == 0) return PathType::phb;
@@ -49,7 +48,8 @@ Nearest nearest_nics(const Position& gpu, const std::map<std::string, Position>&
 }
 
 bool share_any(const std::vector<std::string>& a, const std::vector<std::string>& b) {
-    return std::any_of(a.begin(), a.end(), [&b](const std::string& x) { return std::find(b.begin(), b.end(), x) != b.end(); });
+    return std::any_of(a.begin(), a.end(),
+                       [&b](const std::string& x) { return std::find(b.begin(), b.end(), x) != b.end(); });
 }
 
 // The node's CPUs for a NUMA node: the node's own list, else the device's locality.
@@ -72,10 +72,12 @@ std::vector<NodeDevice> node_devices(const NodeTopology& node) {
     std::vector<NodeDevice> devices;
     std::set<std::string> seen;
     for (const auto& gpu : node.gpus) {
-        if (seen.insert(gpu.busid).second) devices.push_back({"GPU", gpu.busid, gpu.numa_node, gpu.local_cpus, gpu.pci_bridges});
+        if (seen.insert(gpu.busid).second)
+            devices.push_back({"GPU", gpu.busid, gpu.numa_node, gpu.local_cpus, gpu.pci_bridges});
     }
     for (const auto& nic : node.nics) {
-        if (seen.insert(nic.busid).second) devices.push_back({"NIC", nic.busid, nic.numa_node, nic.local_cpus, nic.pci_bridges});
+        if (seen.insert(nic.busid).second)
+            devices.push_back({"NIC", nic.busid, nic.numa_node, nic.local_cpus, nic.pci_bridges});
     }
     return devices;
 }
@@ -84,10 +86,14 @@ std::vector<NodeDevice> node_devices(const NodeTopology& node) {
 
 std::string_view to_string(PathType path) {
     switch (path) {
-        case PathType::pix: return "PIX";
-        case PathType::pxb: return "PXB";
-        case PathType::phb: return "PHB";
-        case PathType::sys: return "SYS";
+        case PathType::pix:
+            return "PIX";
+        case PathType::pxb:
+            return "PXB";
+        case PathType::phb:
+            return "PHB";
+        case PathType::sys:
+            return "SYS";
     }
     return "SYS";
 }
@@ -138,8 +144,8 @@ PlacementDrift compare_placement(const TopologyFile& file, const NodeTopology& n
         Nearest by_file = nearest_nics(positions.first, file_nics);
         Nearest by_node = nearest_nics(positions.second, node_nics);
         if (share_any(by_file.nics, by_node.nics)) continue;
-        drift.pairings.push_back(NicPairingMismatch{busid, gpu_lines[busid], by_file.nics, by_file.path,
-                                                    by_node.nics, by_node.path});
+        drift.pairings.push_back(
+            NicPairingMismatch{busid, gpu_lines[busid], by_file.nics, by_file.path, by_node.nics, by_node.path});
     }
     return drift;
 }

@@ -27,14 +27,14 @@ std::string_view to_string(PathType path);
 
 // One GPU or NIC whose NUMA node or CPU affinity differs between file and node.
 struct DevicePlacementMismatch {
-    std::string kind;            // "GPU" or "NIC"
+    std::string kind;  // "GPU" or "NIC"
     std::string busid;
-    int line = 0;                // the device's <pci> line in the file
-    int cpu_line = 0;            // its enclosing <cpu> line
-    std::string file_numa;       // numaid as written
+    int line = 0;           // the device's <pci> line in the file
+    int cpu_line = 0;       // its enclosing <cpu> line
+    std::string file_numa;  // numaid as written
     int node_numa = -1;
-    std::string file_cpus;       // the <cpu> affinity as a cpulist; empty when not written
-    std::string node_cpus;       // the node's CPUs of that NUMA node, as a cpulist
+    std::string file_cpus;  // the <cpu> affinity as a cpulist; empty when not written
+    std::string node_cpus;  // the node's CPUs of that NUMA node, as a cpulist
     bool numa_differs = false;
     bool cpus_differ = false;
 };

@@ -32,8 +32,10 @@ Result<NodeCheck> run_node_check(const Profile& profile, const NodeCheckOptions&
         // either way; only the device inventory comes from it.
         note("refreshing the topology cache " + options.topology_cache);
         auto cached = refresh_topology_cache(options.topology_cache, options.topology_cache_max_age);
-        if (cached) probe.topology_cache = options.topology_cache;
-        else check.cache_error = cached.error();
+        if (cached)
+            probe.topology_cache = options.topology_cache;
+        else
+            check.cache_error = cached.error();
     }
     note("probing the node (" + (options.hwloc_xml ? "hwloc XML " + *options.hwloc_xml : std::string("live topology")) +
          ", node facts under " + options.sysfs_root.value_or("/") + ")");

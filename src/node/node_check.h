@@ -32,7 +32,7 @@ struct NodeCheckOptions {
 
 struct NodeCheck {
     Report report;
-    std::vector<std::string> rules;   // every rule evaluated, catalog order
+    std::vector<std::string> rules;    // every rule evaluated, catalog order
     std::optional<Error> cache_error;  // the cache could not be refreshed; the check ran on live discovery
 };
 

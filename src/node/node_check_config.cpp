@@ -65,14 +65,18 @@ Status apply(NodeCheckConfig& config, const std::string& key, const LineParser& 
     } else if (key == "timeout") {
         auto seconds = whole_number(value);
         if (!seconds || *seconds < 1 || *seconds > kMaxNodeCheckTimeoutSeconds) {
-            return p.error("must be a whole number of seconds from 1 to " + std::to_string(kMaxNodeCheckTimeoutSeconds) +
+            return p.error("must be a whole number of seconds from 1 to " +
+                           std::to_string(kMaxNodeCheckTimeoutSeconds) +
                            " (slurmd kills a health check after 60 s), got '" + value + "'");
         }
         config.timeout = std::chrono::seconds(*seconds);
     } else if (key == "on-unknown") {
-        if (value == "keep") config.on_unknown = OnUnknown::keep;
-        else if (value == "drain") config.on_unknown = OnUnknown::drain;
-        else return p.error("must be keep or drain, got '" + value + "'");
+        if (value == "keep")
+            config.on_unknown = OnUnknown::keep;
+        else if (value == "drain")
+            config.on_unknown = OnUnknown::drain;
+        else
+            return p.error("must be keep or drain, got '" + value + "'");
     } else if (key == "topology-cache") {
         return set_path(config.options.topology_cache);
     } else if (key == "topology-cache-max-age") {
@@ -138,7 +142,8 @@ Result<NodeCheckConfig> parse_node_check_config(std::string_view text, const std
         }
         std::string key(trim(line.substr(0, eq)));
         std::string value(trim(line.substr(eq + 1)));
-        if (key.empty()) return make_file_error(origin, line_number, "a value without a key: '" + std::string(line) + "'");
+        if (key.empty())
+            return make_file_error(origin, line_number, "a value without a key: '" + std::string(line) + "'");
         LineParser parser(origin, line_number, key, value);
         if (value.empty()) return parser.error("has no value");
         if (!seen.insert(key).second) return parser.error("is set twice");

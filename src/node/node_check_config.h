@@ -40,11 +40,11 @@ struct NodeCheckConfig {
     NodeCheckOptions options;  // mode, hwloc-xml, sysfs-root, topology-cache, topology-cache-max-age
     std::chrono::seconds timeout = std::chrono::seconds(10);
     OnUnknown on_unknown = OnUnknown::keep;
-    std::optional<std::string> scontrol;     // absolute path; default: found in PATH, /usr/bin, /usr/local/bin
-    std::optional<std::string> slurm_conf;   // SLURM_CONF for scontrol; default: Slurm's own
-    std::optional<std::string> node_name;    // default: SLURMD_NODENAME, else the short host name
+    std::optional<std::string> scontrol;    // absolute path; default: found in PATH, /usr/bin, /usr/local/bin
+    std::optional<std::string> slurm_conf;  // SLURM_CONF for scontrol; default: Slurm's own
+    std::optional<std::string> node_name;   // default: SLURMD_NODENAME, else the short host name
     std::optional<std::string> metrics_file;
-    std::optional<std::string> log_file;     // besides syslog
+    std::optional<std::string> log_file;  // besides syslog
 };
 
 // Slurm node names are host-like; node-check hands its node's name to

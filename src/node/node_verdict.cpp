@@ -8,20 +8,28 @@ namespace launchguard {
 
 std::string_view to_string(NodeHealth health) {
     switch (health) {
-        case NodeHealth::healthy: return "healthy";
-        case NodeHealth::warning: return "warning";
-        case NodeHealth::degraded: return "degraded";
-        case NodeHealth::unknown: return "unknown";
+        case NodeHealth::healthy:
+            return "healthy";
+        case NodeHealth::warning:
+            return "warning";
+        case NodeHealth::degraded:
+            return "degraded";
+        case NodeHealth::unknown:
+            return "unknown";
     }
     return "unknown";
 }
 
 std::string_view to_string(RuleOutcome outcome) {
     switch (outcome) {
-        case RuleOutcome::pass: return "pass";
-        case RuleOutcome::warn: return "warn";
-        case RuleOutcome::block: return "block";
-        case RuleOutcome::unknown: return "unknown";
+        case RuleOutcome::pass:
+            return "pass";
+        case RuleOutcome::warn:
+            return "warn";
+        case RuleOutcome::block:
+            return "block";
+        case RuleOutcome::unknown:
+            return "unknown";
     }
     return "unknown";
 }
@@ -31,10 +39,14 @@ namespace {
 // Strongest first: a rule with a blocking finding and an unknown blocks.
 int strength(RuleOutcome outcome) {
     switch (outcome) {
-        case RuleOutcome::block: return 3;
-        case RuleOutcome::warn: return 2;
-        case RuleOutcome::unknown: return 1;
-        case RuleOutcome::pass: return 0;
+        case RuleOutcome::block:
+            return 3;
+        case RuleOutcome::warn:
+            return 2;
+        case RuleOutcome::unknown:
+            return 1;
+        case RuleOutcome::pass:
+            return 0;
     }
     return 0;
 }
@@ -60,7 +72,8 @@ std::size_t utf8_prefix(std::string_view text, std::size_t max_bytes) {
 // and the escaped line is cut to max_bytes between characters of the
 // message, never inside an escape.
 std::string escaped_line(std::string text, std::size_t max_bytes) {
-    std::replace_if(text.begin(), text.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; }, ' ');
+    std::replace_if(
+        text.begin(), text.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; }, ' ');
     std::string_view raw(text);
     std::string line = printable_text(raw);
     while (line.size() > max_bytes) {
@@ -78,7 +91,8 @@ NodeVerdict verdict_from_report(const Report& report, const std::vector<std::str
     NodeVerdict verdict;
     for (const auto& id : rules) verdict.rules.push_back(RuleVerdict{id, RuleOutcome::pass, {}});
     auto find = [&](const std::string& id) -> RuleVerdict& {
-        auto it = std::find_if(verdict.rules.begin(), verdict.rules.end(), [&](const RuleVerdict& r) { return r.rule == id; });
+        auto it = std::find_if(verdict.rules.begin(), verdict.rules.end(),
+                               [&](const RuleVerdict& r) { return r.rule == id; });
         if (it != verdict.rules.end()) return *it;
         // A finding of a rule outside the list would be a bug in the caller;
         // keep it visible rather than dropping it.

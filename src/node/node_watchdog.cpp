@@ -28,7 +28,8 @@ std::optional<NodeHealth> parse_health(std::string_view text) {
 std::string encode(const NodeCheckRun& run) {
     json::array rules;
     for (const auto& rule : run.verdict.rules) {
-        rules.push_back(json::object{{"rule", rule.rule}, {"outcome", to_string(rule.outcome)}, {"message", rule.message}});
+        rules.push_back(
+            json::object{{"rule", rule.rule}, {"outcome", to_string(rule.outcome)}, {"message", rule.message}});
     }
     json::array notes;
     for (const auto& note : run.notes) notes.emplace_back(note);
@@ -84,9 +85,14 @@ NodeCheckRun check_in_this_process(const NodeCheckRequest& request, const StepNo
     if (check->cache_error) run.notes.push_back("topology cache not refreshed: " + check->cache_error->to_string());
     run.verdict = verdict_from_report(check->report, check->rules);
     switch (request.format) {
-        case NodeReportFormat::none: break;
-        case NodeReportFormat::text: run.report = render_text(check->report, TextStyle{request.color}); break;
-        case NodeReportFormat::json: run.report = render_json(check->report); break;
+        case NodeReportFormat::none:
+            break;
+        case NodeReportFormat::text:
+            run.report = render_text(check->report, TextStyle{request.color});
+            break;
+        case NodeReportFormat::json:
+            run.report = render_json(check->report);
+            break;
     }
     return run;
 }

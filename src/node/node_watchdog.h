@@ -26,9 +26,9 @@ struct NodeCheckRequest {
 };
 
 struct NodeCheckRun {
-    NodeVerdict verdict;              // unknown when the check could not run or finish
-    std::string report;               // the rendered report, in the requested format
-    std::vector<std::string> notes;   // what the operator should hear besides (a cache that could not be written)
+    NodeVerdict verdict;             // unknown when the check could not run or finish
+    std::string report;              // the rendered report, in the requested format
+    std::vector<std::string> notes;  // what the operator should hear besides (a cache that could not be written)
 };
 
 inline constexpr std::chrono::seconds kDefaultNodeCheckTimeout{10};

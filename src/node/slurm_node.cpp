@@ -7,8 +7,8 @@ namespace {
 
 // State flags under which Slurm or an administrator has taken the node out:
 // launchguard neither drains nor resumes it.
-constexpr std::string_view kHandsOffFlags[] = {"DOWN", "FAIL", "FAILING", "REBOOT_REQUESTED", "REBOOT_ISSUED",
-                                               "POWERED_DOWN", "POWERING_DOWN", "FUTURE"};
+constexpr std::string_view kHandsOffFlags[] = {"DOWN",          "FAIL",         "FAILING",       "REBOOT_REQUESTED",
+                                               "REBOOT_ISSUED", "POWERED_DOWN", "POWERING_DOWN", "FUTURE"};
 
 std::string_view strip_stamp(std::string_view reason) {
     // scontrol prints "Reason=<text> [<user>@<time>]".
@@ -27,9 +27,7 @@ bool SlurmNodeState::has(std::string_view flag) const {
     return std::find(flags.begin(), flags.end(), flag) != flags.end();
 }
 
-bool SlurmNodeState::drained_by_launchguard() const {
-    return has("DRAIN") && reason.starts_with(kDrainReasonPrefix);
-}
+bool SlurmNodeState::drained_by_launchguard() const { return has("DRAIN") && reason.starts_with(kDrainReasonPrefix); }
 
 Result<SlurmNodeState> parse_scontrol_node(std::string_view text) {
     SlurmNodeState state;

@@ -8,13 +8,13 @@
 #include <memory>
 
 #include "probe/environment_probe.h"
-#include "probe/topology_cache.h"
 #include "probe/gpu_assignment.h"
 #include "probe/hwloc_probe.h"
 #include "probe/process_probe.h"
 #include "probe/rooted_file_view.h"
 #include "probe/sysfs_probe.h"
 #include "probe/text_file.h"
+#include "probe/topology_cache.h"
 
 namespace launchguard {
 namespace {
@@ -59,7 +59,8 @@ Fact<Environment> probe_env(ProbeOptions& o, std::optional<Error>& error) {
             error = env.error();
             return {};
         }
-        return Fact<Environment>::known(std::move(env).value(), under_root(o.proc_root, std::to_string(*o.pid) + "/environ"));
+        return Fact<Environment>::known(std::move(env).value(),
+                                        under_root(o.proc_root, std::to_string(*o.pid) + "/environ"));
     }
     if (o.environment) return Fact<Environment>::known(std::move(*o.environment), "environment given by the front end");
     if (o.env_file) {
@@ -70,8 +71,10 @@ Fact<Environment> probe_env(ProbeOptions& o, std::optional<Error>& error) {
         }
         return Fact<Environment>::known(std::move(env).value(), *o.env_file);
     }
-    if (o.use_current_process_env) return Fact<Environment>::known(current_process_environment(), "environment of launchguard");
-    return Fact<Environment>::unknown("no environment source: neither a process, an env file nor launchguard's own environment");
+    if (o.use_current_process_env)
+        return Fact<Environment>::known(current_process_environment(), "environment of launchguard");
+    return Fact<Environment>::unknown(
+        "no environment source: neither a process, an env file nor launchguard's own environment");
 }
 
 Fact<CpuSet> probe_cpu_mask(const ProbeOptions& o, std::optional<Error>& error) {
@@ -88,7 +91,8 @@ Fact<CpuSet> probe_cpu_mask(const ProbeOptions& o, std::optional<Error>& error) 
     if (o.pid) {
         auto set = process_affinity(*o.pid, o.proc_root);
         if (!set) return Fact<CpuSet>::unknown(set.error().to_string());
-        return Fact<CpuSet>::known(std::move(set).value(), under_root(o.proc_root, std::to_string(*o.pid) + "/status Cpus_allowed_list"));
+        return Fact<CpuSet>::known(std::move(set).value(),
+                                   under_root(o.proc_root, std::to_string(*o.pid) + "/status Cpus_allowed_list"));
     }
     auto set = current_affinity();
     if (!set) return Fact<CpuSet>::unknown(set.error().to_string());
@@ -122,7 +126,9 @@ Fact<NodeTopology> probe_topology(const ProbeOptions& o, std::optional<Error>& e
         topo = Fact<NodeTopology>::known(std::move(loaded).value(), "hwloc XML " + *o.hwloc_xml);
     } else if (o.live_topology) {
         auto live = discover_topology();
-        if (!live) return Fact<NodeTopology>::unknown("no hwloc XML given and live discovery failed: " + live.error().to_string());
+        if (!live)
+            return Fact<NodeTopology>::unknown("no hwloc XML given and live discovery failed: " +
+                                               live.error().to_string());
         topo = Fact<NodeTopology>::known(std::move(live).value(), "hwloc live discovery");
         if (!sysfs) sysfs = "/";
     } else {
@@ -147,8 +153,10 @@ Fact<std::vector<NetInterface>> probe_interfaces(const ProbeOptions& o, const Fa
         auto interfaces = read_net_interfaces(root);
         if (!interfaces.empty()) return Fact<std::vector<NetInterface>>::known(std::move(interfaces), dir);
     }
-    if (topo.is_known() && !topo->interfaces.empty()) return Fact<std::vector<NetInterface>>::known(topo->interfaces, topo->source);
-    return Fact<std::vector<NetInterface>>::unknown("no sys/class/net under " + o.root + " and no interfaces in the node topology");
+    if (topo.is_known() && !topo->interfaces.empty())
+        return Fact<std::vector<NetInterface>>::known(topo->interfaces, topo->source);
+    return Fact<std::vector<NetInterface>>::unknown("no sys/class/net under " + o.root +
+                                                    " and no interfaces in the node topology");
 }
 
 // "mnt:DEV:INO net:DEV:INO" of this process; empty when procfs cannot say.
@@ -166,27 +174,38 @@ std::optional<std::string> current_namespaces() {
 
 Runtime detect_runtime(const Environment& env, const std::string& root) {
     auto has = [&](const char* name) { return env.find(name) != env.end(); };
-    auto value = [&](const char* name) { auto it = env.find(name); return it == env.end() ? std::string() : it->second; };
+    auto value = [&](const char* name) {
+        auto it = env.find(name);
+        return it == env.end() ? std::string() : it->second;
+    };
     if (has("KUBERNETES_SERVICE_HOST")) return Runtime::kubernetes;
     bool enroot = has("ENROOT_ROOTFS") || value("container") == "enroot";
     if (enroot) return has("SLURM_JOB_ID") || has("PYXIS_VERSION") ? Runtime::pyxis : Runtime::enroot;
     // Other container engines leave a marker file; launchguard has no
     // specific knowledge of them, so their runtime stays unknown.
     RootedFileView view(root);
-    if (view.stat("/run/.containerenv").kind == FileKind::regular || view.stat("/.dockerenv").kind == FileKind::regular) return Runtime::unknown;
+    if (view.stat("/run/.containerenv").kind == FileKind::regular || view.stat("/.dockerenv").kind == FileKind::regular)
+        return Runtime::unknown;
     return Runtime::bare;
 }
 
 JobShape job_shape_from(const Environment& env, std::optional<int> job_nodes, std::optional<int> job_gpus) {
     JobShape shape;
-    if (job_nodes) shape.nodes = Fact<int>::known(*job_nodes, "--job-nodes");
-    else if (auto n = env_int(env, "SLURM_JOB_NUM_NODES")) shape.nodes = Fact<int>::known(*n, "SLURM_JOB_NUM_NODES");
-    else if (auto n2 = env_int(env, "SLURM_NNODES")) shape.nodes = Fact<int>::known(*n2, "SLURM_NNODES");
-    else shape.nodes = Fact<int>::unknown("no --job-nodes and neither SLURM_JOB_NUM_NODES nor SLURM_NNODES is set");
+    if (job_nodes)
+        shape.nodes = Fact<int>::known(*job_nodes, "--job-nodes");
+    else if (auto n = env_int(env, "SLURM_JOB_NUM_NODES"))
+        shape.nodes = Fact<int>::known(*n, "SLURM_JOB_NUM_NODES");
+    else if (auto n2 = env_int(env, "SLURM_NNODES"))
+        shape.nodes = Fact<int>::known(*n2, "SLURM_NNODES");
+    else
+        shape.nodes = Fact<int>::unknown("no --job-nodes and neither SLURM_JOB_NUM_NODES nor SLURM_NNODES is set");
 
-    if (auto t = env_int(env, "SLURM_NTASKS")) shape.tasks = Fact<int>::known(*t, "SLURM_NTASKS");
-    else if (auto t2 = env_int(env, "SLURM_NPROCS")) shape.tasks = Fact<int>::known(*t2, "SLURM_NPROCS");
-    else shape.tasks = Fact<int>::unknown("neither SLURM_NTASKS nor SLURM_NPROCS is set");
+    if (auto t = env_int(env, "SLURM_NTASKS"))
+        shape.tasks = Fact<int>::known(*t, "SLURM_NTASKS");
+    else if (auto t2 = env_int(env, "SLURM_NPROCS"))
+        shape.tasks = Fact<int>::known(*t2, "SLURM_NPROCS");
+    else
+        shape.tasks = Fact<int>::unknown("neither SLURM_NTASKS nor SLURM_NPROCS is set");
 
     // Total GPUs, most direct evidence first:
     //   --job-gpus; SLURM_GPUS (srun/sbatch --gpus, a job total);
@@ -204,11 +223,17 @@ JobShape job_shape_from(const Environment& env, std::optional<int> job_nodes, st
         auto it = env.find(name);
         return it == env.end() ? std::nullopt : std::optional<std::string>(it->second);
     };
-    if (job_gpus) shape.total_gpus = Fact<int>::known(*job_gpus, "--job-gpus");
-    else if (auto g = find("SLURM_GPUS"); g && gres_count(*g)) shape.total_gpus = Fact<int>::known(*gres_count(*g), "SLURM_GPUS=" + *g);
-    else if (auto p = find("SLURM_GPUS_PER_NODE"); p && gres_count(*p)) shape.total_gpus = per_node_times_nodes(*gres_count(*p), "SLURM_GPUS_PER_NODE=" + *p);
-    else if (auto j = find("SLURM_JOB_GPUS")) shape.total_gpus = per_node_times_nodes(list_count(*j), "SLURM_JOB_GPUS=" + *j);
-    else shape.total_gpus = Fact<int>::unknown("no --job-gpus and none of SLURM_GPUS, SLURM_GPUS_PER_NODE, SLURM_JOB_GPUS is set");
+    if (job_gpus)
+        shape.total_gpus = Fact<int>::known(*job_gpus, "--job-gpus");
+    else if (auto g = find("SLURM_GPUS"); g && gres_count(*g))
+        shape.total_gpus = Fact<int>::known(*gres_count(*g), "SLURM_GPUS=" + *g);
+    else if (auto p = find("SLURM_GPUS_PER_NODE"); p && gres_count(*p))
+        shape.total_gpus = per_node_times_nodes(*gres_count(*p), "SLURM_GPUS_PER_NODE=" + *p);
+    else if (auto j = find("SLURM_JOB_GPUS"))
+        shape.total_gpus = per_node_times_nodes(list_count(*j), "SLURM_JOB_GPUS=" + *j);
+    else
+        shape.total_gpus =
+            Fact<int>::unknown("no --job-gpus and none of SLURM_GPUS, SLURM_GPUS_PER_NODE, SLURM_JOB_GPUS is set");
     return shape;
 }
 
@@ -252,7 +277,8 @@ Result<LaunchContext> build_context(ProbeOptions o) {
     if (o.gpus && ctx.topology.is_known()) {
         if (auto resolved = resolve_gpu_list(*o.gpus, *ctx.topology, "--gpus"); !resolved) return resolved.error();
     }
-    if (snapshot && snapshot->read_in_namespaces && o.root == "/" && current_namespaces() == snapshot->read_in_namespaces) {
+    if (snapshot && snapshot->read_in_namespaces && o.root == "/" &&
+        current_namespaces() == snapshot->read_in_namespaces) {
         ctx.interfaces = std::move(snapshot->interfaces);
     } else {
         ctx.interfaces = probe_interfaces(o, ctx.topology);
@@ -273,7 +299,8 @@ Result<LaunchContext> build_context(ProbeOptions o) {
             host.env = Fact<Environment>::known(std::move(henv).value(), *o.host_env_file);
         } else if (o.use_current_process_env) {
             // launchguard itself runs on the host side (an enroot hook, a prolog).
-            host.env = Fact<Environment>::known(current_process_environment(), "environment of launchguard (host side)");
+            host.env =
+                Fact<Environment>::known(current_process_environment(), "environment of launchguard (host side)");
         } else {
             host.env = Fact<Environment>::unknown("no host environment given (--host-env-file)");
         }

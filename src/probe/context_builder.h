@@ -36,14 +36,14 @@ struct ProbeOptions {
     // loads; a missing or unreadable cache falls back to the other sources.
     // Its node is this one, so live sysfs is laid over it.
     std::optional<std::string> topology_cache;
-    bool live_topology = true;                 // allow live hwloc discovery when no XML is given
-    std::optional<std::string> sysfs_root;     // node facts and link states; "/" when absent
-    std::optional<std::string> cpus;           // task CPU mask as a cpulist ("0-15,64-79")
-    std::optional<std::string> gpus;           // GPU assignment, as in gpu_assignment.h
-    std::optional<int> job_gpus;               // GPUs of the whole job
+    bool live_topology = true;              // allow live hwloc discovery when no XML is given
+    std::optional<std::string> sysfs_root;  // node facts and link states; "/" when absent
+    std::optional<std::string> cpus;        // task CPU mask as a cpulist ("0-15,64-79")
+    std::optional<std::string> gpus;        // GPU assignment, as in gpu_assignment.h
+    std::optional<int> job_gpus;            // GPUs of the whole job
     std::optional<int> job_nodes;
-    Runtime runtime = Runtime::unknown;        // unknown = detect
-    bool use_current_process_env = true;       // fall back to launchguard's own environment
+    Runtime runtime = Runtime::unknown;   // unknown = detect
+    bool use_current_process_env = true;  // fall back to launchguard's own environment
     // The node's part read once for every task (probe_node_snapshot, with
     // these options); absent, build_context reads it itself.
     std::optional<NodeSnapshot> node_snapshot;

@@ -39,8 +39,9 @@ Result<EnrootHookInputs> enroot_inputs_from_environment(const Environment& env) 
                        Required{"ENROOT_MOUNTS", &inputs.mounts_file}}) {
         auto value = lookup(env, r.name);
         if (!value) {
-            Error e = make_error(std::string(r.name) + " is not set: `launchguard enroot-hook` must run as an enroot hook "
-                                                      "(/etc/enroot/hooks.d) or be given the ENROOT_* variables");
+            Error e = make_error(std::string(r.name) +
+                                 " is not set: `launchguard enroot-hook` must run as an enroot hook "
+                                 "(/etc/enroot/hooks.d) or be given the ENROOT_* variables");
             e.field = r.name;
             return e;
         }
@@ -51,9 +52,10 @@ Result<EnrootHookInputs> enroot_inputs_from_environment(const Environment& env) 
     // patching (or judging) some other tree would be wrong.
     std::error_code ec;
     if (inputs.rootfs.front() != '/' || !std::filesystem::is_directory(inputs.rootfs, ec)) {
-        Error e = make_error("'" + inputs.rootfs + "' is not " +
-                             (inputs.rootfs.front() != '/' ? std::string("an absolute path") : std::string("a directory")) +
-                             ": enroot gives the hook the absolute path of the container's root filesystem");
+        Error e =
+            make_error("'" + inputs.rootfs + "' is not " +
+                       (inputs.rootfs.front() != '/' ? std::string("an absolute path") : std::string("a directory")) +
+                       ": enroot gives the hook the absolute path of the container's root filesystem");
         e.field = "ENROOT_ROOTFS";
         return e;
     }

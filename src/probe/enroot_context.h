@@ -13,12 +13,12 @@
 namespace launchguard {
 
 struct EnrootHookInputs {
-    std::string rootfs;                  // $ENROOT_ROOTFS
-    std::string environ_file;            // $ENROOT_ENVIRON
-    std::string mounts_file;             // $ENROOT_MOUNTS
+    std::string rootfs;                    // $ENROOT_ROOTFS
+    std::string environ_file;              // $ENROOT_ENVIRON
+    std::string mounts_file;               // $ENROOT_MOUNTS
     std::vector<std::string> mounts_dirs;  // enroot's mounts.d directories, in order
-    Environment host_env;                // the hook's own environment: the host/job side
-    std::string host_root = "/";         // the host filesystem (tests: a fixture tree)
+    Environment host_env;                  // the hook's own environment: the host/job side
+    std::string host_root = "/";           // the host filesystem (tests: a fixture tree)
     std::optional<std::string> hwloc_xml;
     std::optional<std::string> sysfs_root;
 };

@@ -51,7 +51,8 @@ Result<std::vector<EnrootMount>> parse_enroot_fstab(std::string_view text, const
         std::string target;
         fields >> m.source >> target >> m.type >> m.options;
         if (m.source.empty() || target.empty()) {
-            Error e = make_file_error(origin, line, "expected 'source target [type [options]]', got '" + std::string(s) + "'");
+            Error e = make_file_error(origin, line,
+                                      "expected 'source target [type [options]]', got '" + std::string(s) + "'");
             return e;
         }
         // Fields are blank-separated; blanks inside a path travel octal-escaped.
@@ -85,7 +86,8 @@ Environment parse_enroot_environ(std::string_view text) {
     return env;
 }
 
-EnrootFileView::EnrootFileView(std::string rootfs, std::shared_ptr<const FileView> host, std::vector<EnrootMount> mounts)
+EnrootFileView::EnrootFileView(std::string rootfs, std::shared_ptr<const FileView> host,
+                               std::vector<EnrootMount> mounts)
     : rootfs_(std::move(rootfs)),
       rootfs_view_(std::make_shared<RootedFileView>(rootfs_)),
       host_(std::move(host)),
@@ -115,13 +117,15 @@ FileInfo EnrootFileView::stat(std::string_view path) const {
         return info;
     }
     FileInfo info = r.view->stat(r.path);
-    if (r.view == host_.get()) info.detail = "bind-mounted from host " + r.path + (info.detail.empty() ? "" : "; " + info.detail);
+    if (r.view == host_.get())
+        info.detail = "bind-mounted from host " + r.path + (info.detail.empty() ? "" : "; " + info.detail);
     return info;
 }
 
 Result<std::string> EnrootFileView::read(std::string_view path, std::size_t max_bytes) const {
     Resolved r = resolve(path);
-    if (r.view == nullptr) return make_file_error(std::string(path), 0, "an empty tmpfs is mounted there in the container");
+    if (r.view == nullptr)
+        return make_file_error(std::string(path), 0, "an empty tmpfs is mounted there in the container");
     return r.view->read(r.path, max_bytes);
 }
 

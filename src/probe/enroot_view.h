@@ -19,11 +19,11 @@ namespace launchguard {
 // dst relative to the rootfs.
 struct EnrootMount {
     std::string source;
-    std::string target;   // normalised absolute path inside the container
-    std::string type;     // "none" for binds, "tmpfs", ...
+    std::string target;  // normalised absolute path inside the container
+    std::string type;    // "none" for binds, "tmpfs", ...
     std::string options;
     int line = 0;
-    std::string origin;   // file it came from
+    std::string origin;  // file it came from
 
     [[nodiscard]] bool is_bind() const;
     [[nodiscard]] bool is_tmpfs() const;
@@ -54,7 +54,7 @@ private:
     struct Resolved {
         const FileView* view = nullptr;  // nullptr = on or inside an empty tmpfs
         std::string path;
-        bool tmpfs_root = false;         // the tmpfs mount point itself (a directory)
+        bool tmpfs_root = false;  // the tmpfs mount point itself (a directory)
     };
     [[nodiscard]] Resolved resolve(std::string_view path) const;
 

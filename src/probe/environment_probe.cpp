@@ -13,7 +13,8 @@ namespace {
 // "NAME=value" as the kernel stores it; an entry without a name is invisible to getenv().
 void add_raw_entry(Environment& env, std::string_view entry) {
     std::size_t eq = entry.find('=');
-    if (eq != std::string_view::npos && eq > 0) env[std::string(entry.substr(0, eq))] = std::string(entry.substr(eq + 1));
+    if (eq != std::string_view::npos && eq > 0)
+        env[std::string(entry.substr(0, eq))] = std::string(entry.substr(eq + 1));
 }
 
 Environment parse_environ_block(std::string_view text) {
@@ -58,8 +59,10 @@ Result<Environment> parse_env_text(std::string_view text, std::string origin) {
         std::string_view name = line.substr(0, eq);
         if (!is_variable_name(name)) {
             std::string msg = "invalid variable name '" + std::string(name) + "'";
-            if (name.substr(0, 7) == "export ") msg += " (an env file holds plain KEY=VALUE lines; drop 'export')";
-            else if (trim(name) != name) msg += " (no spaces are allowed around the name)";
+            if (name.substr(0, 7) == "export ")
+                msg += " (an env file holds plain KEY=VALUE lines; drop 'export')";
+            else if (trim(name) != name)
+                msg += " (no spaces are allowed around the name)";
             return make_file_error(origin, line_no, msg);
         }
         env[std::string(name)] = std::string(line.substr(eq + 1));

@@ -16,7 +16,8 @@ bool is_none(std::string_view v) { return v.empty() || v == "none" || v == "void
 Result<const Gpu*> resolve_item(std::string_view item, const NodeTopology& topo, std::string_view origin) {
     std::string where = std::string(origin) + ": ";
     if (item.substr(0, 4) == "MIG-") {
-        return make_error(where + "MIG device '" + std::string(item) + "' cannot be mapped to a physical GPU from the topology");
+        return make_error(where + "MIG device '" + std::string(item) +
+                          "' cannot be mapped to a physical GPU from the topology");
     }
     if (item.substr(0, 4) == "GPU-") {
         if (const Gpu* exact = topo.gpu_by_uuid(std::string(item))) return exact;
@@ -25,12 +26,15 @@ Result<const Gpu*> resolve_item(std::string_view item, const NodeTopology& topo,
         for (const auto& g : topo.gpus) {
             any_uuid = any_uuid || !g.uuid.empty();
             if (!g.uuid.empty() && g.uuid.compare(0, item.size(), item) == 0) {
-                if (found != nullptr) return make_error(where + "UUID prefix '" + std::string(item) + "' matches more than one GPU");
+                if (found != nullptr)
+                    return make_error(where + "UUID prefix '" + std::string(item) + "' matches more than one GPU");
                 found = &g;
             }
         }
         if (found != nullptr) return found;
-        if (!any_uuid) return make_error(where + "GPU UUID '" + std::string(item) + "' cannot be checked: the topology (" + topo.source + ") records no GPU UUIDs");
+        if (!any_uuid)
+            return make_error(where + "GPU UUID '" + std::string(item) + "' cannot be checked: the topology (" +
+                              topo.source + ") records no GPU UUIDs");
         return make_error(where + "no GPU with UUID '" + std::string(item) + "' on this node");
     }
     if (item.find(':') != std::string_view::npos) {
@@ -64,7 +68,8 @@ Result<std::vector<Gpu>> resolve_gpu_list(std::string_view list, const NodeTopol
         auto gpu = resolve_item(item, topo, origin);
         if (!gpu) return gpu.error();
         const Gpu* g = *gpu;
-        bool seen = std::any_of(out.begin(), out.end(), [&](const Gpu& o) { return o.busid == g->busid && o.index == g->index; });
+        bool seen = std::any_of(out.begin(), out.end(),
+                                [&](const Gpu& o) { return o.busid == g->busid && o.index == g->index; });
         if (!seen) out.push_back(*g);
     }
     return out;
@@ -73,9 +78,9 @@ Result<std::vector<Gpu>> resolve_gpu_list(std::string_view list, const NodeTopol
 Fact<std::vector<Gpu>> assigned_gpus(const Environment& env, const std::optional<std::string>& flag,
                                      const Fact<NodeTopology>& topo) {
     struct Source {
-        std::string name;       // shown in errors
+        std::string name;  // shown in errors
         std::string value;
-        std::string caveat;     // appended to the fact's source
+        std::string caveat;  // appended to the fact's source
     };
     std::optional<Source> chosen;
     if (flag) {
@@ -86,8 +91,9 @@ Fact<std::vector<Gpu>> assigned_gpus(const Environment& env, const std::optional
             if (it == env.end()) continue;
             std::string caveat;
             if (std::string_view(var) == "CUDA_VISIBLE_DEVICES") {
-                caveat = " (indices relative to the devices the task can open: under a cgroup device constraint "
-                         "they are renumbered from 0 and may not be physical indices)";
+                caveat =
+                    " (indices relative to the devices the task can open: under a cgroup device constraint "
+                    "they are renumbered from 0 and may not be physical indices)";
             }
             chosen = Source{var, it->second, caveat};
             break;
@@ -98,7 +104,8 @@ Fact<std::vector<Gpu>> assigned_gpus(const Environment& env, const std::optional
         return Fact<std::vector<Gpu>>::known({}, chosen->name + "=" + chosen->value + ": no GPUs");
     }
     if (!topo.is_known()) {
-        return Fact<std::vector<Gpu>>::unknown("cannot resolve the task's GPUs: node topology unknown (" + topo.reason() + ")");
+        return Fact<std::vector<Gpu>>::unknown("cannot resolve the task's GPUs: node topology unknown (" +
+                                               topo.reason() + ")");
     }
     if (!chosen) {
         return Fact<std::vector<Gpu>>::known(topo->gpus, "no restriction: every GPU on the node is visible");

@@ -4,9 +4,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <csignal>
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -44,7 +44,8 @@ CpuSet to_cpuset(hwloc_const_bitmap_t bitmap) {
     CpuSet set;
     // An infinite bitmap has no meaningful list of CPUs; treat it as unknown (empty).
     if (bitmap == nullptr || hwloc_bitmap_weight(bitmap) < 0) return set;
-    for (int id = hwloc_bitmap_first(bitmap); id >= 0; id = hwloc_bitmap_next(bitmap, id)) set.add(static_cast<unsigned>(id));
+    for (int id = hwloc_bitmap_first(bitmap); id >= 0; id = hwloc_bitmap_next(bitmap, id))
+        set.add(static_cast<unsigned>(id));
     return set;
 }
 
@@ -124,7 +125,9 @@ std::vector<IbPort> ib_ports(hwloc_obj_t osdev) {
         // "Port<N>State"
         if (name.size() <= 9 || name.substr(0, 4) != "Port" || name.substr(name.size() - 5) != "State") continue;
         std::string_view digits = name.substr(4, name.size() - 9);
-        if (digits.empty() || digits.size() > 3 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
+        if (digits.empty() || digits.size() > 3 ||
+            !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            continue;
         IbPort port;
         port.number = std::stoi(std::string(digits));
         port.state = ib_state_name(osdev->infos[i].value);
@@ -151,7 +154,8 @@ NodeTopology convert(hwloc_topology_t topo, std::string source) {
     std::vector<GpuCandidate> gpus;
     for (hwloc_obj_t pci = nullptr; (pci = hwloc_get_next_pcidev(topo, pci)) != nullptr;) {
         const auto& attr = pci->attr->pcidev;
-        bool nvidia_display = attr.vendor_id == kNvidiaVendor && (attr.class_id == kClass3d || attr.class_id == kClassVga);
+        bool nvidia_display =
+            attr.vendor_id == kNvidiaVendor && (attr.class_id == kClass3d || attr.class_id == kClassVga);
         bool compute_osdev = false;
         GpuCandidate cand;
         std::vector<hwloc_obj_t> fabrics;
@@ -205,7 +209,8 @@ NodeTopology convert(hwloc_topology_t topo, std::string source) {
     for (const auto& c : gpus) {
         if (c.ordinal) next = std::max(next, *c.ordinal + 1);
     }
-    std::stable_sort(gpus.begin(), gpus.end(), [](const GpuCandidate& a, const GpuCandidate& b) { return a.gpu.busid < b.gpu.busid; });
+    std::stable_sort(gpus.begin(), gpus.end(),
+                     [](const GpuCandidate& a, const GpuCandidate& b) { return a.gpu.busid < b.gpu.busid; });
     for (auto& c : gpus) {
         c.gpu.index = c.ordinal ? *c.ordinal : next++;
         out.gpus.push_back(std::move(c.gpu));
@@ -214,7 +219,8 @@ NodeTopology convert(hwloc_topology_t topo, std::string source) {
 
     for (hwloc_obj_t os = nullptr; (os = hwloc_get_next_osdev(topo, os)) != nullptr;) {
         // hwloc cannot tell whether the link is up; sysfs augmentation can.
-        if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK && os->name != nullptr) out.interfaces.push_back(NetInterface{os->name, true});
+        if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK && os->name != nullptr)
+            out.interfaces.push_back(NetInterface{os->name, true});
     }
     return out;
 }
@@ -239,7 +245,8 @@ bool set_xml_input(hwloc_topology_t topo, const std::string& xml) {
 Status import_survives(const std::string& xml, const std::string& path) {
     std::fflush(nullptr);  // the child exits with _exit, but keep buffers from being duplicated
     pid_t child = ::fork();
-    if (child < 0) return make_file_error(path, 0, std::string("cannot fork to import hwloc XML: ") + std::strerror(errno));
+    if (child < 0)
+        return make_file_error(path, 0, std::string("cannot fork to import hwloc XML: ") + std::strerror(errno));
     if (child == 0) {
         restore_default_crash_signals();
         ::alarm(kXmlImportSeconds);  // SIGALRM's default action ends a hung import
@@ -253,16 +260,19 @@ Status import_survives(const std::string& xml, const std::string& path) {
     }
     int status = 0;
     while (::waitpid(child, &status, 0) < 0) {
-        if (errno != EINTR) return make_file_error(path, 0, std::string("cannot wait for the hwloc import: ") + std::strerror(errno));
+        if (errno != EINTR)
+            return make_file_error(path, 0, std::string("cannot wait for the hwloc import: ") + std::strerror(errno));
     }
     if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
         if (sig == SIGALRM) {
-            return make_file_error(path, 0, "hwloc did not finish importing this XML within " +
-                                                std::to_string(kXmlImportSeconds) + " s: refused");
+            return make_file_error(
+                path, 0,
+                "hwloc did not finish importing this XML within " + std::to_string(kXmlImportSeconds) + " s: refused");
         }
-        return make_file_error(path, 0, std::string("libhwloc crashed importing this XML (") + strsignal(sig) +
-                                            "): refused; a PU without complete_cpuset is one known cause");
+        return make_file_error(path, 0,
+                               std::string("libhwloc crashed importing this XML (") + strsignal(sig) +
+                                   "): refused; a PU without complete_cpuset is one known cause");
     }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return make_file_error(path, 0, kXmlLoadFailed);
     return Done{};
@@ -290,7 +300,8 @@ Result<NodeTopology> load_topology_from_xml(const std::string& path) {
     TopologyHandle topo;
     if (!topo.ok()) return make_file_error(path, 0, "hwloc_topology_init failed");
     if (!set_xml_input(topo.get(), *xml)) {
-        return make_file_error(path, 0, std::string("hwloc cannot use this file as XML input: ") + std::strerror(errno));
+        return make_file_error(path, 0,
+                               std::string("hwloc cannot use this file as XML input: ") + std::strerror(errno));
     }
     if (hwloc_topology_load(topo.get()) != 0) return make_file_error(path, 0, kXmlLoadFailed);
     return convert(topo.get(), "hwloc XML " + path);

@@ -20,16 +20,46 @@ namespace {
 // Capability numbers from linux/capability.h, in order; the kernel never
 // renumbers them, so a table is safer than depending on libcap.
 constexpr std::array<std::string_view, 41> kCapabilityNames = {
-    "CAP_CHOWN",           "CAP_DAC_OVERRIDE",   "CAP_DAC_READ_SEARCH", "CAP_FOWNER",
-    "CAP_FSETID",          "CAP_KILL",           "CAP_SETGID",          "CAP_SETUID",
-    "CAP_SETPCAP",         "CAP_LINUX_IMMUTABLE", "CAP_NET_BIND_SERVICE", "CAP_NET_BROADCAST",
-    "CAP_NET_ADMIN",       "CAP_NET_RAW",        "CAP_IPC_LOCK",        "CAP_IPC_OWNER",
-    "CAP_SYS_MODULE",      "CAP_SYS_RAWIO",      "CAP_SYS_CHROOT",      "CAP_SYS_PTRACE",
-    "CAP_SYS_PACCT",       "CAP_SYS_ADMIN",      "CAP_SYS_BOOT",        "CAP_SYS_NICE",
-    "CAP_SYS_RESOURCE",    "CAP_SYS_TIME",       "CAP_SYS_TTY_CONFIG",  "CAP_MKNOD",
-    "CAP_LEASE",           "CAP_AUDIT_WRITE",    "CAP_AUDIT_CONTROL",   "CAP_SETFCAP",
-    "CAP_MAC_OVERRIDE",    "CAP_MAC_ADMIN",      "CAP_SYSLOG",          "CAP_WAKE_ALARM",
-    "CAP_BLOCK_SUSPEND",   "CAP_AUDIT_READ",     "CAP_PERFMON",         "CAP_BPF",
+    "CAP_CHOWN",
+    "CAP_DAC_OVERRIDE",
+    "CAP_DAC_READ_SEARCH",
+    "CAP_FOWNER",
+    "CAP_FSETID",
+    "CAP_KILL",
+    "CAP_SETGID",
+    "CAP_SETUID",
+    "CAP_SETPCAP",
+    "CAP_LINUX_IMMUTABLE",
+    "CAP_NET_BIND_SERVICE",
+    "CAP_NET_BROADCAST",
+    "CAP_NET_ADMIN",
+    "CAP_NET_RAW",
+    "CAP_IPC_LOCK",
+    "CAP_IPC_OWNER",
+    "CAP_SYS_MODULE",
+    "CAP_SYS_RAWIO",
+    "CAP_SYS_CHROOT",
+    "CAP_SYS_PTRACE",
+    "CAP_SYS_PACCT",
+    "CAP_SYS_ADMIN",
+    "CAP_SYS_BOOT",
+    "CAP_SYS_NICE",
+    "CAP_SYS_RESOURCE",
+    "CAP_SYS_TIME",
+    "CAP_SYS_TTY_CONFIG",
+    "CAP_MKNOD",
+    "CAP_LEASE",
+    "CAP_AUDIT_WRITE",
+    "CAP_AUDIT_CONTROL",
+    "CAP_SETFCAP",
+    "CAP_MAC_OVERRIDE",
+    "CAP_MAC_ADMIN",
+    "CAP_SYSLOG",
+    "CAP_WAKE_ALARM",
+    "CAP_BLOCK_SUSPEND",
+    "CAP_AUDIT_READ",
+    "CAP_PERFMON",
+    "CAP_BPF",
     "CAP_CHECKPOINT_RESTORE",
 };
 
@@ -48,7 +78,8 @@ Result<std::string> status_field(int pid, const std::string& proc_root, std::str
         std::string_view line = rest.substr(0, nl);
         rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
         std::size_t colon = line.find(':');
-        if (colon != std::string_view::npos && line.substr(0, colon) == key) return std::string(trim(line.substr(colon + 1)));
+        if (colon != std::string_view::npos && line.substr(0, colon) == key)
+            return std::string(trim(line.substr(colon + 1)));
     }
     return make_file_error(path, 0, "no " + std::string(key) + " line");
 }
@@ -93,13 +124,15 @@ Result<CpuSet> process_affinity(int pid, const std::string& proc_root) {
 Result<std::uint64_t> shm_size(const std::string& root) {
     std::string path = under_root(root, "dev/shm");
     struct statvfs vfs {};
-    if (::statvfs(path.c_str(), &vfs) != 0) return make_file_error(path, 0, std::string("statvfs: ") + std::strerror(errno));
+    if (::statvfs(path.c_str(), &vfs) != 0)
+        return make_file_error(path, 0, std::string("statvfs: ") + std::strerror(errno));
     return static_cast<std::uint64_t>(vfs.f_blocks) * static_cast<std::uint64_t>(vfs.f_frsize);
 }
 
 Result<std::optional<std::uint64_t>> current_memlock() {
     struct rlimit lim {};
-    if (::getrlimit(RLIMIT_MEMLOCK, &lim) != 0) return make_error(std::string("getrlimit(RLIMIT_MEMLOCK): ") + std::strerror(errno));
+    if (::getrlimit(RLIMIT_MEMLOCK, &lim) != 0)
+        return make_error(std::string("getrlimit(RLIMIT_MEMLOCK): ") + std::strerror(errno));
     if (lim.rlim_cur == RLIM_INFINITY) return std::optional<std::uint64_t>();
     return std::optional<std::uint64_t>(static_cast<std::uint64_t>(lim.rlim_cur));
 }
@@ -138,7 +171,8 @@ std::vector<std::string> decode_capabilities(std::uint64_t mask) {
     std::vector<std::string> names;
     for (unsigned bit = 0; bit < 64; ++bit) {
         if (((mask >> bit) & 1U) == 0) continue;
-        names.emplace_back(bit < kCapabilityNames.size() ? std::string(kCapabilityNames[bit]) : "CAP_" + std::to_string(bit));
+        names.emplace_back(bit < kCapabilityNames.size() ? std::string(kCapabilityNames[bit])
+                                                         : "CAP_" + std::to_string(bit));
     }
     return names;
 }
@@ -158,7 +192,8 @@ Result<std::vector<std::string>> current_capabilities() {
     __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
     std::array<__user_cap_data_struct, _LINUX_CAPABILITY_U32S_3> data{};
     // glibc has no capget wrapper; libcap would be a dependency for one call.
-    if (::syscall(SYS_capget, &header, data.data()) != 0) return make_error(std::string("capget: ") + std::strerror(errno));
+    if (::syscall(SYS_capget, &header, data.data()) != 0)
+        return make_error(std::string("capget: ") + std::strerror(errno));
     const std::uint64_t mask = data[0].effective | (std::uint64_t{data[1].effective} << 32);
     return decode_capabilities(mask);
 }

@@ -43,7 +43,6 @@ bool current_runs_as_root();
 
 // The container facts of a task: live system calls for this process, or
 // procfs when pid is given; /dev/shm is looked up under root.
-ContainerFacts probe_container(const std::string& root, std::optional<int> pid,
-                               const std::string& proc_root = "/proc");
+ContainerFacts probe_container(const std::string& root, std::optional<int> pid, const std::string& proc_root = "/proc");
 
 }  // namespace launchguard

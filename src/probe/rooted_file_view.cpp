@@ -43,7 +43,7 @@ std::string errno_text(int err) { return std::strerror(err); }
 // The outcome of walking a path inside the view.
 struct Walk {
     FileKind kind = FileKind::missing;
-    std::string resolved;   // in-view path of the last component reached
+    std::string resolved;  // in-view path of the last component reached
     struct stat st {};
     std::string detail;
 };
@@ -102,7 +102,8 @@ Walk walk(const RootedFileView& view, std::string_view path) {
                     }
                 }
                 w.kind = from_link ? FileKind::dangling_symlink : FileKind::missing;
-                w.detail = from_link ? first_link + ": " + in_view + " does not exist in the view" : in_view + " does not exist";
+                w.detail = from_link ? first_link + ": " + in_view + " does not exist in the view"
+                                     : in_view + " does not exist";
             } else {
                 w.kind = FileKind::unreadable;
                 w.detail = "cannot look up " + in_view + ": " + errno_text(err);
@@ -152,9 +153,12 @@ Walk walk(const RootedFileView& view, std::string_view path) {
         w.detail = w.resolved + " does not exist (" + errno_text(errno) + ")";
         return w;
     }
-    if (S_ISREG(w.st.st_mode)) w.kind = FileKind::regular;
-    else if (S_ISDIR(w.st.st_mode)) w.kind = FileKind::directory;
-    else w.kind = FileKind::other;
+    if (S_ISREG(w.st.st_mode))
+        w.kind = FileKind::regular;
+    else if (S_ISDIR(w.st.st_mode))
+        w.kind = FileKind::directory;
+    else
+        w.kind = FileKind::other;
     return w;
 }
 
@@ -200,7 +204,8 @@ FileInfo RootedFileView::stat(std::string_view path) const {
         info.detail = w.resolved + ": " + errno_text(errno);
         return info;
     }
-    int fd = ::open(host.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | (w.kind == FileKind::directory ? O_DIRECTORY : 0));
+    int fd =
+        ::open(host.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | (w.kind == FileKind::directory ? O_DIRECTORY : 0));
     if (fd < 0) {
         info.kind = FileKind::unreadable;
         info.detail = w.resolved + ": " + errno_text(errno);

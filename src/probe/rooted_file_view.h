@@ -30,7 +30,8 @@ public:
     explicit RootedFileView(std::string root, std::string description = {});
 
     [[nodiscard]] FileInfo stat(std::string_view path) const override;
-    [[nodiscard]] Result<std::string> read(std::string_view path, std::size_t max_bytes = kMaxInputFileBytes) const override;
+    [[nodiscard]] Result<std::string> read(std::string_view path,
+                                           std::size_t max_bytes = kMaxInputFileBytes) const override;
     [[nodiscard]] std::vector<std::string> list(std::string_view dir) const override;
     [[nodiscard]] std::string describe() const override;
 
@@ -47,7 +48,7 @@ public:
     [[nodiscard]] Lookup look_up_directory(const std::string& host_path) const;
 
 private:
-    std::string root_;         // no trailing slash; "" stands for the live "/"
+    std::string root_;  // no trailing slash; "" stands for the live "/"
     std::string description_;
     mutable std::mutex lookups_mutex_;
     mutable std::map<std::string, Lookup, std::less<>> directory_lookups_;

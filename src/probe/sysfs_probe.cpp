@@ -33,8 +33,8 @@ struct RecordSysfsReads::Active {
 RecordSysfsReads::RecordSysfsReads(SysfsRecording& recording, const std::string& root) : previous_(t_recording) {
     std::error_code ec;
     fs::path resolved = fs::canonical(root.empty() ? "/" : root, ec);
-    active_ = std::make_unique<Active>(Active{recording, under_root(root, ""),
-                                              ec ? std::string() : under_root(resolved.string(), "")});
+    active_ = std::make_unique<Active>(
+        Active{recording, under_root(root, ""), ec ? std::string() : under_root(resolved.string(), "")});
     t_recording = active_.get();
 }
 
@@ -91,8 +91,10 @@ std::vector<std::string> entries(const std::string& dir) {
         // even when they read nothing inside them.
         if (t_recording != nullptr) {
             std::error_code type_ec;
-            if (it->is_directory(type_ec)) record_directory(it->path().string());
-            else record_other_entry(it->path().string());
+            if (it->is_directory(type_ec))
+                record_directory(it->path().string());
+            else
+                record_other_entry(it->path().string());
         }
     }
     std::sort(names.begin(), names.end());
@@ -146,7 +148,9 @@ std::string lower(std::string s) {
     return s;
 }
 
-bool contains(const std::string& haystack, std::string_view needle) { return haystack.find(needle) != std::string::npos; }
+bool contains(const std::string& haystack, std::string_view needle) {
+    return haystack.find(needle) != std::string::npos;
+}
 
 Fact<CpuPower> probe_power(const std::string& root) {
     std::string cpu_dir = under_root(root, "sys/devices/system/cpu");
@@ -225,8 +229,8 @@ Fact<std::string> probe_virtualization(const std::string& root) {
     auto product = read_attribute(dmi + "/product_name");
     if (vendor || product) {
         if (auto v = virtualization_from_dmi(vendor.value_or(""), product.value_or(""))) {
-            return Fact<std::string>::known(*v, dmi + " (sys_vendor '" + vendor.value_or("") + "', product_name '" +
-                                                    product.value_or("") + "')");
+            return Fact<std::string>::known(
+                *v, dmi + " (sys_vendor '" + vendor.value_or("") + "', product_name '" + product.value_or("") + "')");
         }
     }
     std::string hyp = under_root(root, "sys/hypervisor/type");
@@ -244,13 +248,16 @@ Fact<std::string> probe_virtualization(const std::string& root) {
             std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
             pos = nl == std::string_view::npos ? text.size() : nl + 1;
             if (line.substr(0, 5) != "flags") continue;
-            std::string padded = " " + std::string(line.substr(line.find(':') == std::string_view::npos ? 0 : line.find(':') + 1)) + " ";
-            if (contains(padded, " hypervisor ")) return Fact<std::string>::known("vm", cpuinfo_path + " 'hypervisor' flag");
+            std::string padded =
+                " " + std::string(line.substr(line.find(':') == std::string_view::npos ? 0 : line.find(':') + 1)) + " ";
+            if (contains(padded, " hypervisor "))
+                return Fact<std::string>::known("vm", cpuinfo_path + " 'hypervisor' flag");
             break;
         }
     }
     if (vendor || product) {
-        return Fact<std::string>::known("none", dmi + " (sys_vendor '" + vendor.value_or("") + "' is not a known hypervisor)");
+        return Fact<std::string>::known("none",
+                                        dmi + " (sys_vendor '" + vendor.value_or("") + "' is not a known hypervisor)");
     }
     if (cpuinfo) return Fact<std::string>::known("none", cpuinfo_path + " has no 'hypervisor' flag");
     return Fact<std::string>::unknown("neither " + dmi + " nor " + cpuinfo_path + " is readable");
@@ -263,7 +270,8 @@ Fact<std::vector<IommuGroup>> probe_iommu(const std::string& root) {
         if (is_dir(under_root(root, "sys/kernel"))) {
             return Fact<std::vector<IommuGroup>>::known({}, dir + " absent: IOMMU disabled");
         }
-        return Fact<std::vector<IommuGroup>>::unknown("no " + under_root(root, "sys/kernel") + " to read IOMMU groups from");
+        return Fact<std::vector<IommuGroup>>::unknown("no " + under_root(root, "sys/kernel") +
+                                                      " to read IOMMU groups from");
     }
     std::vector<IommuGroup> groups;
     for (const auto& id : entries(dir)) {
@@ -369,12 +377,15 @@ NodeFacts probe_node_facts(const std::string& root) {
     facts.pcie_links = probe_pcie(root);
     if (is_live(root)) {
         long page = ::sysconf(_SC_PAGESIZE);
-        facts.page_size = page > 0 ? Fact<long>::known(page, "sysconf(_SC_PAGESIZE)") : Fact<long>::unknown("sysconf(_SC_PAGESIZE) failed");
+        facts.page_size = page > 0 ? Fact<long>::known(page, "sysconf(_SC_PAGESIZE)")
+                                   : Fact<long>::unknown("sysconf(_SC_PAGESIZE) failed");
         struct utsname uts {};
-        facts.arch = ::uname(&uts) == 0 ? Fact<std::string>::known(uts.machine, "uname") : Fact<std::string>::unknown("uname failed");
+        facts.arch = ::uname(&uts) == 0 ? Fact<std::string>::known(uts.machine, "uname")
+                                        : Fact<std::string>::unknown("uname failed");
     } else {
         facts.page_size = Fact<long>::unknown("page size is only known on the live node, not from the tree at " + root);
-        facts.arch = Fact<std::string>::unknown("architecture is only known on the live node, not from the tree at " + root);
+        facts.arch =
+            Fact<std::string>::unknown("architecture is only known on the live node, not from the tree at " + root);
     }
     return facts;
 }
@@ -415,7 +426,8 @@ void augment_topology_from_sysfs(NodeTopology& topo, const std::string& root,
             auto number = numbered(port_name, "");
             if (!number) continue;
             std::string pdir = hca_dir + "/ports/" + port_name;
-            auto port = std::find_if(nic->ports.begin(), nic->ports.end(), [&](const IbPort& p) { return p.number == static_cast<int>(*number); });
+            auto port = std::find_if(nic->ports.begin(), nic->ports.end(),
+                                     [&](const IbPort& p) { return p.number == static_cast<int>(*number); });
             if (port == nic->ports.end()) {
                 IbPort p;
                 p.number = static_cast<int>(*number);
@@ -428,7 +440,8 @@ void augment_topology_from_sysfs(NodeTopology& topo, const std::string& root,
             if (auto s = read_attribute(pdir + "/link_layer")) port->link_layer = *s;
             used = true;
         }
-        std::sort(nic->ports.begin(), nic->ports.end(), [](const IbPort& a, const IbPort& b) { return a.number < b.number; });
+        std::sort(nic->ports.begin(), nic->ports.end(),
+                  [](const IbPort& a, const IbPort& b) { return a.number < b.number; });
     }
 
     std::map<std::string, PcieLinkRecord> read_here;
@@ -445,12 +458,15 @@ void augment_topology_from_sysfs(NodeTopology& topo, const std::string& root,
     for (const auto& netdev : read_net_interfaces(root)) {
         auto it = std::find_if(topo.interfaces.begin(), topo.interfaces.end(),
                                [&](const NetInterface& i) { return i.name == netdev.name; });
-        if (it == topo.interfaces.end()) topo.interfaces.push_back(netdev);
-        else it->up = netdev.up;
+        if (it == topo.interfaces.end())
+            topo.interfaces.push_back(netdev);
+        else
+            it->up = netdev.up;
         used = true;
     }
 
-    if (used) topo.source += (topo.source.empty() ? "" : " + ") + std::string("sysfs under ") + (root.empty() ? "/" : root);
+    if (used)
+        topo.source += (topo.source.empty() ? "" : " + ") + std::string("sysfs under ") + (root.empty() ? "/" : root);
 }
 
 }  // namespace launchguard

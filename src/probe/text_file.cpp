@@ -1,6 +1,5 @@
 #include "probe/text_file.h"
 
-
 namespace launchguard {
 
 std::optional<std::string> read_trimmed(const std::string& path) {

@@ -114,8 +114,9 @@ Result<NodeTopology> topology_from_json(std::string_view text, const std::string
         json::value parsed = json::parse(text);
         const json::object& root = parsed.as_object();
         if (json::value_to<int>(root.at("version")) != kTopologyCacheVersion) {
-            return make_file_error(origin, 0, "topology cache version differs from this launchguard's (" +
-                                                  std::to_string(kTopologyCacheVersion) + "): rewrite it");
+            return make_file_error(origin, 0,
+                                   "topology cache version differs from this launchguard's (" +
+                                       std::to_string(kTopologyCacheVersion) + "): rewrite it");
         }
         NodeTopology topo;
         topo.source = "topology cache " + origin + " (" + str(root, "source") + ")";

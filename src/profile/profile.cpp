@@ -11,9 +11,9 @@ Action Profile::action_for(std::string_view rule, Action fallback) const {
 }
 
 bool Profile::operator==(const Profile& other) const {
-    return name == other.name && description == other.description && node == other.node &&
-           topology == other.topology && nccl == other.nccl && cpu == other.cpu && container == other.container &&
-           virt == other.virt && actions == other.actions;
+    return name == other.name && description == other.description && node == other.node && topology == other.topology &&
+           nccl == other.nccl && cpu == other.cpu && container == other.container && virt == other.virt &&
+           actions == other.actions;
 }
 
 Result<std::string> read_profile_file(const std::string& path) {

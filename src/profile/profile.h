@@ -25,24 +25,24 @@ struct Profile {
     std::string origin;  // "embedded:default" or the file path it was loaded from
 
     struct Node {
-        std::optional<std::string> arch;        // "x86_64" / "aarch64"
-        bool virtual_machine = false;           // the node class is a VM (topology file, IOMMU rules)
-        bool grace = false;                     // NVIDIA Grace CPU (SMMU, 64 KiB pages)
-        bool mnnvl = false;                     // multi-node NVLink (GB200/GB300 NVL72)
-        bool nvswitch = false;                  // NVLink SHARP capable
-        std::optional<int> gpus;                // GPUs per node
-        std::optional<int> rdma_nics;           // RDMA NICs per node
-        std::optional<int> active_ib_ports;     // ACTIVE IB/RoCE ports per node
-        std::optional<double> ib_rate_gbps;     // minimum port rate
-        std::optional<long> page_size;          // bytes
-        std::vector<std::string> hcas;          // the HCAs jobs should use
+        std::optional<std::string> arch;     // "x86_64" / "aarch64"
+        bool virtual_machine = false;        // the node class is a VM (topology file, IOMMU rules)
+        bool grace = false;                  // NVIDIA Grace CPU (SMMU, 64 KiB pages)
+        bool mnnvl = false;                  // multi-node NVLink (GB200/GB300 NVL72)
+        bool nvswitch = false;               // NVLink SHARP capable
+        std::optional<int> gpus;             // GPUs per node
+        std::optional<int> rdma_nics;        // RDMA NICs per node
+        std::optional<int> active_ib_ports;  // ACTIVE IB/RoCE ports per node
+        std::optional<double> ib_rate_gbps;  // minimum port rate
+        std::optional<long> page_size;       // bytes
+        std::vector<std::string> hcas;       // the HCAs jobs should use
         bool operator==(const Node&) const = default;
     } node;
 
     struct Topology {
-        bool required = false;                  // a topology file must be in effect
-        std::string host_path;                  // where the node class keeps it
-        std::string container_path;             // where containers should see it
+        bool required = false;       // a topology file must be in effect
+        std::string host_path;       // where the node class keeps it
+        std::string container_path;  // where containers should see it
         bool operator==(const Topology&) const = default;
     } topology;
 
@@ -53,17 +53,17 @@ struct Profile {
         struct Qps {
             int min = 4;
             int min_total_gpus = 512;
-            double min_link_gbps = 800;         // applies when the node's ports run at least this fast
+            double min_link_gbps = 800;  // applies when the node's ports run at least this fast
             bool operator==(const Qps&) const = default;
         };
-        std::optional<Qps> qps;                 // net.qps-low threshold; absent = rule quiet
+        std::optional<Qps> qps;  // net.qps-low threshold; absent = rule quiet
         bool operator==(const Nccl&) const = default;
     } nccl;
 
     struct Cpu {
         std::string governor = "performance";
-        int min_idle_states = 3;                // power.cstates fires at or below min-1
-        double min_affinity_overlap = 0.5;      // cpu.affinity-partial
+        int min_idle_states = 3;            // power.cstates fires at or below min-1
+        double min_affinity_overlap = 0.5;  // cpu.affinity-partial
         bool numa_balancing_allowed = false;
         bool operator==(const Cpu&) const = default;
     } cpu;
@@ -75,7 +75,7 @@ struct Profile {
     } container;
 
     struct Virtualization {
-        bool require_iommu_passthrough = false; // block-level on Grace VM profiles
+        bool require_iommu_passthrough = false;  // block-level on Grace VM profiles
         bool operator==(const Virtualization&) const = default;
     } virt;
 

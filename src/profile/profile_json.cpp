@@ -25,7 +25,9 @@ public:
 
     explicit operator bool() const { return is_key_ || value_ != nullptr; }
     [[nodiscard]] bool is_null() const { return value_ != nullptr && value_->is_null(); }
-    [[nodiscard]] bool is_scalar() const { return is_key_ || (value_ != nullptr && value_->is_primitive() && !value_->is_null()); }
+    [[nodiscard]] bool is_scalar() const {
+        return is_key_ || (value_ != nullptr && value_->is_primitive() && !value_->is_null());
+    }
     [[nodiscard]] bool is_map() const { return value_ != nullptr && value_->is_object(); }
     [[nodiscard]] bool is_sequence() const { return value_ != nullptr && value_->is_array(); }
     [[nodiscard]] static int line() { return 0; }
@@ -35,12 +37,18 @@ public:
         if (is_key_) return key_;
         if (value_ == nullptr) return {};
         switch (value_->kind()) {
-            case json::kind::string: return std::string(value_->get_string());
-            case json::kind::bool_: return value_->get_bool() ? "true" : "false";
-            case json::kind::int64: return std::to_string(value_->get_int64());
-            case json::kind::uint64: return std::to_string(value_->get_uint64());
-            case json::kind::double_: return json::serialize(*value_);
-            default: return {};
+            case json::kind::string:
+                return std::string(value_->get_string());
+            case json::kind::bool_:
+                return value_->get_bool() ? "true" : "false";
+            case json::kind::int64:
+                return std::to_string(value_->get_int64());
+            case json::kind::uint64:
+                return std::to_string(value_->get_uint64());
+            case json::kind::double_:
+                return json::serialize(*value_);
+            default:
+                return {};
         }
     }
 

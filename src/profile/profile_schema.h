@@ -35,7 +35,7 @@ namespace launchguard::profile_schema {
 inline constexpr std::uint64_t kMinPageSize = 4U << 10;
 inline constexpr std::uint64_t kMaxPageSize = 64U << 10;
 // The governors of Linux's cpufreq (drivers/cpufreq, intel_pstate).
-inline constexpr std::array<std::string_view, 6> kGovernors = {"performance", "powersave",    "ondemand",
+inline constexpr std::array<std::string_view, 6> kGovernors = {"performance",  "powersave", "ondemand",
                                                                "conservative", "schedutil", "userspace"};
 
 // Thrown inside the readers only; each parser turns it into an Error.
@@ -137,7 +137,8 @@ private:
 // form, and yaml-cpp passes any bytes through.
 template <class Node>
 std::string scalar(const Node& node, const std::string& path, const char* expected = "a string") {
-    if (!node.is_scalar()) throw SchemaError{node.line(), path, std::string("expected ") + expected + ", got " + kind_of(node)};
+    if (!node.is_scalar())
+        throw SchemaError{node.line(), path, std::string("expected ") + expected + ", got " + kind_of(node)};
     std::string text = node.scalar();
     if (valid_utf8(text) != text) throw SchemaError{node.line(), path, "is not valid UTF-8 text"};
     return text;
@@ -157,7 +158,8 @@ long long integer(const Node& node, const std::string& path, long long min, long
     long long v = 0;
     auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     const std::string range = "[" + std::to_string(min) + ", " + std::to_string(max) + "]";
-    if (ec == std::errc::result_out_of_range) throw SchemaError{node.line(), path, "value " + s + " out of range " + range};
+    if (ec == std::errc::result_out_of_range)
+        throw SchemaError{node.line(), path, "value " + s + " out of range " + range};
     if (ec != std::errc() || ptr != s.data() + s.size()) {
         throw SchemaError{node.line(), path, "expected an integer, got '" + s + "'"};
     }
@@ -181,7 +183,8 @@ template <class Node>
 std::vector<std::string> string_list(const Node& node, const std::string& path) {
     if (!node.is_sequence()) throw SchemaError{node.line(), path, "expected a list of strings, got " + kind_of(node)};
     std::vector<std::string> out;
-    for (std::size_t i = 0; i < node.size(); ++i) out.push_back(scalar(node.item(i), path + "[" + std::to_string(i) + "]"));
+    for (std::size_t i = 0; i < node.size(); ++i)
+        out.push_back(scalar(node.item(i), path + "[" + std::to_string(i) + "]"));
     return out;
 }
 
@@ -310,14 +313,13 @@ inline bool valid_rule_id(const std::string& id) {
     auto dot = id.find('.');
     if (dot == std::string::npos || dot == 0 || dot + 1 == id.size()) return false;
     return std::all_of(id.begin(), id.end(), [](char c) {
-        return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
-               c == '.' || c == '-';
+        return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '.' ||
+               c == '-';
     });
 }
 
 template <class Node, class Section>
-void read_section(StrictMap<Node>& top, const char* key, Section& section,
-                  void (*reader)(StrictMap<Node>&, Section&)) {
+void read_section(StrictMap<Node>& top, const char* key, Section& section, void (*reader)(StrictMap<Node>&, Section&)) {
     if (auto v = top.take(key)) {
         StrictMap<Node> m(v, key);
         reader(m, section);

@@ -52,11 +52,12 @@ std::optional<std::string> environ_cannot_carry(const RemediationOp& op) {
 }  // namespace
 
 std::string enroot_mount_line(const RemediationOp& op) {
-    return fstab_escape(op.host_path) + " " + fstab_escape(op.container_path) + " none x-create=file,bind," + (op.readonly ? "ro" : "rw") +
-           ",nosuid,nodev,private";
+    return fstab_escape(op.host_path) + " " + fstab_escape(op.container_path) + " none x-create=file,bind," +
+           (op.readonly ? "ro" : "rw") + ",nosuid,nodev,private";
 }
 
-EnrootPatch enroot_patch_for(const Report& report, std::string_view existing_environ, std::string_view existing_mounts) {
+EnrootPatch enroot_patch_for(const Report& report, std::string_view existing_environ,
+                             std::string_view existing_mounts) {
     const auto environ_lines = lines_of(existing_environ);
     const auto mount_lines = lines_of(existing_mounts);
     EnrootPatch patch;
@@ -66,9 +67,11 @@ EnrootPatch enroot_patch_for(const Report& report, std::string_view existing_env
                 patch.refused.push_back(*why);
                 continue;
             }
-            if (!environ_already_sets(environ_lines, op.name, op.value)) patch.environ_lines.push_back(op.name + "=" + op.value);
+            if (!environ_already_sets(environ_lines, op.name, op.value))
+                patch.environ_lines.push_back(op.name + "=" + op.value);
         } else if (op.kind == RemediationOp::Kind::mount_file) {
-            if (!mounts_already_target(mount_lines, op.container_path)) patch.mount_lines.push_back(enroot_mount_line(op));
+            if (!mounts_already_target(mount_lines, op.container_path))
+                patch.mount_lines.push_back(enroot_mount_line(op));
         }
     }
     return patch;

@@ -22,8 +22,10 @@ std::string shell_quote(std::string_view value) {
     // escaped, and quoting resumes.
     std::string out = "'";
     for (char c : value) {
-        if (c == '\'') out += "'\\''";
-        else out += c;
+        if (c == '\'')
+            out += "'\\''";
+        else
+            out += c;
     }
     return out + "'";
 }
@@ -69,8 +71,12 @@ std::string render_fix_script(const Report& report) {
                     mounts.push_back(comment_text(op.host_path) + ":" + comment_text(op.container_path) +
                                      (op.readonly ? ":ro" : ""));
                     break;
-                case RemediationOp::Kind::shm_size: shm = std::max(shm, op.bytes); break;
-                case RemediationOp::Kind::add_capability: caps.push_back(comment_text(op.name)); break;
+                case RemediationOp::Kind::shm_size:
+                    shm = std::max(shm, op.bytes);
+                    break;
+                case RemediationOp::Kind::add_capability:
+                    caps.push_back(comment_text(op.name));
+                    break;
                 case RemediationOp::Kind::manual:
                     manual += "#   [" + comment_text(f.rule) + "] " + comment_text(op.text) + "\n";
                     break;
@@ -95,8 +101,8 @@ std::string render_fix_script(const Report& report) {
             out += "#   docker/podman:" + docker + "\n";
         }
         if (shm != 0) {
-            out += "#   docker/podman: --shm-size=" + std::to_string(shm >> 20) + "m   (Kubernetes: emptyDir medium: Memory, sizeLimit: " +
-                   format_byte_size(shm) + ", at /dev/shm)\n";
+            out += "#   docker/podman: --shm-size=" + std::to_string(shm >> 20) +
+                   "m   (Kubernetes: emptyDir medium: Memory, sizeLimit: " + format_byte_size(shm) + ", at /dev/shm)\n";
         }
         for (const auto& c : caps) out += "#   docker/podman: --cap-add=" + c + "\n";
     }

@@ -84,7 +84,10 @@ void pretty(std::string& out, const json::value& v, int indent) {
     const std::string inner(static_cast<std::size_t>(indent + 1) * 2, ' ');
     if (v.is_object()) {
         const auto& obj = v.get_object();
-        if (obj.empty()) { out += "{}"; return; }
+        if (obj.empty()) {
+            out += "{}";
+            return;
+        }
         out += "{\n";
         bool first = true;
         for (const auto& kv : obj) {
@@ -96,7 +99,10 @@ void pretty(std::string& out, const json::value& v, int indent) {
         out += "\n" + pad + "}";
     } else if (v.is_array()) {
         const auto& arr = v.get_array();
-        if (arr.empty()) { out += "[]"; return; }
+        if (arr.empty()) {
+            out += "[]";
+            return;
+        }
         out += "[\n";
         bool first = true;
         for (const auto& item : arr) {

@@ -22,17 +22,23 @@ std::string paint(const TextStyle& style, const char* color, const std::string& 
 
 const char* color_of(Action action) {
     switch (action) {
-        case Action::block: return kRed;
-        case Action::patch: return kCyan;
-        default: return kYellow;
+        case Action::block:
+            return kRed;
+        case Action::patch:
+            return kCyan;
+        default:
+            return kYellow;
     }
 }
 
 const char* color_of(Decision decision) {
     switch (decision) {
-        case Decision::block: return kRed;
-        case Decision::patch: return kCyan;
-        case Decision::allow: return kGreen;
+        case Decision::block:
+            return kRed;
+        case Decision::patch:
+            return kCyan;
+        case Decision::allow:
+            return kGreen;
     }
     return kGreen;
 }
@@ -54,13 +60,18 @@ std::string action_label(Action action) { return upper(to_string(action)); }
 
 std::string describe_remediation(const RemediationOp& op) {
     switch (op.kind) {
-        case RemediationOp::Kind::set_env: return "set " + op.name + "=" + op.value;
-        case RemediationOp::Kind::unset_env: return "unset " + op.name;
+        case RemediationOp::Kind::set_env:
+            return "set " + op.name + "=" + op.value;
+        case RemediationOp::Kind::unset_env:
+            return "unset " + op.name;
         case RemediationOp::Kind::mount_file:
             return "mount " + op.host_path + " at " + op.container_path + (op.readonly ? " (read-only)" : "");
-        case RemediationOp::Kind::shm_size: return "give /dev/shm at least " + format_byte_size(op.bytes);
-        case RemediationOp::Kind::add_capability: return "add capability " + op.name;
-        case RemediationOp::Kind::manual: return op.text;
+        case RemediationOp::Kind::shm_size:
+            return "give /dev/shm at least " + format_byte_size(op.bytes);
+        case RemediationOp::Kind::add_capability:
+            return "add capability " + op.name;
+        case RemediationOp::Kind::manual:
+            return op.text;
     }
     return op.text;
 }
@@ -87,8 +98,7 @@ std::string render_text(const Report& report, const TextStyle& style) {
     // Messages, reasons and fixes quote the launch's own values: escape
     // control characters so a value cannot drive the operator's terminal.
     out += "launchguard " LAUNCHGUARD_VERSION ": profile " + printable_text(report.profile) + " (" +
-           printable_text(report.profile_origin) +
-           "), mode " + std::string(to_string(report.mode)) + ": " +
+           printable_text(report.profile_origin) + "), mode " + std::string(to_string(report.mode)) + ": " +
            paint(style, color_of(report.decision), upper(to_string(report.decision))) + "\n";
 
     std::size_t rule_width = 0;
@@ -98,9 +108,12 @@ std::string render_text(const Report& report, const TextStyle& style) {
     int patches = 0;
     int warns = 0;
     for (const auto& f : report.findings) {
-        if (f.action == Action::block) ++blocks;
-        else if (f.action == Action::patch) ++patches;
-        else ++warns;
+        if (f.action == Action::block)
+            ++blocks;
+        else if (f.action == Action::patch)
+            ++patches;
+        else
+            ++warns;
         std::string line = "  " + paint(style, color_of(f.action), pad_right(action_label(f.action), 5)) + "  " +
                            pad_right(f.rule, rule_width) + "  " + printable_text(f.message);
         const std::string fix = describe_remediations(f.remediation);
@@ -108,7 +121,8 @@ std::string render_text(const Report& report, const TextStyle& style) {
         out += line + "\n";
     }
     for (const auto& u : report.unknowns) {
-        out += "  " + paint(style, kDim, "?    ") + "  " + pad_right(u.rule, rule_width) + "  unknown: " + printable_text(u.reason) + "\n";
+        out += "  " + paint(style, kDim, "?    ") + "  " + pad_right(u.rule, rule_width) +
+               "  unknown: " + printable_text(u.reason) + "\n";
     }
     out += std::to_string(report.findings.size()) + " finding(s): " + std::to_string(blocks) + " block, " +
            std::to_string(patches) + " patch, " + std::to_string(warns) + " warn; " +

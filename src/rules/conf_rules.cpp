@@ -27,9 +27,8 @@ constexpr std::string_view kHcaVariable = "NCCL_IB_HCA";
 // NCCL looks variables up by C identifier; a conf line named "export X" or
 // "X " is set under that literal name and never read (conf.lint reports it).
 bool is_nccl_name(std::string_view name) {
-    return name.starts_with("NCCL_") && std::all_of(name.begin(), name.end(), [](unsigned char c) {
-               return std::isalnum(c) != 0 || c == '_';
-           });
+    return name.starts_with("NCCL_") &&
+           std::all_of(name.begin(), name.end(), [](unsigned char c) { return std::isalnum(c) != 0 || c == '_'; });
 }
 
 // Only a bare-metal launch is known to read the host's own /etc.
@@ -68,7 +67,8 @@ void check_host_not_visible(const RuleInput& in, RuleOutput& out) {
     const std::string conf_path(nccl::kSystemConfPath);
     if (!in.ctx.host || !in.ctx.host->files) {
         if (!may_hide_host_files(in.ctx.runtime)) return;
-        out.unknown("cannot tell whether the host's " + conf_path + " reaches the task because launchguard has no view "
+        out.unknown("cannot tell whether the host's " + conf_path +
+                    " reaches the task because launchguard has no view "
                     "of the host (run it as the enroot hook, or pass --host-root)");
         return;
     }
@@ -136,10 +136,9 @@ void check_host_not_visible(const RuleInput& in, RuleOutput& out) {
                                                               "; task: " + task_state(value->task) + ")");
     }
     for (const HostValue* value : overridden) {
-        finding.evidence.emplace_back(value->entry->name, value->entry->value + " (host " + conf_path + ":" +
-                                                              std::to_string(value->entry->line) +
-                                                              "; overridden by the task environment: '" +
-                                                              value->task->value + "')");
+        finding.evidence.emplace_back(
+            value->entry->name, value->entry->value + " (host " + conf_path + ":" + std::to_string(value->entry->line) +
+                                    "; overridden by the task environment: '" + value->task->value + "')");
     }
     finding.evidence.emplace_back("task_conf_files", loaded_files(in.nccl));
     finding.evidence.emplace_back("runtime", std::string(to_string(in.ctx.runtime)));
@@ -178,7 +177,8 @@ std::string wanted_value(const std::string& name) {
 }
 
 // What to do with a line NCCL ignores because it names no variable.
-constexpr std::string_view kNamelessFix = "remove the line, or write the name of the variable it was meant for before '='";
+constexpr std::string_view kNamelessFix =
+    "remove the line, or write the name of the variable it was meant for before '='";
 
 // "; write NAME=8" or, when no value can be offered, what to do instead.
 std::string fix_text(const nccl::LintIssue& issue, std::string_view verb) {
@@ -197,10 +197,11 @@ void report_conf_issue(RuleOutput& out, const nccl::ConfFile& file, const nccl::
     finding.evidence.emplace_back("problem", issue.problem);
     finding.evidence.emplace_back("corrected", issue.corrected);
     const std::string where = "in " + file.path + " line " + std::to_string(issue.line);
-    finding.remediation = {RemediationOp::manual_step(
-        issue.name.empty()        ? where + ", " + std::string(kNamelessFix)
-        : issue.corrected.empty() ? where + ", give " + issue.name + " " + wanted_value(issue.name) + ", or remove the line"
-                                  : where + ", write: " + issue.corrected)};
+    finding.remediation = {RemediationOp::manual_step(issue.name.empty() ? where + ", " + std::string(kNamelessFix)
+                                                      : issue.corrected.empty()
+                                                          ? where + ", give " + issue.name + " " +
+                                                                wanted_value(issue.name) + ", or remove the line"
+                                                          : where + ", write: " + issue.corrected)};
 }
 
 void report_env_issue(RuleOutput& out, const nccl::LintIssue& issue, const std::string& value) {
@@ -225,7 +226,8 @@ void lint_conf_file_variable(RuleOutput& out, const nccl::ConfFile& file) {
     for (const auto& entry : file.entries) {
         if (entry.name != "NCCL_CONF_FILE") continue;
         std::string location = file.path + ":" + std::to_string(entry.line);
-        Finding& finding = out.fire(location + ": NCCL_CONF_FILE inside a conf file has no effect: NCCL reads it "
+        Finding& finding = out.fire(location +
+                                    ": NCCL_CONF_FILE inside a conf file has no effect: NCCL reads it "
                                     "from the process environment before it loads any file");
         finding.evidence.emplace_back("location", location);
         finding.evidence.emplace_back("as_written", entry.raw);

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "util/size_parser.h"
 #include "rules/families.h"
 #include "rules/rule_helpers.h"
 #include "rules/table_rule.h"
+#include "util/size_parser.h"
 
 namespace launchguard {
 namespace {
@@ -114,8 +114,7 @@ void check_memlock(const RuleInput& in, RuleOutput& out) {
         "failed init";
     Finding& finding = out.fire(std::move(message));
     finding.evidence.emplace_back(
-        "memlock",
-        limit_text + (container.memlock.source().empty() ? "" : " (" + container.memlock.source() + ")"));
+        "memlock", limit_text + (container.memlock.source().empty() ? "" : " (" + container.memlock.source() + ")"));
     finding.evidence.emplace_back("rdma", *rdma);
     if (container.capabilities) {
         finding.evidence.emplace_back("capabilities",

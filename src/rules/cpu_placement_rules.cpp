@@ -352,15 +352,16 @@ constexpr std::size_t kListedBreakers = 8;
 void check_k8s_not_pinnable(const RuleInput& in, RuleOutput& out) {
     const auto& pod = in.ctx.pod_resources;
     if (!pod || *pod == nullptr) {
-        out.unknown("cannot tell whether the pod can get exclusive CPUs: needs the Pod spec (QoS class, CPU requests "
-                    "and limits of every container), which the Kubernetes admission webhook and `launchguard review` "
-                    "read");
+        out.unknown(
+            "cannot tell whether the pod can get exclusive CPUs: needs the Pod spec (QoS class, CPU requests "
+            "and limits of every container), which the Kubernetes admission webhook and `launchguard review` "
+            "read");
         return;
     }
     const std::vector<std::string>& all_breakers = (*pod)->qos_breakers;
-    std::vector<std::string> breakers(all_breakers.begin(),
-                                      all_breakers.begin() + static_cast<std::ptrdiff_t>(
-                                                                 std::min(all_breakers.size(), kListedBreakers)));
+    std::vector<std::string> breakers(
+        all_breakers.begin(),
+        all_breakers.begin() + static_cast<std::ptrdiff_t>(std::min(all_breakers.size(), kListedBreakers)));
     if (all_breakers.size() > breakers.size()) {
         breakers.push_back("and " + std::to_string(all_breakers.size() - breakers.size()) + " more containers");
     }

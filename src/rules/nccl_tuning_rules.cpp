@@ -23,9 +23,9 @@ using rules::effective_int;
 using rules::restore_default;
 using rules::setting_or_unknown;
 
-constexpr long long kMaxChannels = 64;              // MAXCHANNELS, src/include/device.h
-constexpr long long kDefaultBuffSize = 4LL << 20;   // DEFAULT_BUFFSIZE, init.cc
-constexpr long long kParamAuto = -2;                // NCCL_PARAM's "not set" default for these knobs
+constexpr long long kMaxChannels = 64;             // MAXCHANNELS, src/include/device.h
+constexpr long long kDefaultBuffSize = 4LL << 20;  // DEFAULT_BUFFSIZE, init.cc
+constexpr long long kParamAuto = -2;               // NCCL_PARAM's "not set" default for these knobs
 
 // ---------------------------------------------------------------------------
 // What the node has.
@@ -51,8 +51,8 @@ void add_gpu_evidence(Finding& finding, const RuleInput& in) {
 
 std::string gpus_description(const RuleInput& in) {
     if (in.ctx.topology) return "the " + std::to_string(in.ctx.topology->gpus.size()) + " GPUs of this node";
-    if (in.profile.node.gpus) return "the " + std::to_string(*in.profile.node.gpus) + " GPUs per node of profile '" +
-                                     in.profile.name + "'";
+    if (in.profile.node.gpus)
+        return "the " + std::to_string(*in.profile.node.gpus) + " GPUs per node of profile '" + in.profile.name + "'";
     return "the GPUs of this NVLink node";
 }
 
@@ -113,11 +113,13 @@ void check_shm_disabled(const RuleInput& in, RuleOutput& out) {
     const nccl::Setting* shm = setting_or_unknown(in, out, "NCCL_SHM_DISABLE", "whether the SHM transport is disabled");
     if (shm == nullptr) return;
     if (effective_int(*shm) != 1) return;  // shm.cc: `if (ncclParamShmDisable() == 1)`
-    if (!all_hold(out, "whether NCCL_SHM_DISABLE=" + shm->value + " matters on this node", {node_has_several_gpus(in)})) {
+    if (!all_hold(out, "whether NCCL_SHM_DISABLE=" + shm->value + " matters on this node",
+                  {node_has_several_gpus(in)})) {
         return;
     }
     Finding& finding = out.fire("NCCL_SHM_DISABLE=" + shm->value + " removes the shared-memory transport between " +
-                                gpus_description(in) + ": GPU pairs that cannot use P2P (e.g. across CPU sockets) "
+                                gpus_description(in) +
+                                ": GPU pairs that cannot use P2P (e.g. across CPU sockets) "
                                 "send through the network instead");
     add_setting_evidence(finding, *shm);
     add_gpu_evidence(finding, in);
@@ -148,16 +150,19 @@ void check_nvls_disabled(const RuleInput& in, RuleOutput& out) {
     const nccl::Setting* nvls = setting_or_unknown(in, out, "NCCL_NVLS_ENABLE", "whether NVLink SHARP is disabled");
     if (nvls == nullptr) return;
     if (effective_int(*nvls) != 0) return;  // nvls.cc: `if (!ncclParamNvlsEnable() || gpuCount < 2)`
-    Condition nvswitch = Condition::unknown("profile '" + in.profile.name +
-                                            "' does not declare node.nvswitch and launchguard does not detect NVSwitches");
+    Condition nvswitch = Condition::unknown(
+        "profile '" + in.profile.name + "' does not declare node.nvswitch and launchguard does not detect NVSwitches");
     if (in.profile.node.nvswitch) {
         nvswitch = Condition::known(true);
     } else if (in.ctx.topology && in.ctx.topology->gpus.size() < 2) {
         nvswitch = Condition::known(false);  // NCCL never uses NVLS with one GPU
     }
     if (!all_hold(out, "whether NCCL_NVLS_ENABLE=" + nvls->value + " costs NVLink SHARP bandwidth", {nvswitch})) return;
-    Finding& finding = out.fire("NCCL_NVLS_ENABLE=" + nvls->value + " turns NVLink SHARP off on an NVSwitch node of "
-                                "profile '" + in.profile.name + "': NVLS/NVLSTree algorithms are never used and "
+    Finding& finding = out.fire("NCCL_NVLS_ENABLE=" + nvls->value +
+                                " turns NVLink SHARP off on an NVSwitch node of "
+                                "profile '" +
+                                in.profile.name +
+                                "': NVLS/NVLSTree algorithms are never used and "
                                 "all-reduce loses the switch offload");
     add_setting_evidence(finding, *nvls);
     finding.evidence.emplace_back("parsed", std::to_string(*effective_int(*nvls)));
@@ -196,7 +201,8 @@ void check_cumem_disabled(const RuleInput& in, RuleOutput& out) {
     bool mnnvl = in.profile.node.mnnvl;
     std::string message = "NCCL_CUMEM_ENABLE=" + cumem->value + " turns NCCL's cuMem allocations off";
     if (mnnvl) {
-        message += ": on this multi-node NVLink system (profile '" + in.profile.name + "') MNNVL is silently off and "
+        message += ": on this multi-node NVLink system (profile '" + in.profile.name +
+                   "') MNNVL is silently off and "
                    "cross-tray traffic goes over the NICs";
     } else {
         message += ": symmetric-memory kernels and NCCL's device API are unavailable";
@@ -234,7 +240,8 @@ const TableRule kCumemDisabled{
 // "allows only Ring" / "excludes LL128" / "sets per-collective lists" for a
 // value in NCCL's parseList syntax (graph/tuning.cc).
 std::string describe_restriction(std::string_view value) {
-    if (value.find_first_of(";:") != std::string_view::npos) return "sets per-collective lists (" + std::string(value) + ")";
+    if (value.find_first_of(";:") != std::string_view::npos)
+        return "sets per-collective lists (" + std::string(value) + ")";
     if (value.starts_with('^')) return "excludes " + std::string(value.substr(1));
     return "allows only " + std::string(value);
 }
@@ -250,8 +257,9 @@ void fire_restriction(const RuleInput& in, RuleOutput& out, std::string_view nam
 }
 
 void check_algo_restricted(const RuleInput& in, RuleOutput& out) {
-    fire_restriction(in, out, "NCCL_ALGO",
-                     "NCCL's tuner can no longer pick Ring, Tree, NVLS, CollNet or PAT per collective and message size");
+    fire_restriction(
+        in, out, "NCCL_ALGO",
+        "NCCL's tuner can no longer pick Ring, Tree, NVLS, CollNet or PAT per collective and message size");
 }
 
 void check_proto_restricted(const RuleInput& in, RuleOutput& out) {
@@ -314,24 +322,28 @@ std::optional<long long> channel_cap(std::string_view name, long long value) {
 
 void check_channels_capped(const RuleInput& in, RuleOutput& out) {
     // NCCL_MAX_NCHANNELS replaces the legacy NCCL_MAX_NRINGS when both are set.
-    const nccl::Setting* nchannels = setting_or_unknown(in, out, "NCCL_MAX_NCHANNELS", "whether NCCL's channels are capped");
+    const nccl::Setting* nchannels =
+        setting_or_unknown(in, out, "NCCL_MAX_NCHANNELS", "whether NCCL's channels are capped");
     bool nchannels_in_effect = nchannels != nullptr && effective_int(*nchannels).value_or(kParamAuto) != kParamAuto;
     std::vector<std::string_view> names{"NCCL_MAX_NCHANNELS", "NCCL_MAX_CTAS"};
     if (!nchannels_in_effect) names.insert(names.begin() + 1, "NCCL_MAX_NRINGS");
     for (std::string_view name : names) {
-        const nccl::Setting* setting =
-            name == "NCCL_MAX_NCHANNELS" ? nchannels : setting_or_unknown(in, out, name, "whether NCCL's channels are capped");
+        const nccl::Setting* setting = name == "NCCL_MAX_NCHANNELS"
+                                           ? nchannels
+                                           : setting_or_unknown(in, out, name, "whether NCCL's channels are capped");
         if (setting == nullptr) continue;
         auto value = effective_int(*setting);
         if (!value) continue;
         auto cap = channel_cap(name, *value);
         if (!cap) continue;
-        std::string shown = std::to_string(*value) == setting->value ? setting->value
-                                                                      : setting->value + " (read as " + std::to_string(*value) + ")";
-        Finding& finding = out.fire(std::string(name) + "=" + shown + " caps NCCL at " + std::to_string(*cap) +
-                                    " channel" + (*cap == 1 ? "" : "s") + " (it may use up to " +
-                                    std::to_string(kMaxChannels) + "): large collectives cannot drive every NVLink "
-                                    "and NIC at full bandwidth");
+        std::string shown = std::to_string(*value) == setting->value
+                                ? setting->value
+                                : setting->value + " (read as " + std::to_string(*value) + ")";
+        Finding& finding =
+            out.fire(std::string(name) + "=" + shown + " caps NCCL at " + std::to_string(*cap) + " channel" +
+                     (*cap == 1 ? "" : "s") + " (it may use up to " + std::to_string(kMaxChannels) +
+                     "): large collectives cannot drive every NVLink "
+                     "and NIC at full bandwidth");
         add_setting_evidence(finding, *setting);
         finding.evidence.emplace_back("channel_cap", std::to_string(*cap));
         finding.remediation = restore_default(*setting, name == "NCCL_MAX_CTAS" ? "" : "-2");
@@ -384,7 +396,8 @@ void check_buffsize_suspicious(const RuleInput& in, RuleOutput& out) {
     if (!value || *value == kParamAuto || *value >= kDefaultBuffSize) return;
 
     bool partial = !nccl::parse_int(buffsize->value).complete;
-    std::string message = "NCCL_BUFFSIZE=" + buffsize->value + " is read by NCCL as " + std::to_string(*value) + " bytes";
+    std::string message =
+        "NCCL_BUFFSIZE=" + buffsize->value + " is read by NCCL as " + std::to_string(*value) + " bytes";
     if (partial) message += " (strtoll stops at the first character that is not part of a number)";
     message += ", below the 4 MiB (4194304-byte) default: fewer bytes in flight per step, lower bandwidth";
     Finding& finding = out.fire(std::move(message));

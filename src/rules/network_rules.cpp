@@ -114,15 +114,25 @@ std::string rdma_description(const RuleInput& in) {
 // LD_LIBRARY_PATH, the directories ld.so.cache is built from, then the
 // system directories.
 constexpr std::array kSystemLibraryDirs = std::to_array<std::string_view>({
-    "/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/lib/aarch64-linux-gnu",
-    "/usr/lib64", "/lib64", "/usr/lib", "/lib", "/usr/local/lib",
+    "/usr/lib/x86_64-linux-gnu",
+    "/lib/x86_64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+    "/lib/aarch64-linux-gnu",
+    "/usr/lib64",
+    "/lib64",
+    "/usr/lib",
+    "/lib",
+    "/usr/local/lib",
 });
 // Where net plugins are installed but dlopen does not look unless
 // LD_LIBRARY_PATH says so: HPC-X's SHARP plugin, the hostPath GKE's TCPX,
 // TCPXO and gIB pods mount, and the aws-ofi-nccl package of EFA images.
 constexpr std::array kPluginInstallDirs = std::to_array<std::string_view>({
-    "/opt/hpcx/nccl_rdma_sharp_plugin/lib", "/usr/local/nvidia/lib64", "/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu",
-    "/opt/amazon/ofi-nccl/lib/aarch64-linux-gnu", "/opt/amazon/ofi-nccl/lib",
+    "/opt/hpcx/nccl_rdma_sharp_plugin/lib",
+    "/usr/local/nvidia/lib64",
+    "/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu",
+    "/opt/amazon/ofi-nccl/lib/aarch64-linux-gnu",
+    "/opt/amazon/ofi-nccl/lib",
 });
 constexpr std::string_view kDefaultNetPlugin = "libnccl-net.so";
 
@@ -183,9 +193,9 @@ bool is_static_plugin(std::string_view name) {
 }
 
 struct LibraryLookup {
-    std::string found;                    // full path dlopen would open
-    std::string off_path;                 // found only in a directory dlopen does not search
-    std::vector<std::string> undecided;   // paths the container view could not answer for
+    std::string found;                   // full path dlopen would open
+    std::string off_path;                // found only in a directory dlopen does not search
+    std::vector<std::string> undecided;  // paths the container view could not answer for
 };
 
 LibraryLookup find_library(const FileView& files, const std::vector<std::string>& dirs,
@@ -237,9 +247,8 @@ LibraryLookup find_library(const FileView& files, const std::vector<std::string>
 std::vector<std::string> requested_plugins(std::string_view value) {
     constexpr std::string_view kNone = "none";
     bool none = value.size() == kNone.size() &&
-                std::equal(value.begin(), value.end(), kNone.begin(), [](char a, char b) {
-                    return std::tolower(static_cast<unsigned char>(a)) == b;
-                });
+                std::equal(value.begin(), value.end(), kNone.begin(),
+                           [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
     return none ? std::vector<std::string>{} : split_list(value, ',');
 }
 
@@ -280,15 +289,16 @@ void check_hca_matches_nothing(const RuleInput& in, RuleOutput& out) {
     }
     std::vector<std::string> active = active_ports(topo);
     if (!selected_unknown.empty()) {
-        out.unknown("cannot tell whether NCCL_IB_HCA=" + hca->value + " selects an active port because " +
-                    topo.source + " does not give the state of " + join(selected_unknown));
+        out.unknown("cannot tell whether NCCL_IB_HCA=" + hca->value + " selects an active port because " + topo.source +
+                    " does not give the state of " + join(selected_unknown));
         return;
     }
     // Without any active port NCCL has no IB device whatever the filter says;
     // net.ib-port-degraded and hw.inventory report the hardware.
     if (active.empty()) return;
 
-    std::string message = "NCCL_IB_HCA=" + hca->value + " selects none of this node's active ports (" + join(active) + ")";
+    std::string message =
+        "NCCL_IB_HCA=" + hca->value + " selects none of this node's active ports (" + join(active) + ")";
     if (!selected_inactive.empty()) message += "; it matches only " + join(selected_inactive);
     if (hca->value.find_first_of("\"'") != std::string::npos) message += "; the quotes are part of the value";
     message += ": NCCL silently falls back to TCP sockets";
@@ -326,7 +336,8 @@ const TableRule kHcaMatchesNothing{
 // net.ib-disabled
 
 void check_ib_disabled(const RuleInput& in, RuleOutput& out) {
-    const nccl::Setting* disable = setting_or_unknown(in, out, "NCCL_IB_DISABLE", "whether the IB transport is disabled");
+    const nccl::Setting* disable =
+        setting_or_unknown(in, out, "NCCL_IB_DISABLE", "whether the IB transport is disabled");
     if (disable == nullptr) return;
     auto value = effective_int(*disable);
     if (!value || *value == 0) return;  // ncclIbInitDevices: `if (ncclParamIbDisable())`
@@ -336,9 +347,10 @@ void check_ib_disabled(const RuleInput& in, RuleOutput& out) {
                   {rdma, multi_node})) {
         return;
     }
-    Finding& finding = out.fire("NCCL_IB_DISABLE=" + disable->value + " turns NCCL's InfiniBand/RoCE transport off for this " +
-                                std::to_string(*in.ctx.job.nodes) + "-node job on " + rdma_description(in) +
-                                ": inter-node traffic silently goes over TCP sockets");
+    Finding& finding =
+        out.fire("NCCL_IB_DISABLE=" + disable->value + " turns NCCL's InfiniBand/RoCE transport off for this " +
+                 std::to_string(*in.ctx.job.nodes) + "-node job on " + rdma_description(in) +
+                 ": inter-node traffic silently goes over TCP sockets");
     add_setting_evidence(finding, *disable);
     finding.evidence.emplace_back("parsed", std::to_string(*value));
     finding.evidence.emplace_back("job_nodes", std::to_string(*in.ctx.job.nodes));
@@ -359,8 +371,9 @@ const TableRule kIbDisabled{
         .why = "With the variable set, NCCL's IB transport refuses to initialise and NCCL uses TCP sockets instead "
                "(the NCCL docs: \"NCCL will fall back to using IP sockets\"). Nothing is printed with the default "
                "NCCL_DEBUG; the job just runs far slower across nodes.",
-        .evidence = "The value and where it was set, the value NCCL parses, the job's node count, and the node's active "
-                    "ports (or the profile's RDMA inventory).",
+        .evidence =
+            "The value and where it was set, the value NCCL parses, the job's node count, and the node's active "
+            "ports (or the profile's RDMA inventory).",
         .fix = "Unset `NCCL_IB_DISABLE`. When it comes from a conf file, the environment overrides it with "
                "`NCCL_IB_DISABLE=0` until the line is removed.",
     },
@@ -392,7 +405,8 @@ void check_fallback_unguarded(const RuleInput& in, RuleOutput& out) {
         out.unknown(in.ctx.env ? "cannot tell whether NCCL_NET guards against a silent socket fallback because " +
                                      rules::env_unknown_reason(in.ctx)
                                : "cannot tell whether NCCL_NET guards against a silent socket fallback because the "
-                                 "task environment is unknown: " + in.ctx.env.reason());
+                                 "task environment is unknown: " +
+                                     in.ctx.env.reason());
         return;
     }
     Condition rdma = node_has_rdma(in);
@@ -402,16 +416,19 @@ void check_fallback_unguarded(const RuleInput& in, RuleOutput& out) {
     // single-node job or a node without RDMA cannot fire, whatever it finds.
     if (rdma.fails() || multi_node.fails()) return;
     Condition no_plugin = no_net_plugin(in);
-    if (!all_hold(out, "whether an IB failure would silently fall back to sockets", {rdma, multi_node, no_plugin})) return;
+    if (!all_hold(out, "whether an IB failure would silently fall back to sockets", {rdma, multi_node, no_plugin}))
+        return;
 
     std::string net(in.profile.nccl.net.value_or(std::string(kDefaultNet)));
     Finding& finding = out.fire("NCCL_NET is unset for this " + std::to_string(*in.ctx.job.nodes) + "-node job on " +
-                                rdma_description(in) + ": if the IB transport fails to initialise, NCCL silently "
+                                rdma_description(in) +
+                                ": if the IB transport fails to initialise, NCCL silently "
                                 "falls back to TCP sockets instead of failing");
     finding.evidence.emplace_back("NCCL_NET", "(unset)");
     finding.evidence.emplace_back("job_nodes", std::to_string(*in.ctx.job.nodes));
     add_rdma_evidence(finding, in);
-    finding.evidence.emplace_back("net_plugin", "none (NCCL_NET_PLUGIN unset or none, no libnccl-net.so on the library path)");
+    finding.evidence.emplace_back("net_plugin",
+                                  "none (NCCL_NET_PLUGIN unset or none, no libnccl-net.so on the library path)");
     finding.remediation.push_back(RemediationOp::set_env("NCCL_NET", net));
 }
 
@@ -500,11 +517,13 @@ void check_plugin_missing(const RuleInput& in, RuleOutput& out) {
         if (in.ctx.env) {
             if (auto it = in.ctx.env->find("LD_LIBRARY_PATH"); it != in.ctx.env->end()) current = it->second;
         }
-        finding.remediation.push_back(RemediationOp::set_env("LD_LIBRARY_PATH", current.empty() ? dir : dir + ":" + current));
+        finding.remediation.push_back(
+            RemediationOp::set_env("LD_LIBRARY_PATH", current.empty() ? dir : dir + ":" + current));
     } else {
-        finding.remediation.push_back(RemediationOp::manual_step(
-            "make " + tried.back() + " visible in the container: use an image that ships it, or mount the host's "
-            "plugin directory and add it to LD_LIBRARY_PATH"));
+        finding.remediation.push_back(
+            RemediationOp::manual_step("make " + tried.back() +
+                                       " visible in the container: use an image that ships it, or mount the host's "
+                                       "plugin directory and add it to LD_LIBRARY_PATH"));
     }
 }
 
@@ -554,9 +573,10 @@ Condition link_fast_enough(const RuleInput& in, double min_gbps, std::string& ra
         rate_source = "profile " + in.profile.name;
         return Condition::known(*in.profile.node.ib_rate_gbps >= min_gbps);
     }
-    return Condition::unknown("neither the node (" +
-                              (in.ctx.topology ? in.ctx.topology->source + " has no port rates" : in.ctx.topology.reason()) +
-                              ") nor profile '" + in.profile.name + "' gives the link rate");
+    return Condition::unknown(
+        "neither the node (" +
+        (in.ctx.topology ? in.ctx.topology->source + " has no port rates" : in.ctx.topology.reason()) +
+        ") nor profile '" + in.profile.name + "' gives the link rate");
 }
 
 void check_qps_low(const RuleInput& in, RuleOutput& out) {
@@ -567,7 +587,8 @@ void check_qps_low(const RuleInput& in, RuleOutput& out) {
         out.unknown(in.ctx.env ? "cannot tell how many queue pairs NCCL opens per connection because " +
                                      rules::env_unknown_reason(in.ctx)
                                : "cannot tell how many queue pairs NCCL opens per connection because the task "
-                                 "environment is unknown: " + in.ctx.env.reason());
+                                 "environment is unknown: " +
+                                     in.ctx.env.reason());
         return;
     }
     long long effective = kDefaultQpsPerConnection;
@@ -580,15 +601,17 @@ void check_qps_low(const RuleInput& in, RuleOutput& out) {
     std::string rate_text;
     std::string rate_source;
     Condition fast_link = link_fast_enough(in, qps.min_link_gbps, rate_text, rate_source);
-    if (!all_hold(out, "whether " + std::to_string(effective) + " queue pair(s) per connection are enough", {big_job, fast_link})) {
+    if (!all_hold(out, "whether " + std::to_string(effective) + " queue pair(s) per connection are enough",
+                  {big_job, fast_link})) {
         return;
     }
 
     std::string current = setting != nullptr ? "NCCL_IB_QPS_PER_CONNECTION=" + setting->value
                                              : "NCCL_IB_QPS_PER_CONNECTION is unset (NCCL's default 1)";
-    Finding& finding = out.fire(current + " for a " + std::to_string(*in.ctx.job.total_gpus) + "-GPU job on " +
-                                rate_text + " Gb/s links; profile '" + in.profile.name + "' needs at least " +
-                                std::to_string(qps.min) + ": with too few queue pairs the fabric's paths stay underused");
+    Finding& finding =
+        out.fire(current + " for a " + std::to_string(*in.ctx.job.total_gpus) + "-GPU job on " + rate_text +
+                 " Gb/s links; profile '" + in.profile.name + "' needs at least " + std::to_string(qps.min) +
+                 ": with too few queue pairs the fabric's paths stay underused");
     if (setting != nullptr) {
         add_setting_evidence(finding, *setting);
     } else {
@@ -616,8 +639,9 @@ const TableRule kQpsLow{
                "underused at 512 GPUs; `NCCL_IB_QPS_PER_CONNECTION=4` closed the gap, and NVIDIA's GB300/B300 recipes "
                "set 4 at >= 512 GPUs. NCCL's tuning guide: on ECMP-routed, multi-port or RoCE fabrics more QPs per "
                "connection give more path diversity.",
-        .evidence = "The value (or that it is unset) and where it was set, the job's GPU count, the link rate and where "
-                    "it came from, and the profile minimum.",
+        .evidence =
+            "The value (or that it is unset) and where it was set, the job's GPU count, the link rate and where "
+            "it came from, and the profile minimum.",
         .fix = "Set `NCCL_IB_QPS_PER_CONNECTION` to the profile minimum (applied automatically when the front end can "
                "patch the environment).",
     },
@@ -707,9 +731,10 @@ const TableRule kSocketIfnameNomatch{
         .checks = "The effective `NCCL_SOCKET_IFNAME`, read as NCCL's ncclOsFindInterfaces does (prefix list, `^` "
                   "excludes, `=` exact, quotes literal, a value of one character or less is ignored), against the "
                   "running interfaces of the task's network namespace.",
-        .why = "NCCL bootstraps and runs its socket transport over these interfaces. When none matches, every rank "
-               "fails init with \"Bootstrap : no socket interface found\" — loud, but only after the allocation has "
-               "started, on every node. Blocking at launch saves the allocation and names the interfaces that do exist.",
+        .why =
+            "NCCL bootstraps and runs its socket transport over these interfaces. When none matches, every rank "
+            "fails init with \"Bootstrap : no socket interface found\" — loud, but only after the allocation has "
+            "started, on every node. Blocking at launch saves the allocation and names the interfaces that do exist.",
         .evidence = "The value and where it was set, the task's interfaces (down ones marked), and where that list "
                     "came from.",
         .fix = "Set `NCCL_SOCKET_IFNAME` to a filter that matches a running interface; launchguard proposes the "
@@ -729,7 +754,8 @@ struct PortSelection {
     // port -1: any port of the HCA.
     [[nodiscard]] bool selects(const Nic& nic, int port = -1) const {
         if (filter) return nccl::matches(*filter, nic.hca, port);
-        if (!profile_hcas.empty()) return std::find(profile_hcas.begin(), profile_hcas.end(), nic.hca) != profile_hcas.end();
+        if (!profile_hcas.empty())
+            return std::find(profile_hcas.begin(), profile_hcas.end(), nic.hca) != profile_hcas.end();
         return true;
     }
 };
@@ -782,8 +808,8 @@ void check_ib_port_degraded(const RuleInput& in, RuleOutput& out) {
 
             std::string consequence = is_active(port) ? "every transfer through it is capped"
                                                       : "NCCL skips it and the job runs on fewer rails";
-            Finding& finding = out.fire(nic.hca + " port " + std::to_string(port.number) + " " + join(problems) +
-                                        ": " + consequence + " (selected by " + selection.described + ")");
+            Finding& finding = out.fire(nic.hca + " port " + std::to_string(port.number) + " " + join(problems) + ": " +
+                                        consequence + " (selected by " + selection.described + ")");
             finding.evidence.emplace_back("hca", nic.hca);
             finding.evidence.emplace_back("port", std::to_string(port.number));
             finding.evidence.emplace_back("state", port.state.empty() ? "unknown" : port.state);
@@ -857,9 +883,10 @@ void check_gdr_level_low(const RuleInput& in, RuleOutput& out) {
     std::string shown = level_setting->value == name ? name : level_setting->value + " (" + name + ")";
     std::string reach = threshold == rules::kPathP2c ? "NICs reached through the Grace CPU (path P2C) and every pair"
                                                      : "every GPU–NIC pair";
-    Finding& finding = out.fire("NCCL_NET_GDR_LEVEL=" + shown + " is below NCCL's default " +
-                                std::string(rules::path_level_name(threshold)) + ": GPUDirect RDMA is off for " + reach +
-                                " farther apart than " + name + ", so network traffic is staged through host memory");
+    Finding& finding =
+        out.fire("NCCL_NET_GDR_LEVEL=" + shown + " is below NCCL's default " +
+                 std::string(rules::path_level_name(threshold)) + ": GPUDirect RDMA is off for " + reach +
+                 " farther apart than " + name + ", so network traffic is staged through host memory");
     add_setting_evidence(finding, *level_setting);
     finding.evidence.emplace_back("level", name);
     finding.evidence.emplace_back("default_level", std::string(rules::path_level_name(threshold)));
@@ -889,7 +916,8 @@ const TableRule kGdrLevelLow{
     check_gdr_level_low};
 
 void check_gdr_read_off(const RuleInput& in, RuleOutput& out) {
-    const nccl::Setting* read = setting_or_unknown(in, out, "NCCL_NET_GDR_READ", "whether GPUDirect RDMA reads are off");
+    const nccl::Setting* read =
+        setting_or_unknown(in, out, "NCCL_NET_GDR_READ", "whether GPUDirect RDMA reads are off");
     if (read == nullptr) return;
     auto value = effective_int(*read);
     if (!value || *value != 0) return;
@@ -909,9 +937,10 @@ const TableRule kGdrReadOff{
         .severity = Severity::warning,
         .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
         .checks = "The effective `NCCL_NET_GDR_READ` reads as 0 under strtoll (`0`, but also `off` or `false`).",
-        .why = "NCCL enables GDR reads by default on Ampere and newer GPUs (and on NVLink systems before that). With 0, "
-               "ncclTopoCheckGdr refuses GDR for sends, so outgoing network data is staged through host memory: "
-               "lower bandwidth and more CPU memory traffic, silently.",
+        .why =
+            "NCCL enables GDR reads by default on Ampere and newer GPUs (and on NVLink systems before that). With 0, "
+            "ncclTopoCheckGdr refuses GDR for sends, so outgoing network data is staged through host memory: "
+            "lower bandwidth and more CPU memory traffic, silently.",
         .evidence = "The value, where it was set, and the value NCCL parses.",
         .fix = "Unset `NCCL_NET_GDR_READ`. From a conf file, the environment overrides it with `-2` (NCCL's automatic "
                "default) until the line is removed.",

@@ -26,15 +26,15 @@ enum Scope : unsigned {
 std::string scope_letters(unsigned scopes);
 
 struct RuleInfo {
-    std::string_view id;             // "topo.file-missing"
-    std::string_view title;          // short noun phrase
+    std::string_view id;     // "topo.file-missing"
+    std::string_view title;  // short noun phrase
     Action default_action = Action::warn;
     Severity severity = Severity::warning;
     unsigned scopes = 0;
-    std::string_view checks;         // what it checks (docs: "What")
-    std::string_view why;            // the silent slowdown it prevents (docs: "Why")
-    std::string_view evidence;       // what the finding shows (docs: "Evidence")
-    std::string_view fix;            // how to fix it (docs: "Fix")
+    std::string_view checks;    // what it checks (docs: "What")
+    std::string_view why;       // the silent slowdown it prevents (docs: "Why")
+    std::string_view evidence;  // what the finding shows (docs: "Evidence")
+    std::string_view fix;       // how to fix it (docs: "Fix")
 };
 
 // What a rule sees: the launch, the profile, NCCL's effective config and the

@@ -42,8 +42,8 @@ const nccl::Setting* setting_or_unknown(const RuleInput& in, RuleOutput& out, st
         out.unknown("cannot tell " + std::string(what) + " because " + std::string(name) +
                     " may be set in the task environment, which is unknown: " + reason);
     } else if (!in.nccl.env_known) {
-        out.unknown("cannot tell " + std::string(what) + " because " + std::string(name) + " may be set: " +
-                    env_unknown_reason(in.ctx));
+        out.unknown("cannot tell " + std::string(what) + " because " + std::string(name) +
+                    " may be set: " + env_unknown_reason(in.ctx));
     }
     return nullptr;
 }
@@ -56,7 +56,8 @@ bool all_hold(RuleOutput& out, std::string_view question, std::initializer_list<
     }
     if (!undecided) return true;
     for (const auto& condition : conditions) {
-        if (!condition.holds.has_value()) out.unknown("cannot tell " + std::string(question) + " because " + condition.reason);
+        if (!condition.holds.has_value())
+            out.unknown("cannot tell " + std::string(question) + " because " + condition.reason);
     }
     return false;
 }
@@ -108,8 +109,6 @@ void add_container_evidence(Finding& finding, const LaunchContext& ctx) {
     }
 }
 
-std::string_view where_task_runs(Runtime runtime) {
-    return runtime == Runtime::bare ? "" : " in the container";
-}
+std::string_view where_task_runs(Runtime runtime) { return runtime == Runtime::bare ? "" : " in the container"; }
 
 }  // namespace launchguard::rules

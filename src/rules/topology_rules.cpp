@@ -34,7 +34,7 @@ bool readable_file(const FileInfo& info) { return info.non_empty_regular(); }
 struct TopoFileInEffect {
     const nccl::Setting* setting = nullptr;  // null: the variable is unset and NCCL tries its default path
     std::string path;
-    bool in_process = false;                 // /proc/self/fd/N written by a net plugin: not on any disk
+    bool in_process = false;  // /proc/self/fd/N written by a net plugin: not on any disk
     FileInfo info;
 
     [[nodiscard]] bool readable() const { return in_process || readable_file(info); }
@@ -82,16 +82,20 @@ TopoLookup find_topo_file(const RuleInput& in) {
 // What the view found, as a phrase for messages: "missing", "a dangling symlink to /x", ...
 std::string describe_state(const FileInfo& info) {
     switch (info.kind) {
-        case FileKind::regular: return info.size_known && info.size == 0 ? "an empty file" : "a readable file";
-        case FileKind::directory: return "a directory (NCCL opens it and reads nothing)";
-        case FileKind::missing: return info.detail.empty() ? "missing" : "missing (" + info.detail + ")";
+        case FileKind::regular:
+            return info.size_known && info.size == 0 ? "an empty file" : "a readable file";
+        case FileKind::directory:
+            return "a directory (NCCL opens it and reads nothing)";
+        case FileKind::missing:
+            return info.detail.empty() ? "missing" : "missing (" + info.detail + ")";
         case FileKind::dangling_symlink:
-            return info.resolved_path.empty() ? "a dangling symlink"
-                                              : "a dangling symlink to " + info.resolved_path;
+            return info.resolved_path.empty() ? "a dangling symlink" : "a dangling symlink to " + info.resolved_path;
         case FileKind::unreadable:
             return "unreadable by the task" + (info.detail.empty() ? "" : " (" + info.detail + ")");
-        case FileKind::other: return "not a regular file";
-        case FileKind::unknown: return "unknown";
+        case FileKind::other:
+            return "not a regular file";
+        case FileKind::unknown:
+            return "unknown";
     }
     return "unknown";
 }
@@ -152,9 +156,10 @@ void check_file_missing(const RuleInput& in, RuleOutput& out) {
     // whether this node class needs a file.
     if (topo.setting->value.empty()) return;
     if (topo.info.kind == FileKind::unknown || topo.info.kind == FileKind::other) {
-        out.unknown("cannot tell whether " + topo.label() + " is a readable file in the container because the view "
-                    "says: " + describe_state(topo.info) +
-                    (topo.info.detail.empty() ? "" : " (" + topo.info.detail + ")"));
+        out.unknown("cannot tell whether " + topo.label() +
+                    " is a readable file in the container because the view "
+                    "says: " +
+                    describe_state(topo.info) + (topo.info.detail.empty() ? "" : " (" + topo.info.detail + ")"));
         return;
     }
 
@@ -210,8 +215,8 @@ std::vector<std::string> busid_signature(std::string_view text) {
 
 // Same bytes, or the same devices written differently (CRLF, spacing).
 // nullopt when either file cannot be read.
-std::optional<bool> same_topology(const FileView& host_files, const std::string& host_path,
-                                  const FileView& task_files, const std::string& task_path) {
+std::optional<bool> same_topology(const FileView& host_files, const std::string& host_path, const FileView& task_files,
+                                  const std::string& task_path) {
     auto host_text = host_files.read(host_path);
     auto task_text = task_files.read(task_path);
     if (!host_text || !task_text) return std::nullopt;
@@ -228,7 +233,8 @@ std::string runtime_note(Runtime runtime) {
         case Runtime::kubernetes:
             return "a pod sees only its image and the volumes it mounts, not the node's /etc/nccl.conf or /var/run";
         case Runtime::bare:
-        case Runtime::unknown: return "";
+        case Runtime::unknown:
+            return "";
     }
     return "";
 }
@@ -246,8 +252,8 @@ void add_host_evidence(Finding& finding, const HostTopology& host_file, const Ho
 // host file is the profile's, else the path the host itself uses.
 std::string mount_target(const HostTopology& host_file, const Profile& profile) {
     const std::string& profile_host = profile.topology.host_path;
-    bool is_profile_file = !profile_host.empty() &&
-                           (host_file.path == profile_host || host_file.real_path() == profile_host);
+    bool is_profile_file =
+        !profile_host.empty() && (host_file.path == profile_host || host_file.real_path() == profile_host);
     return is_profile_file ? profile_container_path(profile) : host_file.path;
 }
 
@@ -269,9 +275,10 @@ void check_with_host_view(const RuleInput& in, RuleOutput& out, const HostView& 
     const TopoFileInEffect& task = *lookup.file;
     if (task.in_process) return;  // the net plugin supplies its own file inside the task
     if (task.info.kind == FileKind::unknown) {
-        out.unknown("cannot tell whether the host's topology file " + host_file->path + " reaches the task because "
-                    "the task's view cannot tell what is at " + task.path +
-                    (task.info.detail.empty() ? "" : " (" + task.info.detail + ")"));
+        out.unknown("cannot tell whether the host's topology file " + host_file->path +
+                    " reaches the task because "
+                    "the task's view cannot tell what is at " +
+                    task.path + (task.info.detail.empty() ? "" : " (" + task.info.detail + ")"));
         return;
     }
 
@@ -291,10 +298,10 @@ void check_with_host_view(const RuleInput& in, RuleOutput& out, const HostView& 
         problem = "the task's " + task.label() + " is " + describe_state(task.info);
     }
     std::string note = runtime_note(in.ctx.runtime);
-    Finding& finding = out.fire("host topology file " + host_file->path + " (" + host_file->origin +
-                                ") does not reach the task" + std::string(rules::where_task_runs(in.ctx.runtime)) + ": " +
-                                problem + (note.empty() ? "" : " (" + note + ")") + "; " +
-                                std::string(kSilentFallback));
+    Finding& finding =
+        out.fire("host topology file " + host_file->path + " (" + host_file->origin + ") does not reach the task" +
+                 std::string(rules::where_task_runs(in.ctx.runtime)) + ": " + problem +
+                 (note.empty() ? "" : " (" + note + ")") + "; " + std::string(kSilentFallback));
     add_host_evidence(finding, *host_file, host);
     add_topo_evidence(finding, task, in.ctx);
     finding.evidence.emplace_back("runtime", std::string(to_string(in.ctx.runtime)));
@@ -304,9 +311,8 @@ void check_with_host_view(const RuleInput& in, RuleOutput& out, const HostView& 
     // The host's file already at the mount target in the task (mounted by
     // the user, shipped in the image): pointing NCCL at it is the whole fix.
     const std::string target = mount_target(*host_file, in.profile);
-    const bool target_is_host_file =
-        readable_file(in.files->stat(target)) &&
-        same_topology(*host.files, host_file->path, *in.files, target).value_or(false);
+    const bool target_is_host_file = readable_file(in.files->stat(target)) &&
+                                     same_topology(*host.files, host_file->path, *in.files, target).value_or(false);
     if (target_is_host_file) {
         finding.evidence.emplace_back("container_has_host_file", target);
         finding.remediation = {RemediationOp::set_env(std::string(kTopoVariable), target)};
@@ -337,9 +343,10 @@ void check_without_host_view(const RuleInput& in, RuleOutput& out) {
     }
     const std::string& host_path = in.profile.topology.host_path;
     if (host_path.empty() || !is_container(in.ctx.runtime)) {
-        out.unknown("cannot tell whether the host has a topology file that the task misses because launchguard has no "
-                    "view of the host (run it as the enroot hook, or pass --host-root / --host-env-file)" +
-                    std::string(in.ctx.runtime == Runtime::unknown ? " and the runtime is unknown" : ""));
+        out.unknown(
+            "cannot tell whether the host has a topology file that the task misses because launchguard has no "
+            "view of the host (run it as the enroot hook, or pass --host-root / --host-env-file)" +
+            std::string(in.ctx.runtime == Runtime::unknown ? " and the runtime is unknown" : ""));
         return;
     }
 
@@ -349,10 +356,10 @@ void check_without_host_view(const RuleInput& in, RuleOutput& out) {
     std::string problem = task.setting ? "the task's " + task.label() + " is " + describe_state(task.info)
                                        : "the task has NCCL_TOPO_FILE unset";
     if (readable_file(mounted)) problem += ", although " + container_path + " is mounted";
-    Finding& finding = out.fire("profile " + in.profile.name + " puts this node's topology file at " + host_path +
-                                ", but it does not reach the " + std::string(to_string(in.ctx.runtime)) +
-                                " task: " + problem + (note.empty() ? "" : " (" + note + ")") + "; " +
-                                std::string(kSilentFallback));
+    Finding& finding =
+        out.fire("profile " + in.profile.name + " puts this node's topology file at " + host_path +
+                 ", but it does not reach the " + std::string(to_string(in.ctx.runtime)) + " task: " + problem +
+                 (note.empty() ? "" : " (" + note + ")") + "; " + std::string(kSilentFallback));
     finding.evidence.emplace_back("profile_host_path", host_path);
     finding.evidence.emplace_back("profile_container_path", container_path);
     finding.evidence.emplace_back("container_path_found", std::string(to_string(mounted.kind)));
@@ -380,7 +387,7 @@ void check_not_propagated(const RuleInput& in, RuleOutput& out) {
 
 struct ParsedTopo {
     TopoFileInEffect file;
-    const std::string& text;             // owned by the evaluation's SharedAnalysis
+    const std::string& text;  // owned by the evaluation's SharedAnalysis
     const nccl::TopologyFile& parsed;
 };
 
@@ -396,8 +403,8 @@ std::optional<ParsedTopo> read_topo_file(const RuleInput& in, RuleOutput& out, s
     const TopoFileInEffect& topo = *lookup.file;
     if (topo.in_process) return std::nullopt;
     if (topo.info.kind == FileKind::unknown) {
-        out.unknown("cannot tell " + std::string(question) + " because the content of " + topo.path +
-                    " is not known" + (topo.info.detail.empty() ? "" : " (" + topo.info.detail + ")"));
+        out.unknown("cannot tell " + std::string(question) + " because the content of " + topo.path + " is not known" +
+                    (topo.info.detail.empty() ? "" : " (" + topo.info.detail + ")"));
         return std::nullopt;
     }
     if (!topo.readable()) return std::nullopt;
@@ -421,9 +428,12 @@ std::string line_text(std::string_view text, int number) {
     std::string_view line = text.substr(start, text.find('\n', start) - start);
     std::string shown;
     for (char c : line) {
-        if (c == '\t') shown += "\\t";
-        else if (c == '\r') shown += "\\r";
-        else shown += c;
+        if (c == '\t')
+            shown += "\\t";
+        else if (c == '\r')
+            shown += "\\r";
+        else
+            shown += c;
     }
     constexpr std::size_t kMaxShown = 200;
     if (shown.size() > kMaxShown) shown = shown.substr(0, kMaxShown) + "...";
@@ -474,8 +484,10 @@ void check_silently_ignored(const RuleInput& in, RuleOutput& out) {
     const auto& upper = parsed.upper_case_busids;
     if (!ignored && upper.empty()) return;
 
-    std::string consequence = ignored ? parsed.reason
-                                      : "bus ids " + join(upper) + " are upper case and never match NCCL's "
+    std::string consequence = ignored
+                                  ? parsed.reason
+                                  : "bus ids " + join(upper) +
+                                        " are upper case and never match NCCL's "
                                         "lower-case ids, so those devices are trimmed from the file without a message";
     Finding& finding = out.fire(topo->file.label() + ": " + consequence);
     add_parse_evidence(finding, *topo, in.ctx);
@@ -617,11 +629,13 @@ void check_numa_drift(const RuleInput& in, RuleOutput& out) {
 
     std::vector<std::string> parts;
     if (!drift.devices.empty()) {
-        parts.push_back(std::to_string(drift.devices.size()) + " device(s) on another NUMA node or CPU set than the "
+        parts.push_back(std::to_string(drift.devices.size()) +
+                        " device(s) on another NUMA node or CPU set than the "
                         "node has them");
     }
     if (!drift.pairings.empty()) {
-        parts.push_back(std::to_string(drift.pairings.size()) + " GPU(s) paired with a NIC the node does not put "
+        parts.push_back(std::to_string(drift.pairings.size()) +
+                        " GPU(s) paired with a NIC the node does not put "
                         "nearest");
     }
     Finding& finding = out.fire(topo->file.label() + " places " + join(parts, " and ") +
@@ -630,11 +644,11 @@ void check_numa_drift(const RuleInput& in, RuleOutput& out) {
     add_topo_evidence(finding, topo->file, in.ctx);
     for (const auto& device : drift.devices) {
         std::string node_numa = std::to_string(device.node_numa);
-        finding.evidence.emplace_back(
-            device.kind + " " + device.busid,
-            "file line " + std::to_string(device.line) + ": " + numa_and_cpus(device.file_numa, device.file_cpus) +
-                " (<cpu> on line " + std::to_string(device.cpu_line) + "); node: " +
-                numa_and_cpus(node_numa, device.node_cpus));
+        finding.evidence.emplace_back(device.kind + " " + device.busid,
+                                      "file line " + std::to_string(device.line) + ": " +
+                                          numa_and_cpus(device.file_numa, device.file_cpus) + " (<cpu> on line " +
+                                          std::to_string(device.cpu_line) +
+                                          "); node: " + numa_and_cpus(node_numa, device.node_cpus));
     }
     for (const auto& pairing : drift.pairings) {
         finding.evidence.emplace_back(
@@ -672,9 +686,10 @@ void check_required(const RuleInput& in, RuleOutput& out) {
     std::string state = topo.setting ? topo.label() + " is " + describe_state(topo.info)
                                      : "NCCL_TOPO_FILE is unset and " + std::string(nccl::kDefaultTopoPath) + " is " +
                                            describe_state(topo.info);
-    Finding& finding = out.fire("profile " + in.profile.name + " requires a topology file, but none is in effect: " +
-                                state + "; NCCL will use the node's own (in a VM, synthetic) PCI topology without a "
-                                "message");
+    Finding& finding =
+        out.fire("profile " + in.profile.name + " requires a topology file, but none is in effect: " + state +
+                 "; NCCL will use the node's own (in a VM, synthetic) PCI topology without a "
+                 "message");
     finding.evidence.emplace_back("profile", in.profile.name);
     if (!in.profile.topology.host_path.empty()) {
         finding.evidence.emplace_back("profile_host_path", in.profile.topology.host_path);

@@ -5,10 +5,10 @@
 #include <string_view>
 #include <vector>
 
-#include "util/size_parser.h"
 #include "rules/families.h"
 #include "rules/rule_helpers.h"
 #include "rules/table_rule.h"
+#include "util/size_parser.h"
 
 namespace launchguard {
 namespace {
@@ -112,9 +112,12 @@ std::string summarize(const std::vector<Translated>& items) {
     std::size_t nics = 0;
     std::size_t groups = 0;
     for (const auto& item : items) {
-        if (item.what.starts_with("GPU ")) ++gpus;
-        else if (item.what.starts_with("NIC ")) ++nics;
-        else ++groups;
+        if (item.what.starts_with("GPU "))
+            ++gpus;
+        else if (item.what.starts_with("NIC "))
+            ++nics;
+        else
+            ++groups;
     }
     auto count = [](std::size_t n, const char* noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); };
     std::vector<std::string> parts;
@@ -122,7 +125,8 @@ std::string summarize(const std::vector<Translated>& items) {
     if (nics > 0) parts.push_back(count(nics, "NIC"));
     if (groups > 0) parts.push_back("the devices of " + count(groups, "IOMMU group"));
     std::string out;
-    for (std::size_t i = 0; i < parts.size(); ++i) out += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+    for (std::size_t i = 0; i < parts.size(); ++i)
+        out += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
     return out;
 }
 

@@ -44,10 +44,10 @@ bool is_name(std::string_view text) {
 struct RawWord {
     std::string raw;
     int line = 0;
-    bool is_array = false;           // raw holds "NAME=" or "NAME+="
-    std::vector<RawWord> elements;   // the array's words
-    std::size_t end = 0;             // offset just after the word in the text it was read from
-    bool complete = true;            // false when a quote or $( in it is never closed
+    bool is_array = false;          // raw holds "NAME=" or "NAME+="
+    std::vector<RawWord> elements;  // the array's words
+    std::size_t end = 0;            // offset just after the word in the text it was read from
+    bool complete = true;           // false when a quote or $( in it is never closed
 };
 
 struct RawCommand {
@@ -446,13 +446,13 @@ struct EnvEdit {
     enum class Kind { clear, unset, set, unknown };
     Kind kind = Kind::set;
     std::string name;
-    Word value;             // for set
-    std::string wrapper;    // "env", "sudo", "exec -c": for notes and origins
+    Word value;           // for set
+    std::string wrapper;  // "env", "sudo", "exec -c": for notes and origins
 };
 
 // Where srun starts behind its wrappers, and what they do to its environment.
 struct StepStart {
-    std::size_t srun = 0;   // index of the srun word
+    std::size_t srun = 0;  // index of the srun word
     std::vector<EnvEdit> edits;
 };
 
@@ -530,8 +530,9 @@ std::size_t read_env_wrapper(const std::vector<Word>& words, std::size_t i, std:
 // script does not show.
 std::size_t read_sudo_wrapper(const std::vector<Word>& words, std::size_t i, std::vector<EnvEdit>& edits) {
     constexpr std::string_view kShortWithValue = "ugCDhprtTUR";
-    constexpr std::array kLongWithValue = {"--user", "--group", "--close-from", "--chdir", "--host", "--prompt",
-                                           "--role", "--type", "--command-timeout", "--other-user", "--chroot"};
+    constexpr std::array kLongWithValue = {"--user",   "--group", "--close-from", "--chdir",           "--host",
+                                           "--prompt", "--role",  "--type",       "--command-timeout", "--other-user",
+                                           "--chroot"};
     bool keeps_environment = false;
     std::size_t reset_at = edits.size();
     while (i < words.size() && is_option_word(words[i])) {
@@ -556,9 +557,10 @@ std::size_t read_sudo_wrapper(const std::vector<Word>& words, std::size_t i, std
         }
     }
     if (!keeps_environment) {
-        edits.insert(edits.begin() + static_cast<std::ptrdiff_t>(reset_at),
-                     EnvEdit{EnvEdit::Kind::unknown, "", {},
-                             "sudo without -E (the environment is what the sudoers policy keeps)"});
+        edits.insert(
+            edits.begin() + static_cast<std::ptrdiff_t>(reset_at),
+            EnvEdit{
+                EnvEdit::Kind::unknown, "", {}, "sudo without -E (the environment is what the sudoers policy keeps)"});
     }
     while (i < words.size()) {
         auto assignment = env_assignment(words[i], "sudo");
@@ -634,9 +636,15 @@ public:
         for (const auto& command : commands) {
             if (refusal) return;
             switch (command.kind) {
-                case RawCommand::Kind::subshell_open: enter_subshell(command.line); break;
-                case RawCommand::Kind::subshell_close: leave_subshell(); break;
-                case RawCommand::Kind::simple: run_command(command); break;
+                case RawCommand::Kind::subshell_open:
+                    enter_subshell(command.line);
+                    break;
+                case RawCommand::Kind::subshell_close:
+                    leave_subshell();
+                    break;
+                case RawCommand::Kind::simple:
+                    run_command(command);
+                    break;
             }
         }
     }
@@ -753,7 +761,8 @@ private:
                 quoted = true;
                 ++i;
                 while (i < text.size() && text[i] != '"') {
-                    if (text[i] == '\\' && i + 1 < text.size() && std::string_view("$`\"\\\n").find(text[i + 1]) != std::string_view::npos) {
+                    if (text[i] == '\\' && i + 1 < text.size() &&
+                        std::string_view("$`\"\\\n").find(text[i + 1]) != std::string_view::npos) {
                         if (text[i + 1] != '\n') word.text += text[i + 1];
                         i += 2;
                     } else if (text[i] == '$' || text[i] == '`') {
@@ -812,7 +821,8 @@ private:
             append_variable(text.substr(i + 1, end - i - 1), text.substr(i, end - i), word, unknown);
             return end;
         }
-        if (std::isdigit(static_cast<unsigned char>(next)) != 0 || std::string_view("@*#?$!-").find(next) != std::string_view::npos) {
+        if (std::isdigit(static_cast<unsigned char>(next)) != 0 ||
+            std::string_view("@*#?$!-").find(next) != std::string_view::npos) {
             unknown(text.substr(i, 2));
             return i + 2;
         }
@@ -1186,20 +1196,70 @@ private:
 // srun and sbatch options whose value may follow as the next word; the rest
 // are flags or take a value only as --name=value (--exclusive, --nice).
 // pyxis adds the --container-* ones.
-constexpr std::array kValueOptions = {
-    "--nodes", "--ntasks", "--ntasks-per-node", "--gpus-per-node", "--gpus", "--gres", "--cpu-bind", "--gpu-bind",
-    "--gpus-per-task", "--export", "--container-image", "--container-mounts", "--container-workdir",
-    "--container-env", "--container-name", "--job-name", "--output", "--error", "--partition", "--time", "--account",
-    "--mpi", "--cpus-per-task", "--cpus-per-gpu", "--mem", "--mem-per-gpu", "--mem-per-cpu", "--ntasks-per-core",
-    "--ntasks-per-socket", "--ntasks-per-gpu", "--constraint", "--qos", "--nodelist", "--exclude", "--chdir",
-    "--distribution", "--reservation", "--dependency", "--array", "--mail-type", "--mail-user", "--signal",
-    "--wait-all-nodes", "--cpu-freq", "--gpu-freq", "--network", "--input", "--open-mode", "--begin", "--comment",
-    "--threads-per-core", "--sockets-per-node", "--cores-per-socket", "--hint", "--switches",
-    "--container-save", "--export-file", "--gres-flags", "--tres-per-task"};
+constexpr std::array kValueOptions = {"--nodes",
+                                      "--ntasks",
+                                      "--ntasks-per-node",
+                                      "--gpus-per-node",
+                                      "--gpus",
+                                      "--gres",
+                                      "--cpu-bind",
+                                      "--gpu-bind",
+                                      "--gpus-per-task",
+                                      "--export",
+                                      "--container-image",
+                                      "--container-mounts",
+                                      "--container-workdir",
+                                      "--container-env",
+                                      "--container-name",
+                                      "--job-name",
+                                      "--output",
+                                      "--error",
+                                      "--partition",
+                                      "--time",
+                                      "--account",
+                                      "--mpi",
+                                      "--cpus-per-task",
+                                      "--cpus-per-gpu",
+                                      "--mem",
+                                      "--mem-per-gpu",
+                                      "--mem-per-cpu",
+                                      "--ntasks-per-core",
+                                      "--ntasks-per-socket",
+                                      "--ntasks-per-gpu",
+                                      "--constraint",
+                                      "--qos",
+                                      "--nodelist",
+                                      "--exclude",
+                                      "--chdir",
+                                      "--distribution",
+                                      "--reservation",
+                                      "--dependency",
+                                      "--array",
+                                      "--mail-type",
+                                      "--mail-user",
+                                      "--signal",
+                                      "--wait-all-nodes",
+                                      "--cpu-freq",
+                                      "--gpu-freq",
+                                      "--network",
+                                      "--input",
+                                      "--open-mode",
+                                      "--begin",
+                                      "--comment",
+                                      "--threads-per-core",
+                                      "--sockets-per-node",
+                                      "--cores-per-socket",
+                                      "--hint",
+                                      "--switches",
+                                      "--container-save",
+                                      "--export-file",
+                                      "--gres-flags",
+                                      "--tres-per-task"};
 constexpr std::string_view kValueShortOptions = "NnGcoepitAJCwxDqdmrS";
 
 bool takes_value(std::string_view name) {
-    if (name.size() == 2 && name[0] == '-' && name[1] != '-') return kValueShortOptions.find(name[1]) != std::string_view::npos;
+    if (name.size() == 2 && name[0] == '-' && name[1] != '-')
+        return kValueShortOptions.find(name[1]) != std::string_view::npos;
     return std::find(kValueOptions.begin(), kValueOptions.end(), name) != kValueOptions.end();
 }
 
@@ -1250,8 +1310,12 @@ std::size_t read_options(const std::vector<Word>& words, const std::vector<int>&
 void Shell::apply_wrapper_edits(SrunStep& step, const std::vector<EnvEdit>& edits, int line) {
     for (const auto& edit : edits) {
         switch (edit.kind) {
-            case EnvEdit::Kind::clear: step.environment.clear(); break;
-            case EnvEdit::Kind::unset: step.environment.erase(edit.name); break;
+            case EnvEdit::Kind::clear:
+                step.environment.clear();
+                break;
+            case EnvEdit::Kind::unset:
+                step.environment.erase(edit.name);
+                break;
             case EnvEdit::Kind::set:
                 step.environment[edit.name] =
                     Variable{edit.name, edit.value.known ? std::optional<std::string>(edit.value.text) : std::nullopt,
@@ -1259,7 +1323,8 @@ void Shell::apply_wrapper_edits(SrunStep& step, const std::vector<EnvEdit>& edit
                 break;
             case EnvEdit::Kind::unknown:
                 step.environment_complete = false;
-                step.environment_why_unknown = "the srun on line " + std::to_string(line) + " runs under " + edit.wrapper;
+                step.environment_why_unknown =
+                    "the srun on line " + std::to_string(line) + " runs under " + edit.wrapper;
                 script_.notes.push_back("line " + std::to_string(line) + ": srun runs under " + edit.wrapper +
                                         "; the step's environment is not known");
                 break;
@@ -1280,8 +1345,8 @@ bool Shell::within_step_bounds(const SrunStep& step) {
 }
 
 void Shell::run_srun(const std::vector<const RawWord*>& prefixes, const StepStart& start,
-                     const std::vector<Word>& words, const std::vector<int>& lines,
-                     std::optional<std::size_t> srun_end, const RawCommand& command) {
+                     const std::vector<Word>& words, const std::vector<int>& lines, std::optional<std::size_t> srun_end,
+                     const RawCommand& command) {
     if (script_.steps.size() >= kMaxSteps) {
         refusal.emplace(command.line, "the script runs more than " + std::to_string(kMaxSteps) +
                                           " srun steps; launchguard judges up to " + std::to_string(kMaxSteps) +
@@ -1335,10 +1400,11 @@ void Shell::run_srun(const std::vector<const RawWord*>& prefixes, const StepStar
                 std::string name = entry.substr(0, eq);
                 step.environment[name] = Variable{name, entry.substr(eq + 1), option.line, origin, ""};
             } else if (auto it = variables.find(entry); it != variables.end()) {
-                step.environment[entry] = Variable{entry, it->second.value, option.line, origin, it->second.why_unknown};
+                step.environment[entry] =
+                    Variable{entry, it->second.value, option.line, origin, it->second.why_unknown};
             } else {
-                step.environment[entry] = Variable{entry, std::nullopt, option.line, origin,
-                                                   "from the submitting shell"};
+                step.environment[entry] =
+                    Variable{entry, std::nullopt, option.line, origin, "from the submitting shell"};
             }
         }
     }
@@ -1346,8 +1412,8 @@ void Shell::run_srun(const std::vector<const RawWord*>& prefixes, const StepStar
     // bash -c '...' as the program: its exports reach the job's processes.
     if (program + 2 < words.size()) {
         const std::string& shell = words[program].text;
-        bool is_shell = shell == "bash" || shell == "sh" || shell == "/bin/bash" || shell == "/bin/sh" ||
-                        shell == "/usr/bin/bash";
+        bool is_shell =
+            shell == "bash" || shell == "sh" || shell == "/bin/bash" || shell == "/bin/sh" || shell == "/usr/bin/bash";
         if (is_shell && words[program + 1].text == "-c") {
             const Word& inner = words[program + 2];
             if (!inner.known) {
@@ -1432,11 +1498,15 @@ bool looks_like_batch_script(std::string_view text) {
 
 Result<BatchScript> parse_batch_script(std::string_view text, const std::string& path) {
     if (text.size() > kMaxScriptBytes) {
-        return make_file_error(path, 0, "the script is " + std::to_string(text.size()) + " bytes; launchguard reads "
-                               "batch scripts up to " + std::to_string(kMaxScriptBytes) + " bytes");
+        return make_file_error(path, 0,
+                               "the script is " + std::to_string(text.size()) +
+                                   " bytes; launchguard reads "
+                                   "batch scripts up to " +
+                                   std::to_string(kMaxScriptBytes) + " bytes");
     }
     if (auto nul = text.find('\0'); nul != std::string_view::npos) {
-        int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(nul), '\n'));
+        int line =
+            1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(nul), '\n'));
         return make_file_error(path, line, "a NUL byte: this is not a shell script");
     }
     BatchScript script;

@@ -36,12 +36,12 @@ inline constexpr std::size_t kMaxStepBytes = 64U << 20;
 
 // One option as written (#SBATCH line or srun argument), split into name and value.
 struct Option {
-    std::string name;           // "--nodes", "-N"; a short option is kept short
-    std::string value;          // "" for a flag
+    std::string name;   // "--nodes", "-N"; a short option is kept short
+    std::string value;  // "" for a flag
     bool has_value = false;
-    bool value_known = true;    // false when the value is computed at run time
+    bool value_known = true;  // false when the value is computed at run time
     int line = 0;
-    std::string written;        // "--nodes=2", "-N 2"
+    std::string written;  // "--nodes=2", "-N 2"
 
     [[nodiscard]] bool is(std::string_view long_name, std::string_view short_name = {}) const;
 };
@@ -51,21 +51,21 @@ struct Variable {
     std::string name;
     std::optional<std::string> value;  // nullopt: computed at run time
     int line = 0;
-    std::string origin;                // "export on line 30", "srun --export on line 58"
-    std::string why_unknown;           // "$(uname -m)", "set inside if/case/loop"
+    std::string origin;       // "export on line 30", "srun --export on line 58"
+    std::string why_unknown;  // "$(uname -m)", "set inside if/case/loop"
 };
 
 using VariableMap = std::map<std::string, Variable, std::less<>>;
 
 struct SrunStep {
-    int line = 0;                      // where the srun command starts
-    int last_line = 0;                 // where it ends (continuations)
-    std::vector<Option> options;       // srun's own options, in order
-    VariableMap environment;           // what the step's tasks get from the script
-    bool environment_complete = true;  // false when the step's environment cannot be known
+    int line = 0;                         // where the srun command starts
+    int last_line = 0;                    // where it ends (continuations)
+    std::vector<Option> options;          // srun's own options, in order
+    VariableMap environment;              // what the step's tasks get from the script
+    bool environment_complete = true;     // false when the step's environment cannot be known
     std::string environment_why_unknown;  // why, when it is not complete
-    bool conditional = false;          // inside if/case/loop: runs only when a condition holds
-    std::string program;               // first word after the options ("" when unknown)
+    bool conditional = false;             // inside if/case/loop: runs only when a condition holds
+    std::string program;                  // first word after the options ("" when unknown)
     // Where srun's own options may be added: the physical line (1-based) and
     // the byte column just after the srun word; line 0 when the srun word
     // comes out of an expansion with other words, or ends inside a quote that
@@ -76,15 +76,15 @@ struct SrunStep {
 
 struct BatchScript {
     std::string path;
-    std::vector<Option> directives;    // #SBATCH, in order
-    VariableMap exported;              // exported at the end of the script (for steps: see SrunStep)
-    std::vector<SrunStep> steps;       // at most kMaxSteps (more is an error)
-    std::vector<std::string> notes;    // what the reader could not follow, with line numbers
-    std::vector<std::string> lines;    // the script's physical lines, for `review --patched`
-    int last_directive_line = 0;       // 0 when there is none
-    int shebang_lines = 0;             // 1 when the first line is "#!..."
-    bool final_newline = true;         // false when the last line has no line break
-    bool crlf = false;                 // a line ends with CR LF (DOS line breaks), with a note
+    std::vector<Option> directives;  // #SBATCH, in order
+    VariableMap exported;            // exported at the end of the script (for steps: see SrunStep)
+    std::vector<SrunStep> steps;     // at most kMaxSteps (more is an error)
+    std::vector<std::string> notes;  // what the reader could not follow, with line numbers
+    std::vector<std::string> lines;  // the script's physical lines, for `review --patched`
+    int last_directive_line = 0;     // 0 when there is none
+    int shebang_lines = 0;           // 1 when the first line is "#!..."
+    bool final_newline = true;       // false when the last line has no line break
+    bool crlf = false;               // a line ends with CR LF (DOS line breaks), with a note
 };
 
 // Errors for input that is not a batch script at all (too large, binary) and

@@ -42,7 +42,8 @@ public:
         }
         const ContainerMount* mount = mount_for(path);
         if (mount != nullptr) {
-            std::string host_path = mount->source + std::string(path.substr(mount->target == "/" ? 0 : mount->target.size()));
+            std::string host_path =
+                mount->source + std::string(path.substr(mount->target == "/" ? 0 : mount->target.size()));
             if (!host_topology_.empty() && host_path == host_topology_) return profile_topology(host_path);
             info.detail = "mounted from the compute node's " + host_path + " (" + mount->written +
                           "), which a batch script does not show";
@@ -100,7 +101,8 @@ private:
 };
 
 // The last occurrence of an option wins, as in Slurm; step options beat #SBATCH.
-const Option* find_option(const std::vector<Option>& options, std::string_view long_name, std::string_view short_name = {}) {
+const Option* find_option(const std::vector<Option>& options, std::string_view long_name,
+                          std::string_view short_name = {}) {
     const Option* found = nullptr;
     for (const auto& option : options) {
         if (option.is(long_name, short_name)) found = &option;
@@ -157,8 +159,8 @@ JobShape job_shape(const OptionLookup& options, const Profile& profile) {
 
     if (const Option* o = options.get("--ntasks", "-n"); o && o->value_known && parse_count(o->value)) {
         shape.tasks = Fact<int>::known(*parse_count(o->value), where(*o));
-    } else if (const Option* per = options.get("--ntasks-per-node"); per && per->value_known && nodes &&
-                                                                      parse_count(per->value)) {
+    } else if (const Option* per = options.get("--ntasks-per-node");
+               per && per->value_known && nodes && parse_count(per->value)) {
         shape.tasks = Fact<int>::known(*nodes * *parse_count(per->value), nodes_source + " x " + where(*per));
     } else {
         shape.tasks = Fact<int>::unknown("the script sets neither --ntasks nor --nodes with --ntasks-per-node");
@@ -192,9 +194,7 @@ JobShape job_shape(const OptionLookup& options, const Profile& profile) {
 
 // pyxis starts a container only for --container-image or --container-name;
 // its other options are ignored (with an error) without one of them.
-bool starts_container(const Option& option) {
-    return option.is("--container-image") || option.is("--container-name");
-}
+bool starts_container(const Option& option) { return option.is("--container-image") || option.is("--container-name"); }
 
 // Variables the job sets that the image's ENV would beat: pyxis keeps an
 // image value over the job's unless --container-env names the variable.
@@ -206,7 +206,8 @@ std::vector<std::string> overridable_by_image(const Environment& env, const std:
     }
     std::vector<std::string> exposed;
     for (const auto& [name, value] : env) {
-        if (name.starts_with("NCCL_") && std::find(kept.begin(), kept.end(), name) == kept.end()) exposed.push_back(name);
+        if (name.starts_with("NCCL_") && std::find(kept.begin(), kept.end(), name) == kept.end())
+            exposed.push_back(name);
     }
     return exposed;
 }
@@ -224,7 +225,8 @@ std::vector<ContainerMount> parse_container_mounts(const std::string& value) {
             mount.target = mount.source;
         } else {
             std::size_t second = entry.find(':', first + 1);
-            mount.target = entry.substr(first + 1, second == std::string::npos ? std::string::npos : second - first - 1);
+            mount.target =
+                entry.substr(first + 1, second == std::string::npos ? std::string::npos : second - first - 1);
             if (second != std::string::npos) {
                 // pyxis separates mount flags with '+' ("ro+rprivate"): ',' already separates entries.
                 std::string flags = "+" + entry.substr(second + 1) + "+";
@@ -250,7 +252,8 @@ std::vector<StepLaunch> launches_from_script(const BatchScript& script, const Pr
     for (const auto& step : steps) {
         StepLaunch launch;
         launch.line = step.line;
-        launch.label = batch_step ? "the batch step (the script runs no srun)" : "srun on line " + std::to_string(step.line);
+        launch.label =
+            batch_step ? "the batch step (the script runs no srun)" : "srun on line " + std::to_string(step.line);
         OptionLookup options{step.options, script.directives};
         LaunchContext& ctx = launch.context;
 
@@ -300,7 +303,8 @@ std::vector<StepLaunch> launches_from_script(const BatchScript& script, const Pr
                     mounts.push_back(std::move(mount));
                 }
             }
-            if (option.is("--container-mount-home")) ctx.container.requested_mounts.emplace_back("$HOME (--container-mount-home)");
+            if (option.is("--container-mount-home"))
+                ctx.container.requested_mounts.emplace_back("$HOME (--container-mount-home)");
             if (option.is("--container-workdir")) workdir = option.value;
         }
         if (!container && !mounts.empty()) {
@@ -311,8 +315,10 @@ std::vector<StepLaunch> launches_from_script(const BatchScript& script, const Pr
             std::string names;
             for (const auto& name : exposed) names += (names.empty() ? "" : ", ") + name;
             if (!names.empty()) {
-                launch.notes.push_back("the image's ENV beats the job's value under pyxis unless --container-env "
-                                       "names the variable; not named: " + names);
+                launch.notes.push_back(
+                    "the image's ENV beats the job's value under pyxis unless --container-env "
+                    "names the variable; not named: " +
+                    names);
             }
         }
         if (container) {

@@ -26,8 +26,8 @@ struct ContainerMount {
 std::vector<ContainerMount> parse_container_mounts(const std::string& value);
 
 struct StepLaunch {
-    int line = 0;              // the srun line; 0 for the batch step itself (a script with no srun)
-    std::string label;         // "srun on line 58", "the batch step"
+    int line = 0;       // the srun line; 0 for the batch step itself (a script with no srun)
+    std::string label;  // "srun on line 58", "the batch step"
     LaunchContext context;
     std::vector<std::string> notes;  // variables whose values the script computes, and similar
 };

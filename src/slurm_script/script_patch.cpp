@@ -21,9 +21,7 @@ std::string env_line(const RemediationOp& op) {
                                                    : "unset " + op.name;
 }
 
-std::string leading_blanks(const std::string& line) {
-    return line.substr(0, line.find_first_not_of(" \t"));
-}
+std::string leading_blanks(const std::string& line) { return line.substr(0, line.find_first_not_of(" \t")); }
 
 // Why `value` cannot be written into the script, "" when it can: quoting
 // makes any other byte one shell word, but a NUL ends the file's text for
@@ -32,7 +30,8 @@ std::string leading_blanks(const std::string& line) {
 std::string unwritable(std::string_view value, bool in_mount) {
     if (value.find('\0') != std::string_view::npos) return "a NUL byte";
     if (value.find_first_of("\n\r") != std::string_view::npos) return "a line break";
-    if (in_mount && value.find_first_of(",:") != std::string_view::npos) return "a ',' or ':' (pyxis splits mounts there)";
+    if (in_mount && value.find_first_of(",:") != std::string_view::npos)
+        return "a ',' or ':' (pyxis splits mounts there)";
     return "";
 }
 
@@ -62,7 +61,8 @@ struct SrunAdditions {
     // " '--container-mounts=a:b:ro,c:d' --container-env=X,Y": each option one shell word.
     [[nodiscard]] std::string words() const {
         std::string out;
-        for (const auto& [option, items] : {std::pair{"--container-mounts=", &mounts}, {"--container-env=", &env_names}}) {
+        for (const auto& [option, items] :
+             {std::pair{"--container-mounts=", &mounts}, {"--container-env=", &env_names}}) {
             if (items->empty()) continue;
             std::string joined;
             for (const auto& item : *items) joined += (joined.empty() ? "" : ",") + item;
@@ -81,9 +81,12 @@ void add_once(std::vector<std::string>& list, const std::string& item) {
 bool script_can_apply(const RemediationOp& op, Runtime runtime) {
     switch (op.kind) {
         case RemediationOp::Kind::set_env:
-        case RemediationOp::Kind::unset_env: return true;
-        case RemediationOp::Kind::mount_file: return runtime == Runtime::pyxis;
-        default: return false;
+        case RemediationOp::Kind::unset_env:
+            return true;
+        case RemediationOp::Kind::mount_file:
+            return runtime == Runtime::pyxis;
+        default:
+            return false;
     }
 }
 
@@ -96,14 +99,16 @@ std::string fix_in_script_terms(const RemediationOp& op, const StepFixes& step) 
                        " so the image's ENV cannot override it)";
             }
             return env_line(op) + "  (before the srun on " + where + ")";
-        case RemediationOp::Kind::unset_env: return env_line(op) + "  (before the srun on " + where + ")";
+        case RemediationOp::Kind::unset_env:
+            return env_line(op) + "  (before the srun on " + where + ")";
         case RemediationOp::Kind::mount_file:
             if (step.runtime == Runtime::pyxis) {
                 return "--container-mounts=" + mount_entry(op) + "  (on the srun on " + where + ")";
             }
             return "the step runs without a container: make " + op.host_path + " available at " + op.container_path +
                    " on the node";
-        default: return describe_remediation(op);
+        default:
+            return describe_remediation(op);
     }
 }
 
@@ -115,9 +120,9 @@ Result<std::string> apply_fixes(const BatchScript& script, const std::vector<Ste
     std::map<std::pair<std::size_t, std::size_t>, SrunAdditions> on_srun;
     std::map<std::size_t, SrunAdditions> unplaced;
     for (const auto& step : fixes) {
-        std::size_t index = step.step_line > 0 ? static_cast<std::size_t>(step.step_line - 1)
-                                               : static_cast<std::size_t>(std::max(script.last_directive_line,
-                                                                                   script.shebang_lines));
+        std::size_t index = step.step_line > 0
+                                ? static_cast<std::size_t>(step.step_line - 1)
+                                : static_cast<std::size_t>(std::max(script.last_directive_line, script.shebang_lines));
         auto additions = [&]() -> SrunAdditions& {
             if (step.options_line > 0) {
                 return on_srun[{static_cast<std::size_t>(step.options_line - 1), step.options_column}];

@@ -15,8 +15,8 @@
 namespace launchguard::slurm_script {
 
 struct StepFixes {
-    int step_line = 0;          // the srun line; 0 for the batch step of a script without srun
-    int options_line = 0;       // where srun's options go (SrunStep::options_line); 0: no place
+    int step_line = 0;     // the srun line; 0 for the batch step of a script without srun
+    int options_line = 0;  // where srun's options go (SrunStep::options_line); 0: no place
     std::size_t options_column = 0;
     Runtime runtime = Runtime::bare;
     std::vector<RemediationOp> ops;

@@ -20,8 +20,8 @@ namespace launchguard::slurm_script {
 
 struct StepReview {
     StepLaunch launch;
-    Report report;      // the engine's report for this step alone
-    StepFixes fixes;    // remediation of its blocking and patching findings
+    Report report;    // the engine's report for this step alone
+    StepFixes fixes;  // remediation of its blocking and patching findings
 };
 
 struct ScriptReview {

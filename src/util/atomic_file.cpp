@@ -35,9 +35,10 @@ Status write_file_atomically(const std::string& path, std::string_view content, 
     // regular file, or no file yet, is ours to replace.
     struct stat target {};
     if (::lstat(path.c_str(), &target) == 0 && !S_ISREG(target.st_mode)) {
-        return make_file_error(path, 0, "is " + file_type_name(target.st_mode) +
-                                            ", not a regular file: refusing to replace it (give the path of a regular "
-                                            "file or of one to create)");
+        return make_file_error(path, 0,
+                               "is " + file_type_name(target.st_mode) +
+                                   ", not a regular file: refusing to replace it (give the path of a regular "
+                                   "file or of one to create)");
     }
     // A fresh, unpredictable name beside the target (mkostemp: O_EXCL), so
     // two writers (slurmd's init and a prolog, two node checks) never write
@@ -45,7 +46,9 @@ Status write_file_atomically(const std::string& path, std::string_view content, 
     // is never opened.
     std::string temporary = path + ".tmp.XXXXXX";
     int fd = ::mkostemp(temporary.data(), O_CLOEXEC);
-    if (fd < 0) return make_file_error(path, 0, std::string("cannot create a temporary file beside it: ") + std::strerror(errno));
+    if (fd < 0)
+        return make_file_error(path, 0,
+                               std::string("cannot create a temporary file beside it: ") + std::strerror(errno));
     bool written = write_all(fd, content);
     int saved_errno = errno;
     // fchmod, not the open mode: the umask would otherwise narrow it.

@@ -59,7 +59,9 @@ bool read_until_eof(int fd, Clock::time_point deadline, const std::function<void
     for (;;) {
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
         if (left <= 0) return false;
-        struct pollfd p {fd, POLLIN, 0};
+        struct pollfd p {
+            fd, POLLIN, 0
+        };
         int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1 << 30)));
         if (ready < 0) {
             if (errno == EINTR) continue;
@@ -131,8 +133,10 @@ struct Records {
             std::memcpy(&size, buffer.data() + 1, sizeof(size));
             if (buffer.size() < 5 + static_cast<std::size_t>(size)) return;
             std::string data = buffer.substr(5, size);
-            if (buffer[0] == 'R') result = std::move(data);
-            else last_note = std::move(data);
+            if (buffer[0] == 'R')
+                result = std::move(data);
+            else
+                last_note = std::move(data);
             buffer.erase(0, 5 + static_cast<std::size_t>(size));
         }
     }
@@ -176,7 +180,8 @@ Result<std::string> run_forked_with_deadline(const ChildBody& body, std::chrono:
     const std::string step = records.last_note.empty() ? std::string() : " while " + records.last_note;
     if (!in_time) {
         abandon(child);
-        return make_error("did not finish within " + seconds_text(deadline) + step + " (stopped; a read that never "
+        return make_error("did not finish within " + seconds_text(deadline) + step +
+                          " (stopped; a read that never "
                           "returns, such as a hung device's sysfs attribute, stalls it)");
     }
     auto status = reap(child, std::max(until, Clock::now() + std::chrono::milliseconds(200)));
@@ -191,7 +196,8 @@ Result<std::string> run_forked_with_deadline(const ChildBody& body, std::chrono:
 Result<ProgramResult> run_program(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env,
                                   std::chrono::milliseconds deadline) {
     if (argv.empty() || argv.front().empty() || argv.front().front() != '/') {
-        return make_error("run_program needs an absolute path, got '" + (argv.empty() ? std::string() : argv.front()) + "'");
+        return make_error("run_program needs an absolute path, got '" + (argv.empty() ? std::string() : argv.front()) +
+                          "'");
     }
     const auto until = Clock::now() + deadline;
     // Built before fork: the child of a multithreaded parent may only call
@@ -243,7 +249,8 @@ Result<ProgramResult> run_program(const std::vector<std::string>& argv, const st
     auto status = reap(child, std::max(until, Clock::now() + std::chrono::milliseconds(200)));
     if (!status) {
         abandon(child);
-        return make_error(argv.front() + " closed its output but did not exit within " + seconds_text(deadline) + " (killed)");
+        return make_error(argv.front() + " closed its output but did not exit within " + seconds_text(deadline) +
+                          " (killed)");
     }
     result.exit_code = WIFEXITED(*status) ? WEXITSTATUS(*status) : -1;
     return result;

@@ -40,9 +40,9 @@ std::string link_note(const std::string& path) {
 }
 
 Error not_regular(const std::string& path, mode_t mode) {
-    return make_file_error(path, 0,
-                           "is " + file_type_name(mode) + link_note(path) +
-                               ", not a regular file: launchguard reads only regular files");
+    return make_file_error(
+        path, 0,
+        "is " + file_type_name(mode) + link_note(path) + ", not a regular file: launchguard reads only regular files");
 }
 
 Error too_large(const std::string& path, std::uint64_t size, std::size_t max_bytes, bool at_least) {

@@ -9,7 +9,8 @@ std::string normalize_absolute(std::string_view path) {
     std::size_t start = 0;
     while (start <= path.size()) {
         std::size_t slash = path.find('/', start);
-        std::string_view part = path.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+        std::string_view part =
+            path.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
         if (part == "..") {
             if (!parts.empty()) parts.pop_back();
         } else if (!part.empty() && part != ".") {

@@ -8,9 +8,18 @@ namespace launchguard {
 namespace {
 
 constexpr std::array<std::pair<std::string_view, std::uint64_t>, 12> kUnits{{
-    {"KiB", 1ULL << 10}, {"MiB", 1ULL << 20}, {"GiB", 1ULL << 30}, {"TiB", 1ULL << 40},
-    {"Ki", 1ULL << 10},  {"Mi", 1ULL << 20},  {"Gi", 1ULL << 30},  {"Ti", 1ULL << 40},
-    {"K", 1ULL << 10},   {"M", 1ULL << 20},   {"G", 1ULL << 30},   {"B", 1},
+    {"KiB", 1ULL << 10},
+    {"MiB", 1ULL << 20},
+    {"GiB", 1ULL << 30},
+    {"TiB", 1ULL << 40},
+    {"Ki", 1ULL << 10},
+    {"Mi", 1ULL << 20},
+    {"Gi", 1ULL << 30},
+    {"Ti", 1ULL << 40},
+    {"K", 1ULL << 10},
+    {"M", 1ULL << 20},
+    {"G", 1ULL << 30},
+    {"B", 1},
 }};
 
 }  // namespace
@@ -34,8 +43,8 @@ Result<std::uint64_t> parse_byte_size(std::string_view text) {
 }
 
 std::string format_byte_size(std::uint64_t bytes) {
-    constexpr std::array<std::pair<std::string_view, std::uint64_t>, 4> kShown{{
-        {"TiB", 1ULL << 40}, {"GiB", 1ULL << 30}, {"MiB", 1ULL << 20}, {"KiB", 1ULL << 10}}};
+    constexpr std::array<std::pair<std::string_view, std::uint64_t>, 4> kShown{
+        {{"TiB", 1ULL << 40}, {"GiB", 1ULL << 30}, {"MiB", 1ULL << 20}, {"KiB", 1ULL << 10}}};
     for (const auto& [name, factor] : kShown) {
         if (bytes >= factor && bytes % factor == 0) return std::to_string(bytes / factor) + " " + std::string(name);
     }

@@ -16,7 +16,7 @@ std::size_t sequence_at(std::string_view text, std::size_t pos, std::uint32_t& c
         return 1;
     }
     std::size_t length = 0;
-    unsigned char low = 0x80;   // allowed range of the second byte
+    unsigned char low = 0x80;  // allowed range of the second byte
     unsigned char high = 0xBF;
     if (lead >= 0xC2 && lead <= 0xDF) {
         length = 2;
@@ -83,12 +83,18 @@ std::string printable_text(std::string_view text) {
     for_each_sequence(
         text,
         [&](std::uint32_t code_point, std::string_view bytes) {
-            if (code_point == '\n') out += "\\n";
-            else if (code_point == '\r') out += "\\r";
-            else if (code_point == '\t') out += "\\t";
-            else if (code_point < 0x20 || code_point == 0x7F) out += hex_escape("\\x", code_point, 2);
-            else if (code_point >= 0x80 && code_point <= 0x9F) out += hex_escape("\\u", code_point, 4);
-            else out.append(bytes);
+            if (code_point == '\n')
+                out += "\\n";
+            else if (code_point == '\r')
+                out += "\\r";
+            else if (code_point == '\t')
+                out += "\\t";
+            else if (code_point < 0x20 || code_point == 0x7F)
+                out += hex_escape("\\x", code_point, 2);
+            else if (code_point >= 0x80 && code_point <= 0x9F)
+                out += hex_escape("\\u", code_point, 4);
+            else
+                out.append(bytes);
         },
         [&](unsigned char byte) { out += hex_escape("\\x", byte, 2); });
     return out;
@@ -108,11 +114,20 @@ std::string fstab_escape(std::string_view field) {
     std::string out;
     for (char c : field) {
         switch (c) {
-            case ' ': out += "\\040"; break;
-            case '\t': out += "\\011"; break;
-            case '\n': out += "\\012"; break;
-            case '\\': out += "\\134"; break;
-            default: out += c;
+            case ' ':
+                out += "\\040";
+                break;
+            case '\t':
+                out += "\\011";
+                break;
+            case '\n':
+                out += "\\012";
+                break;
+            case '\\':
+                out += "\\134";
+                break;
+            default:
+                out += c;
         }
     }
     return out;
@@ -124,7 +139,11 @@ std::string fstab_unescape(std::string_view field) {
         // getmntent decodes exactly these four; any other backslash stays.
         if (field[i] == '\\' && field.size() - i >= 4) {
             std::string_view code = field.substr(i + 1, 3);
-            char decoded = code == "040" ? ' ' : code == "011" ? '\t' : code == "012" ? '\n' : code == "134" ? '\\' : '\0';
+            char decoded = code == "040"   ? ' '
+                           : code == "011" ? '\t'
+                           : code == "012" ? '\n'
+                           : code == "134" ? '\\'
+                                           : '\0';
             if (decoded != '\0') {
                 out += decoded;
                 i += 3;

@@ -54,13 +54,16 @@ Status check_yaml_terminates(std::string_view text, const std::string& origin) {
     }
     std::fflush(nullptr);  // the child leaves with _exit; keep buffers from being written twice
     pid_t child = ::fork();
-    if (child < 0) return make_file_error(origin, 0, std::string("cannot fork to check the YAML: ") + std::strerror(errno));
+    if (child < 0)
+        return make_file_error(origin, 0, std::string("cannot fork to check the YAML: ") + std::strerror(errno));
     if (child == 0) {
         restore_default_crash_signals();
         ::alarm(kParseSeconds);
         // AddressSanitizer reserves terabytes of address space: no bound there.
         if (!kAddressSanitizer) {
-            struct rlimit limit {kYamlParseBytes, kYamlParseBytes};
+            struct rlimit limit {
+                kYamlParseBytes, kYamlParseBytes
+            };
             (void)::setrlimit(RLIMIT_AS, &limit);
         }
         int rc = 0;
@@ -75,18 +78,20 @@ Status check_yaml_terminates(std::string_view text, const std::string& origin) {
     }
     int status = 0;
     while (::waitpid(child, &status, 0) < 0) {
-        if (errno != EINTR) return make_file_error(origin, 0, std::string("cannot wait for the YAML check: ") + std::strerror(errno));
+        if (errno != EINTR)
+            return make_file_error(origin, 0, std::string("cannot wait for the YAML check: ") + std::strerror(errno));
     }
     const std::string known = " (yaml-cpp 0.7 loops on some invalid YAML, e.g. '{a: b},'): refused";
     if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
-        return make_file_error(origin, 0, "the YAML parser did not finish within " + std::to_string(kParseSeconds) +
-                                              " s" + known);
+        return make_file_error(origin, 0,
+                               "the YAML parser did not finish within " + std::to_string(kParseSeconds) + " s" + known);
     }
     if (WIFEXITED(status) && WEXITSTATUS(status) == kExitOutOfMemory) {
         return make_file_error(origin, 0, "the YAML parser ran out of memory" + known);
     }
     if (WIFSIGNALED(status)) {
-        return make_file_error(origin, 0, std::string("the YAML parser crashed (") + strsignal(WTERMSIG(status)) + ")" + known);
+        return make_file_error(origin, 0,
+                               std::string("the YAML parser crashed (") + strsignal(WTERMSIG(status)) + ")" + known);
     }
     std::lock_guard lock(g_passed_mutex);
     g_passed.insert(key);
@@ -101,7 +106,8 @@ Status check_yaml_expansion(std::span<const YAML::Node> documents, const std::st
         std::size_t depth;
     };
     std::vector<Pending> pending;
-    for (auto document = documents.rbegin(); document != documents.rend(); ++document) pending.push_back({*document, 1});
+    for (auto document = documents.rbegin(); document != documents.rend(); ++document)
+        pending.push_back({*document, 1});
     std::size_t nodes = 0;
     while (!pending.empty()) {
         Pending current = std::move(pending.back());

@@ -5,7 +5,8 @@
 // its line, and patching every step must give a script in which the reader
 // finds the same steps, each carrying the added option as one known word.
 //   scripts/sanitize.sh -L fuzz   (builds every fuzzer with ASan + UBSan)
-//   build-sanitize/tests/fuzz/fuzz_batch_script -max_len=65536 corpus/ tests/fixtures/slurm tests/fuzz/seeds/batch_script
+//   build-sanitize/tests/fuzz/fuzz_batch_script -max_len=65536 corpus/ tests/fixtures/slurm
+//   tests/fuzz/seeds/batch_script
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -72,7 +73,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& step : parsed.steps) {
         // Every step points into the script, and its options' place into its line.
         if (step.line < 1 || static_cast<std::size_t>(step.line) > parsed.lines.size() + 1) __builtin_trap();
-        if (step.options_line < 0 || static_cast<std::size_t>(step.options_line) > parsed.lines.size()) __builtin_trap();
+        if (step.options_line < 0 || static_cast<std::size_t>(step.options_line) > parsed.lines.size())
+            __builtin_trap();
         if (step.options_line > 0) {
             const std::string& line = parsed.lines[static_cast<std::size_t>(step.options_line - 1)];
             if (step.options_column > line.size()) __builtin_trap();

@@ -8,8 +8,8 @@
 #include "probe/gpu_assignment.h"
 #include "probe/hwloc_probe.h"
 #include "probe/sysfs_probe.h"
-#include "util/size_parser.h"
 #include "support/memory_file_view.h"
+#include "util/size_parser.h"
 
 namespace launchguard::testing {
 namespace {
@@ -70,7 +70,8 @@ LaunchContext launch_from_yaml(const std::string& yaml) {
     if (auto xml = spec["hwloc_xml"]) {
         auto topo = load_topology_from_xml(fixture_path(xml.as<std::string>()));
         if (!topo) throw std::runtime_error("launch fixture: " + topo.error().to_string());
-        if (auto sysfs = spec["sysfs"]) augment_topology_from_sysfs(topo.value(), fixture_path(sysfs.as<std::string>()));
+        if (auto sysfs = spec["sysfs"])
+            augment_topology_from_sysfs(topo.value(), fixture_path(sysfs.as<std::string>()));
         ctx.topology = Fact<NodeTopology>::known(std::move(topo.value()), kFixtureSource);
     } else {
         ctx.topology = Fact<NodeTopology>::unknown("no node topology in the test fixture");
@@ -125,12 +126,15 @@ LaunchContext launch_from_yaml(const std::string& yaml) {
 
     if (auto n = spec["node"]) {
         if (n["arch"]) ctx.node.arch = Fact<std::string>::known(n["arch"].as<std::string>(), kFixtureSource);
-        if (n["page_size"]) ctx.node.page_size = Fact<long>::known(static_cast<long>(bytes(n["page_size"])), kFixtureSource);
-        if (n["cmdline"]) ctx.node.kernel_cmdline = Fact<std::string>::known(n["cmdline"].as<std::string>(), kFixtureSource);
+        if (n["page_size"])
+            ctx.node.page_size = Fact<long>::known(static_cast<long>(bytes(n["page_size"])), kFixtureSource);
+        if (n["cmdline"])
+            ctx.node.kernel_cmdline = Fact<std::string>::known(n["cmdline"].as<std::string>(), kFixtureSource);
         if (n["virtualization"]) {
             ctx.node.virtualization = Fact<std::string>::known(n["virtualization"].as<std::string>(), kFixtureSource);
         }
-        if (n["numa_balancing"]) ctx.node.numa_balancing = Fact<bool>::known(n["numa_balancing"].as<bool>(), kFixtureSource);
+        if (n["numa_balancing"])
+            ctx.node.numa_balancing = Fact<bool>::known(n["numa_balancing"].as<bool>(), kFixtureSource);
     }
 
     if (auto h = spec["host"]) {

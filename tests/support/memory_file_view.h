@@ -31,15 +31,12 @@ namespace launchguard::testing {
 
 class MemoryFileView final : public FileView {
 public:
-    explicit MemoryFileView(std::string description = "in-memory test view")
-        : description_(std::move(description)) {}
+    explicit MemoryFileView(std::string description = "in-memory test view") : description_(std::move(description)) {}
 
     MemoryFileView& add_file(std::string_view path, std::string contents) {
         return add(path, Entry{FileKind::regular, std::move(contents), {}, {}});
     }
-    MemoryFileView& add_directory(std::string_view path) {
-        return add(path, Entry{FileKind::directory, {}, {}, {}});
-    }
+    MemoryFileView& add_directory(std::string_view path) { return add(path, Entry{FileKind::directory, {}, {}, {}}); }
     MemoryFileView& add_unreadable(std::string_view path, std::string detail = "permission denied") {
         return add(path, Entry{FileKind::unreadable, {}, {}, std::move(detail)});
     }
@@ -77,7 +74,8 @@ public:
         return info;
     }
 
-    [[nodiscard]] Result<std::string> read(std::string_view path, std::size_t max_bytes = kMaxInputFileBytes) const override {
+    [[nodiscard]] Result<std::string> read(std::string_view path,
+                                           std::size_t max_bytes = kMaxInputFileBytes) const override {
         FileInfo info = stat(path);
         if (info.kind != FileKind::regular) {
             return make_file_error(std::string(path), 0,
@@ -88,9 +86,9 @@ public:
         if (entry == nullptr) return make_file_error(std::string(path), 0, "cannot read: vanished");
         // As the real views do: past the bound an error, never a prefix.
         if (entry->contents.size() > max_bytes) {
-            return make_file_error(std::string(path), 0, "is " + format_byte_size(entry->contents.size()) +
-                                                             ", larger than the " + format_byte_size(max_bytes) +
-                                                             " launchguard reads from one file");
+            return make_file_error(std::string(path), 0,
+                                   "is " + format_byte_size(entry->contents.size()) + ", larger than the " +
+                                       format_byte_size(max_bytes) + " launchguard reads from one file");
         }
         return entry->contents;
     }
@@ -126,13 +124,20 @@ private:
     // Kept local so the view does not depend on FileKind's to_string being linked.
     static std::string_view kind_name(FileKind kind) {
         switch (kind) {
-            case FileKind::regular: return "regular file";
-            case FileKind::directory: return "is a directory";
-            case FileKind::missing: return "no such file";
-            case FileKind::dangling_symlink: return "dangling symlink";
-            case FileKind::unreadable: return "unreadable";
-            case FileKind::other: return "not a regular file";
-            case FileKind::unknown: return "unknown";
+            case FileKind::regular:
+                return "regular file";
+            case FileKind::directory:
+                return "is a directory";
+            case FileKind::missing:
+                return "no such file";
+            case FileKind::dangling_symlink:
+                return "dangling symlink";
+            case FileKind::unreadable:
+                return "unreadable";
+            case FileKind::other:
+                return "not a regular file";
+            case FileKind::unknown:
+                return "unknown";
         }
         return "unknown";
     }

@@ -28,11 +28,10 @@ std::string cli() { return quote_arg(LAUNCHGUARD_CLI); }
 // A check of a recorded launch: the 32em64t node, a tuned sysfs, GPU 0.
 std::string recorded_check(const std::string& rootfs, const std::string& extra = "",
                            const std::string& sysfs = "sysfs/h100-baremetal") {
-    return cli() + " check --root " + quote_arg(fixture_path("cli/" + rootfs)) +
-           " --env-file " + quote_arg(fixture_path("cli/job.env")) +
-           " --hwloc-xml " + quote_arg(fixture_path("hwloc/32em64t-2n8c2t-pci-normalio.xml")) +
-           " --sysfs-root " + quote_arg(fixture_path(sysfs)) +
-           " --runtime pyxis " + extra;
+    return cli() + " check --root " + quote_arg(fixture_path("cli/" + rootfs)) + " --env-file " +
+           quote_arg(fixture_path("cli/job.env")) + " --hwloc-xml " +
+           quote_arg(fixture_path("hwloc/32em64t-2n8c2t-pci-normalio.xml")) + " --sysfs-root " +
+           quote_arg(fixture_path(sysfs)) + " --runtime pyxis " + extra;
 }
 
 boost::json::object parse_report(const std::string& out) {
@@ -75,16 +74,46 @@ TEST(Cli, RulesListsTheWholeCatalog) {
     }
     // Every rule of the catalog the project set out with (docs/design/RULES.md
     // has the field cases behind it): dropping one is a deliberate edit here.
-    for (const char* id :
-         {"topo.file-missing", "topo.not-propagated", "topo.silently-ignored", "topo.nccl-rejects",
-          "topo.busid-drift", "topo.required", "conf.host-not-visible", "conf.lint", "net.hca-matches-nothing",
-          "net.ib-disabled", "net.fallback-unguarded", "net.plugin-missing", "net.qps-low",
-          "net.socket-ifname-nomatch", "net.ib-port-degraded", "net.gdr-level-low", "net.gdr-read-off",
-          "nccl.p2p-disabled", "nccl.shm-disabled", "nccl.nvls-disabled", "nccl.cumem-disabled",
-          "nccl.algo-restricted", "nccl.proto-restricted", "nccl.channels-capped", "nccl.buffsize-suspicious",
-          "cpu.affinity-off-gpu", "cpu.affinity-partial", "cpu.bind-by-id", "cpu.k8s-not-pinnable",
-          "power.governor", "power.cstates", "power.turbo-off", "numa.balancing-on", "virt.iommu-translating",
-          "virt.iommu-strict", "virt.page-size", "hw.pcie-degraded", "hw.inventory", "shm.small", "mem.memlock"}) {
+    for (const char* id : {"topo.file-missing",
+                           "topo.not-propagated",
+                           "topo.silently-ignored",
+                           "topo.nccl-rejects",
+                           "topo.busid-drift",
+                           "topo.required",
+                           "conf.host-not-visible",
+                           "conf.lint",
+                           "net.hca-matches-nothing",
+                           "net.ib-disabled",
+                           "net.fallback-unguarded",
+                           "net.plugin-missing",
+                           "net.qps-low",
+                           "net.socket-ifname-nomatch",
+                           "net.ib-port-degraded",
+                           "net.gdr-level-low",
+                           "net.gdr-read-off",
+                           "nccl.p2p-disabled",
+                           "nccl.shm-disabled",
+                           "nccl.nvls-disabled",
+                           "nccl.cumem-disabled",
+                           "nccl.algo-restricted",
+                           "nccl.proto-restricted",
+                           "nccl.channels-capped",
+                           "nccl.buffsize-suspicious",
+                           "cpu.affinity-off-gpu",
+                           "cpu.affinity-partial",
+                           "cpu.bind-by-id",
+                           "cpu.k8s-not-pinnable",
+                           "power.governor",
+                           "power.cstates",
+                           "power.turbo-off",
+                           "numa.balancing-on",
+                           "virt.iommu-translating",
+                           "virt.iommu-strict",
+                           "virt.page-size",
+                           "hw.pcie-degraded",
+                           "hw.inventory",
+                           "shm.small",
+                           "mem.memlock"}) {
         EXPECT_EQ(ids.count(id), 1U) << "missing rule " << id;
     }
 }
@@ -194,8 +223,9 @@ TEST(Cli, QueuePairsArePatchedOnALargeConnectX8Job) {
     EXPECT_EQ(op.at("name").as_string(), "NCCL_IB_QPS_PER_CONNECTION");
     EXPECT_EQ(op.at("value").as_string(), "4");
 
-    auto fix = run_command(recorded_check(
-        "rootfs-topo-present", "--profile gb300-cx8 --job-gpus 1024 --job-nodes 256 --rule net.qps-low --fix", no_sysfs));
+    auto fix = run_command(
+        recorded_check("rootfs-topo-present",
+                       "--profile gb300-cx8 --job-gpus 1024 --job-nodes 256 --rule net.qps-low --fix", no_sysfs));
     EXPECT_EQ(fix.exit_code, 3);
 
     // The same job on the recorded node whose ports run at 400 Gb/s: below the
@@ -216,13 +246,13 @@ TEST(Cli, TextOutputHasOneLinePerFindingWithItsFix) {
 }
 
 TEST(Cli, BadInputsExitTwoAndNameTheFile) {
-    auto env = run_command(cli() + " check --env-file " + quote_arg(fixture_path("cli/bad.env")) +
-                           " --hwloc-xml " + quote_arg(fixture_path("hwloc/nvidiaDGX2.xml")));
+    auto env = run_command(cli() + " check --env-file " + quote_arg(fixture_path("cli/bad.env")) + " --hwloc-xml " +
+                           quote_arg(fixture_path("hwloc/nvidiaDGX2.xml")));
     EXPECT_EQ(env.exit_code, 2);
     EXPECT_NE(env.err.find("bad.env:2"), std::string::npos) << env.err;
 
-    auto profile = run_command(recorded_check("rootfs-topo-present", "--profile " +
-                                              quote_arg(fixture_path("cli/bad-profile.yaml"))));
+    auto profile = run_command(
+        recorded_check("rootfs-topo-present", "--profile " + quote_arg(fixture_path("cli/bad-profile.yaml"))));
     EXPECT_EQ(profile.exit_code, 2);
     EXPECT_NE(profile.err.find("bad-profile.yaml:4"), std::string::npos) << profile.err;
 
@@ -254,8 +284,8 @@ TEST(Cli, TopoCommandParsesAsNcclWould) {
     EXPECT_EQ(rccl.exit_code, 1);
     EXPECT_NE(rccl.out.find("wrong version"), std::string::npos) << rccl.out;
 
-    auto drift = run_command(cli() + " topo " + quote_arg(fixture_path("nccl-topo/ndv5-topo.xml")) +
-                             " --hwloc-xml " + quote_arg(fixture_path("hwloc/nvidiaDGX2.xml")) + " --format json");
+    auto drift = run_command(cli() + " topo " + quote_arg(fixture_path("nccl-topo/ndv5-topo.xml")) + " --hwloc-xml " +
+                             quote_arg(fixture_path("hwloc/nvidiaDGX2.xml")) + " --format json");
     EXPECT_EQ(drift.exit_code, 1);
     auto drift_report = parse_report(drift.out);
     EXPECT_EQ(drift_report.at("drift").at("gpus_missing").as_array().size(), 16U);
@@ -273,9 +303,9 @@ TEST(Cli, TopoCommandParsesAsNcclWould) {
     EXPECT_NE(mapped.out.find("GPU 0000:03:00.0 (line 5): file NUMA 1 CPUs 8-15,24-31, node NUMA 0 CPUs 0-7,16-23"),
               std::string::npos)
         << mapped.out;
-    auto mapped_json = run_command(cli() + " topo " + quote_arg(fixture_path("cli/topo-32em64t-swapped-numa.xml")) +
-                                   " --hwloc-xml " + quote_arg(fixture_path("hwloc/32em64t-2n8c2t-pci-normalio.xml")) +
-                                   " --format json");
+    auto mapped_json =
+        run_command(cli() + " topo " + quote_arg(fixture_path("cli/topo-32em64t-swapped-numa.xml")) + " --hwloc-xml " +
+                    quote_arg(fixture_path("hwloc/32em64t-2n8c2t-pci-normalio.xml")) + " --format json");
     EXPECT_EQ(mapped_json.exit_code, 1);
     auto mapped_report = parse_report(mapped_json.out);
     const auto& misplaced = mapped_report.at("drift").at("misplaced").as_array();

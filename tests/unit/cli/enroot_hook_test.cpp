@@ -52,7 +52,8 @@ protected:
         mounts_file = dir / "run/fstab";
         // The /etc/nccl.conf Azure's ndv5.sh writes, and the file it names.
         write(host / "etc/nccl.conf",
-              "NCCL_IB_PCI_RELAXED_ORDERING=1\nNCCL_TOPO_FILE=/opt/microsoft/ndv5-topo.xml\nNCCL_IGNORE_CPU_AFFINITY=1\n");
+              "NCCL_IB_PCI_RELAXED_ORDERING=1\nNCCL_TOPO_FILE=/opt/microsoft/"
+              "ndv5-topo.xml\nNCCL_IGNORE_CPU_AFFINITY=1\n");
         fs::create_directories(host / "opt/microsoft");
         fs::copy_file(fixture_path("nccl-topo/ndv5-topo.xml"), host / "opt/microsoft/ndv5-topo.xml");
         fs::create_directories(rootfs / "etc");
@@ -69,10 +70,9 @@ protected:
     testing::CommandResult hook(const std::string& args, const std::string& extra_env = "") {
         return run_command("timeout 60 env -i PATH=/usr/bin:/bin HOME=/root " + extra_env +
                            " ENROOT_ROOTFS=" + quote_arg(rootfs_value.empty() ? rootfs.string() : rootfs_value) +
-                           " ENROOT_ENVIRON=" + quote_arg(environ_file.string()) +
-                           " ENROOT_MOUNTS=" + quote_arg(mounts_file.string()) +
-                           " ENROOT_SYSCONF_PATH=" + quote_arg(sysconf.string()) + " " +
-                           quote_arg(LAUNCHGUARD_CLI) + " enroot-hook --host-root " + quote_arg(host.string()) +
+                           " ENROOT_ENVIRON=" + quote_arg(environ_file.string()) + " ENROOT_MOUNTS=" +
+                           quote_arg(mounts_file.string()) + " ENROOT_SYSCONF_PATH=" + quote_arg(sysconf.string()) +
+                           " " + quote_arg(LAUNCHGUARD_CLI) + " enroot-hook --host-root " + quote_arg(host.string()) +
                            " --hwloc-xml " + quote_arg(fixture_path("hwloc/32em64t-2n8c2t-pci-normalio.xml")) +
                            " --sysfs-root " + quote_arg((dir / "sysfs").string()) + " " + args);
     }
@@ -137,9 +137,12 @@ TEST_F(EnrootHookTest, WarnModeChangesNothing) {
 TEST_F(EnrootHookTest, AnExistingMountOfTheFileIsEnough) {
     // Another hook (or the site's mounts.d) already binds the file.
     // Mount sources are host paths: the host view is rooted at --host-root.
-    write(mounts_file, "/opt/microsoft/ndv5-topo.xml /opt/microsoft/ndv5-topo.xml none x-create=file,bind,ro,nosuid,nodev,private\n");
-    write(environ_file, "PATH=/usr/bin:/bin\nNCCL_TOPO_FILE=/opt/microsoft/ndv5-topo.xml\n"
-                        "NCCL_IB_PCI_RELAXED_ORDERING=1\nNCCL_IGNORE_CPU_AFFINITY=1\n");
+    write(
+        mounts_file,
+        "/opt/microsoft/ndv5-topo.xml /opt/microsoft/ndv5-topo.xml none x-create=file,bind,ro,nosuid,nodev,private\n");
+    write(environ_file,
+          "PATH=/usr/bin:/bin\nNCCL_TOPO_FILE=/opt/microsoft/ndv5-topo.xml\n"
+          "NCCL_IB_PCI_RELAXED_ORDERING=1\nNCCL_IGNORE_CPU_AFFINITY=1\n");
     // The recorded node (the 32em64t hwloc XML) is not an ND v5, so the Azure
     // file drifts from it; drift has its own tests and is switched off here.
     write(dir / "no-drift.yaml", "name: no-drift\nrules:\n  topo.busid-drift: off\n");
@@ -163,7 +166,8 @@ TEST_F(EnrootHookTest, BadInputIsExitTwo) {
 
 TEST_F(EnrootHookTest, ARootfsThatIsNotAnAbsoluteDirectoryIsExitTwoEvenInEnforceMode) {
     write(dir / "a-file", "x");
-    for (const std::string& value : {std::string("relative/rootfs"), (dir / "a-file").string(), (dir / "absent").string()}) {
+    for (const std::string& value :
+         {std::string("relative/rootfs"), (dir / "a-file").string(), (dir / "absent").string()}) {
         rootfs_value = value;
         auto r = hook("--mode enforce");
         EXPECT_EQ(r.exit_code, 2) << value << ": " << r.err;
@@ -202,7 +206,8 @@ TEST_F(EnrootHookTest, AFifoInMountsDIsExitTwoWithoutBlocking) {
 TEST_F(EnrootHookTest, WarnModeSurvivesAConfChainNamingAStackBreakingTopologyFile) {
     std::string comments;
     for (int i = 0; i < 30000; ++i) comments += "<!---->";
-    write(rootfs / "opt/t.xml", comments + "<system version=\"1\"><cpu numaid=\"0\"><pci busid=\"0000:00:1b.0\"/></cpu></system>\n");
+    write(rootfs / "opt/t.xml",
+          comments + "<system version=\"1\"><cpu numaid=\"0\"><pci busid=\"0000:00:1b.0\"/></cpu></system>\n");
     write(rootfs / "etc/site.conf", "NCCL_TOPO_FILE=/opt/t.xml\n");
     write(environ_file, "PATH=/usr/bin:/bin\nNCCL_CONF_FILE=/etc/site.conf\n");
     auto r = hook("--mode warn");
@@ -212,11 +217,11 @@ TEST_F(EnrootHookTest, WarnModeSurvivesAConfChainNamingAStackBreakingTopologyFil
 TEST_F(EnrootHookTest, TheHooksDScriptTakesItsSettingsFromTheSiteFileOnly) {
     write(sysconf / "launchguard.env", "LAUNCHGUARD_BIN=" + std::string(LAUNCHGUARD_CLI) + "\nLAUNCHGUARD_MODE=warn\n");
     // The job's own LAUNCHGUARD_MODE=patch must not override the site's warn.
-    auto r = run_command("env -i PATH=/usr/bin:/bin LAUNCHGUARD_MODE=patch ENROOT_ROOTFS=" + quote_arg(rootfs.string()) +
-                         " ENROOT_ENVIRON=" + quote_arg(environ_file.string()) +
-                         " ENROOT_MOUNTS=" + quote_arg(mounts_file.string()) +
-                         " ENROOT_SYSCONF_PATH=" + quote_arg(sysconf.string()) + " " +
-                         quote_arg(std::string(LAUNCHGUARD_SOURCE_DIR) + "/enroot-hook/90-launchguard.sh"));
+    auto r = run_command(
+        "env -i PATH=/usr/bin:/bin LAUNCHGUARD_MODE=patch ENROOT_ROOTFS=" + quote_arg(rootfs.string()) +
+        " ENROOT_ENVIRON=" + quote_arg(environ_file.string()) + " ENROOT_MOUNTS=" + quote_arg(mounts_file.string()) +
+        " ENROOT_SYSCONF_PATH=" + quote_arg(sysconf.string()) + " " +
+        quote_arg(std::string(LAUNCHGUARD_SOURCE_DIR) + "/enroot-hook/90-launchguard.sh"));
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(slurp(mounts_file), "");
 }

@@ -34,9 +34,8 @@ std::string hwloc_fixture() { return quote_arg(fixture_path("hwloc/32em64t-2n8c2
 
 // A check isolated from this machine, plus `extra`.
 std::string isolated_check(const std::string& extra, const std::string& env_file = fixture_path("cli/job.env")) {
-    return "check --hwloc-xml " + hwloc_fixture() + " --sysfs-root " +
-           quote_arg(fixture_path("sysfs/h100-baremetal")) + " --env-file " + quote_arg(env_file) +
-           " --cpus 0-3 --runtime bare " + extra;
+    return "check --hwloc-xml " + hwloc_fixture() + " --sysfs-root " + quote_arg(fixture_path("sysfs/h100-baremetal")) +
+           " --env-file " + quote_arg(env_file) + " --cpus 0-3 --runtime bare " + extra;
 }
 
 class HostileInput : public ::testing::Test {
@@ -119,24 +118,26 @@ TEST_F(HostileInput, AnHwlocXmlThatCrashesLibhwlocIsRefusedNamingTheFile) {
 TEST_F(HostileInput, AConfChainNamingAStackBreakingTopologyFileDoesNotCrashCheck) {
     std::string comments;
     for (int i = 0; i < 30000; ++i) comments += "<!---->";
-    write("root/opt/t.xml", comments + "<system version=\"1\"><cpu numaid=\"0\"><pci busid=\"0000:00:1b.0\"/></cpu></system>\n");
+    write("root/opt/t.xml",
+          comments + "<system version=\"1\"><cpu numaid=\"0\"><pci busid=\"0000:00:1b.0\"/></cpu></system>\n");
     write("root/etc/site.conf", "NCCL_TOPO_FILE=/opt/t.xml\n");
     const std::string env = write("job.env", "NCCL_CONF_FILE=/etc/site.conf\n");
     auto r = run("check --root " + quote_arg((dir / "root").string()) + " --env-file " + quote_arg(env) +
-                 " --hwloc-xml " + hwloc_fixture() + " --sysfs-root " + quote_arg(fixture_path("sysfs/h100-baremetal")) +
-                 " --cpus 0-3 --runtime bare --format json");
+                 " --hwloc-xml " + hwloc_fixture() + " --sysfs-root " +
+                 quote_arg(fixture_path("sysfs/h100-baremetal")) + " --cpus 0-3 --runtime bare --format json");
     EXPECT_LT(r.exit_code, 4) << r.err;
     EXPECT_EQ(r.out.find("topo.nccl-rejects"), std::string::npos) << "an accepted file was judged rejected";
 }
 
 TEST_F(HostileInput, AValidFiveMebibyteTopologyFileIsNotUnterminated) {
     // NCCL's reader needs a blank after "<!--" (the name token ends there).
-    write("root/opt/t.xml", "<!-- " + std::string(5U << 20, 'x') +
-                                " -->\n<system version=\"1\"><cpu numaid=\"0\"><pci busid=\"0000:00:1b.0\"/></cpu></system>\n");
+    write("root/opt/t.xml",
+          "<!-- " + std::string(5U << 20, 'x') +
+              " -->\n<system version=\"1\"><cpu numaid=\"0\"><pci busid=\"0000:00:1b.0\"/></cpu></system>\n");
     const std::string env = write("job.env", "NCCL_TOPO_FILE=/opt/t.xml\n");
     auto r = run("check --root " + quote_arg((dir / "root").string()) + " --env-file " + quote_arg(env) +
-                 " --hwloc-xml " + hwloc_fixture() + " --sysfs-root " + quote_arg(fixture_path("sysfs/h100-baremetal")) +
-                 " --cpus 0-3 --runtime bare --format json");
+                 " --hwloc-xml " + hwloc_fixture() + " --sysfs-root " +
+                 quote_arg(fixture_path("sysfs/h100-baremetal")) + " --cpus 0-3 --runtime bare --format json");
     EXPECT_LT(r.exit_code, 4) << r.err;
     EXPECT_EQ(r.out.find("unterminated"), std::string::npos) << r.out;
     EXPECT_EQ(r.out.find("topo.nccl-rejects"), std::string::npos) << r.out;
@@ -184,8 +185,9 @@ TEST_F(HostileInput, AFailedReportWriteExitsTwo) {
 }
 
 TEST_F(HostileInput, ReportsStayValidWhateverBytesTheLaunchHolds) {
-    const std::string env = write("job.env", "NCCL_SOCKET_IFNAME=\x1b[2J\reth\xff\xfe\nNCCL_BUFFSIZE=8M\xc3\n"
-                                             "NCCL_TOPO_FILE=/opt/\xed\xa0\x80\x1b]0;x\x07.xml\n");
+    const std::string env = write("job.env",
+                                  "NCCL_SOCKET_IFNAME=\x1b[2J\reth\xff\xfe\nNCCL_BUFFSIZE=8M\xc3\n"
+                                  "NCCL_TOPO_FILE=/opt/\xed\xa0\x80\x1b]0;x\x07.xml\n");
     auto json = run(isolated_check("--format json", env));
     EXPECT_LT(json.exit_code, 4) << json.err;
     boost::system::error_code ec;
@@ -227,10 +229,10 @@ TEST_F(HostileNode, ControlBytesFromSysfsAreEscapedInTheNpdMessage) {
     const std::string sysfs = sysfs_with_governor("sched\x1b]0;owned\x07util\x1b[2J");
     // power.governor decides: the message NPD copies into the condition
     // quotes the governor.
-    const std::string profile =
-        write("p.yaml", "name: governor-blocks\ndescription: only the governor blocks\nrules:\n"
-                        "  power.governor: block\n  hw.pcie-degraded: off\n  numa.balancing-on: off\n"
-                        "  virt.iommu-translating: off\n  virt.iommu-strict: off\n");
+    const std::string profile = write("p.yaml",
+                                      "name: governor-blocks\ndescription: only the governor blocks\nrules:\n"
+                                      "  power.governor: block\n  hw.pcie-degraded: off\n  numa.balancing-on: off\n"
+                                      "  virt.iommu-translating: off\n  virt.iommu-strict: off\n");
     auto r = run(node_check(sysfs, "--npd --profile " + quote_arg(profile)));
     EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
     EXPECT_EQ(r.out.rfind("launchguard: power.governor: ", 0), 0U) << r.out;
@@ -259,7 +261,8 @@ TEST_F(HostileNode, AnInvalidUtf8ByteInASysfsValueDoesNotMakeTheCheckUnknown) {
     for (const auto& f : report.at("findings").as_array()) {
         if (f.at("rule").as_string() == "power.governor") {
             governor_found = true;
-            EXPECT_NE(std::string(f.at("message").as_string()).find("sched\xef\xbf\xbd\xef\xbf\xbdutil"), std::string::npos)
+            EXPECT_NE(std::string(f.at("message").as_string()).find("sched\xef\xbf\xbd\xef\xbf\xbdutil"),
+                      std::string::npos)
                 << f;
         }
     }
@@ -325,9 +328,7 @@ TEST_F(HostileInput, AnEmptyPathIsAUsageErrorNamingTheOption) {
                           Case{"check --env-file '' --hwloc-xml " + hwloc_fixture(), "--env-file"},
                           Case{"check --hwloc-xml ''", "--hwloc-xml"},
                           Case{"check --topology-cache '' --hwloc-xml " + hwloc_fixture(), "--topology-cache"},
-                          Case{"profile validate ''", "file"},
-                          Case{"topo ''", "file"},
-                          Case{"review ''", "files"}}) {
+                          Case{"profile validate ''", "file"}, Case{"topo ''", "file"}, Case{"review ''", "files"}}) {
         auto r = run(c.args);
         EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.out << r.err;
         EXPECT_NE(r.err.find(c.option + ": empty value"), std::string::npos) << c.args << "\n" << r.err;
@@ -373,14 +374,18 @@ testing::CommandResult run_into_closed_pipe(const std::vector<std::string>& args
 
 TEST_F(HostileInput, AReaderThatGoesAwayIsExitTwoNotSigpipe) {
     for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-             {"rules"}, {"rules", "--format", "json"}, {"profile", "list"}, {"--help"},
+             {"rules"},
+             {"rules", "--format", "json"},
+             {"profile", "list"},
+             {"--help"},
              {"profile", "compile", "default"},
              {"check", "--hwloc-xml", fixture_path("hwloc/32em64t-2n8c2t-pci-normalio.xml"), "--sysfs-root",
               fixture_path("sysfs/h100-baremetal"), "--env-file", fixture_path("cli/job.env"), "--cpus", "0-3",
               "--runtime", "bare"}}) {
         auto r = run_into_closed_pipe(args);
         EXPECT_EQ(r.exit_code, 2) << args.front() << " (141 is SIGPIPE)\n" << r.err;
-        EXPECT_NE(r.err.find("cannot write the output (Broken pipe)"), std::string::npos) << args.front() << "\n" << r.err;
+        EXPECT_NE(r.err.find("cannot write the output (Broken pipe)"), std::string::npos) << args.front() << "\n"
+                                                                                          << r.err;
     }
 }
 
@@ -400,7 +405,8 @@ TEST_F(HostileNode, SlurmActsOnExactlyOneNodeNamedByAHostLikeName) {
         auto r = with_env("SLURMD_NODENAME=" + quote_arg(name));
         EXPECT_EQ(r.exit_code, 2) << name << "\n" << r.out << r.err;
         EXPECT_NE(r.err.find("$SLURMD_NODENAME '" + name + "' must be one Slurm node name"), std::string::npos)
-            << name << "\n" << r.err;
+            << name << "\n"
+            << r.err;
         EXPECT_NE(r.out.find("$SLURMD_NODENAME"), std::string::npos) << "slurmd logs stdout: " << r.out;
         EXPECT_FALSE(fs::exists(calls)) << name << ": scontrol was run";
     }

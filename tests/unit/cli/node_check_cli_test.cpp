@@ -60,7 +60,8 @@ TEST(NodeCheckCli, NpdContractOnEveryOutcome) {
     const NpdCase cases[] = {
         {"healthy", node_check("kvm-guest-2n", "--npd --profile " + quote_arg(quiet)), 0,
          "launchguard: node healthy ("},
-        {"warnings only", node_check("misconfigured-node", "--npd"), 0, "launchguard: healthy, warning power.governor +"},
+        {"warnings only", node_check("misconfigured-node", "--npd"), 0,
+         "launchguard: healthy, warning power.governor +"},
         {"blocking finding", node_check("kvm-guest-2n", "--npd"), 1, "launchguard: hw.pcie-degraded: "},
         {"unknown: bad profile", node_check("kvm-guest-2n", "--npd --profile no-such-profile"), 2,
          "launchguard: unknown: profile: "},
@@ -91,7 +92,8 @@ TEST(NodeCheckCli, PlainReportAndExitCodesAsCheck) {
     std::set<std::string> fired;
     for (const auto& f : report.at("findings").as_array()) fired.insert(std::string(f.at("rule").as_string()));
     // Node rules only: no task rule (conf.*, cpu.*, shm.*) is evaluated.
-    EXPECT_EQ(fired, (std::set<std::string>{"power.governor", "power.cstates", "power.turbo-off", "numa.balancing-on"}));
+    EXPECT_EQ(fired,
+              (std::set<std::string>{"power.governor", "power.cstates", "power.turbo-off", "numa.balancing-on"}));
 
     auto warn_mode = run_command(node_check("kvm-guest-2n", "--mode warn"));
     EXPECT_EQ(warn_mode.exit_code, 0) << "warn: nothing blocks";
@@ -111,7 +113,8 @@ TEST(NodeCheckCli, AFifoInTheSysfsTreeDoesNotStallTheCheck) {
     // and the check ends at once; the watchdog is for reads the kernel
     // itself never finishes.
     test::TempTree tree;
-    std::filesystem::copy(fixture_path("sysfs/kvm-guest-2n"), tree.path("sysfs"), std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
+    std::filesystem::copy(fixture_path("sysfs/kvm-guest-2n"), tree.path("sysfs"),
+                          std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
     const std::string governor = tree.path("sysfs/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
     std::filesystem::remove(governor);
     ASSERT_EQ(::mkfifo(governor.c_str(), 0600), 0);
@@ -131,10 +134,15 @@ TEST(NodeCheckCli, MetricsFileForTheTextfileCollector) {
     const std::string text = read_all(prom);
     // One gauge per rule and outcome: exactly one outcome is 1 for each rule.
     EXPECT_NE(text.find("# TYPE launchguard_node_rule_outcome gauge\n"), std::string::npos) << text;
-    EXPECT_NE(text.find("launchguard_node_rule_outcome{rule=\"hw.pcie-degraded\",outcome=\"block\"} 1\n"), std::string::npos) << text;
-    EXPECT_NE(text.find("launchguard_node_rule_outcome{rule=\"hw.pcie-degraded\",outcome=\"pass\"} 0\n"), std::string::npos);
-    EXPECT_NE(text.find("launchguard_node_rule_outcome{rule=\"power.governor\",outcome=\"warn\"} 1\n"), std::string::npos);
-    EXPECT_NE(text.find("launchguard_node_rule_outcome{rule=\"hw.inventory\",outcome=\"pass\"} 1\n"), std::string::npos);
+    EXPECT_NE(text.find("launchguard_node_rule_outcome{rule=\"hw.pcie-degraded\",outcome=\"block\"} 1\n"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("launchguard_node_rule_outcome{rule=\"hw.pcie-degraded\",outcome=\"pass\"} 0\n"),
+              std::string::npos);
+    EXPECT_NE(text.find("launchguard_node_rule_outcome{rule=\"power.governor\",outcome=\"warn\"} 1\n"),
+              std::string::npos);
+    EXPECT_NE(text.find("launchguard_node_rule_outcome{rule=\"hw.inventory\",outcome=\"pass\"} 1\n"),
+              std::string::npos);
     EXPECT_NE(text.find("launchguard_node_health{health=\"degraded\"} 1\n"), std::string::npos);
     EXPECT_NE(text.find("launchguard_node_health{health=\"healthy\"} 0\n"), std::string::npos);
     std::smatch when;
@@ -160,7 +168,8 @@ TEST(NodeCheckCli, MetricsFileForTheTextfileCollector) {
     EXPECT_NE(read_all(prom).find("launchguard_node_health{health=\"unknown\"} 1\n"), std::string::npos);
 
     // A directory that does not exist: said, and not a success.
-    auto nowhere = run_command(node_check("misconfigured-node", "--metrics-file " + quote_arg(tree.path("no/dir/x.prom"))));
+    auto nowhere =
+        run_command(node_check("misconfigured-node", "--metrics-file " + quote_arg(tree.path("no/dir/x.prom"))));
     EXPECT_EQ(nowhere.exit_code, 2);
     EXPECT_NE(nowhere.err.find("--metrics-file"), std::string::npos) << nowhere.err;
 }

@@ -28,13 +28,14 @@ std::string write_script(const std::string& name, const std::string& text) {
     return path.string();
 }
 
-const std::string kNdv5Job = "#!/bin/bash\n"
-                             "#SBATCH --nodes=2 --gpus-per-node=8\n"
-                             "srun --container-image=nvcr.io/nvidia/pytorch:25.01-py3 python train.py\n";
+const std::string kNdv5Job =
+    "#!/bin/bash\n"
+    "#SBATCH --nodes=2 --gpus-per-node=8\n"
+    "srun --container-image=nvcr.io/nvidia/pytorch:25.01-py3 python train.py\n";
 
 TEST(ReviewBatchScript, BlocksAMissingTopologyMountAndSaysHowToMountIt) {
-    auto result = run_command(cli() + " review " + quote_arg(write_script("ndv5.sbatch", kNdv5Job)) +
-                              " --profile azure-ndv5");
+    auto result =
+        run_command(cli() + " review " + quote_arg(write_script("ndv5.sbatch", kNdv5Job)) + " --profile azure-ndv5");
     EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
     EXPECT_NE(result.out.find("srun on line 3: pyxis image nvcr.io/nvidia/pytorch:25.01-py3, nodes 2, GPUs 16"),
               std::string::npos)
@@ -76,9 +77,9 @@ TEST(ReviewBatchScript, PatchedPrintsTheScriptWithItsFixes) {
 
 TEST(ReviewBatchScript, ExitCodesFollowCheck) {
     std::string qps = "#!/bin/bash\n#SBATCH --nodes=64 --gpus-per-node=8\nsrun ./train\n";
-    EXPECT_EQ(run_command(cli() + " review " + quote_arg(write_script("qps.sbatch", qps)) + " --profile b300-cx8")
-                  .exit_code,
-              3);
+    EXPECT_EQ(
+        run_command(cli() + " review " + quote_arg(write_script("qps.sbatch", qps)) + " --profile b300-cx8").exit_code,
+        3);
     std::string fine = "#!/bin/bash\n#SBATCH --nodes=1 --gpus-per-node=8\nsrun ./train\n";
     EXPECT_EQ(run_command(cli() + " review " + quote_arg(write_script("fine.sbatch", fine))).exit_code, 0);
 }
@@ -101,8 +102,8 @@ TEST(ReviewBatchScript, KindsAndBadInput) {
               0);
 
     EXPECT_EQ(run_command(cli() + " review /nonexistent.sbatch").exit_code, 2);
-    auto binary = run_command(cli() + " review " +
-                              quote_arg(write_script("bin.sbatch", std::string("#!/bin/sh\n\0\n", 12))));
+    auto binary =
+        run_command(cli() + " review " + quote_arg(write_script("bin.sbatch", std::string("#!/bin/sh\n\0\n", 12))));
     EXPECT_EQ(binary.exit_code, 2);
     EXPECT_NE(binary.err.find("bin.sbatch:2:"), std::string::npos) << binary.err;
     std::string huge = "#!/bin/bash\n" + std::string(2U << 20, '#');
@@ -140,10 +141,10 @@ TEST(ReviewBatchScript, WrappedStepsAreJudged) {
         EXPECT_EQ(result.exit_code, 1) << step << result.out << result.err;
         EXPECT_NE(result.out.find("net.ib-disabled"), std::string::npos) << result.out;
     }
-    auto subshell = run_command(cli() + " review " +
-                                quote_arg(write_script("subshell.sbatch",
-                                                       kIbJob + "( export NCCL_IB_DISABLE=1 )\nsrun ./a\n")) +
-                                " --profile h100-cx7-ib");
+    auto subshell =
+        run_command(cli() + " review " +
+                    quote_arg(write_script("subshell.sbatch", kIbJob + "( export NCCL_IB_DISABLE=1 )\nsrun ./a\n")) +
+                    " --profile h100-cx7-ib");
     EXPECT_EQ(subshell.exit_code, 0) << subshell.out << subshell.err;
 }
 
@@ -172,8 +173,7 @@ TEST(ReviewBatchScript, PatchedScriptRunsNoCommandFromTheProfile) {
                            ":/usr/bin:/bin bash patched.sbatch");
     EXPECT_EQ(ran.exit_code, 0) << ran.err;
     EXPECT_FALSE(std::filesystem::exists(dir / "pwned")) << result.out;
-    EXPECT_NE(ran.out.find("--container-mounts=" + host_path + ":/opt/microsoft/ndv5-topo.xml:ro\n"),
-              std::string::npos)
+    EXPECT_NE(ran.out.find("--container-mounts=" + host_path + ":/opt/microsoft/ndv5-topo.xml:ro\n"), std::string::npos)
         << ran.out;
 
     // A line break in the path cannot be written safely: refused, nothing printed.
@@ -187,8 +187,9 @@ TEST(ReviewBatchScript, PatchedScriptRunsNoCommandFromTheProfile) {
 }
 
 TEST(ReviewBatchScript, PatchedKeepsCrLfAndSaysSbatchRefusesIt) {
-    std::string crlf = "#!/bin/bash\r\n#SBATCH --nodes=2 --gpus-per-node=8\r\n"
-                       "srun --container-image=nvcr.io/nvidia/pytorch:25.01-py3 python train.py\r\n";
+    std::string crlf =
+        "#!/bin/bash\r\n#SBATCH --nodes=2 --gpus-per-node=8\r\n"
+        "srun --container-image=nvcr.io/nvidia/pytorch:25.01-py3 python train.py\r\n";
     auto result = run_command(cli() + " review " + quote_arg(write_script("dos.sbatch", crlf)) +
                               " --profile azure-ndv5 --patched");
     EXPECT_EQ(result.exit_code, 1) << result.err;
@@ -199,13 +200,15 @@ TEST(ReviewBatchScript, PatchedKeepsCrLfAndSaysSbatchRefusesIt) {
               "srun --container-mounts=/opt/microsoft/ndv5-topo.xml:/opt/microsoft/ndv5-topo.xml:ro "
               "--container-env=NCCL_TOPO_FILE --container-image=nvcr.io/nvidia/pytorch:25.01-py3 python train.py\r\n");
     EXPECT_NE(result.err.find("sbatch refuses"), std::string::npos) << result.err;
-    auto report = run_command(cli() + " review " + quote_arg(write_script("dos.sbatch", crlf)) + " --profile azure-ndv5");
+    auto report =
+        run_command(cli() + " review " + quote_arg(write_script("dos.sbatch", crlf)) + " --profile azure-ndv5");
     EXPECT_NE(report.out.find("DOS line breaks"), std::string::npos) << report.out;
 }
 
 TEST(ReviewBatchScript, PatchedFixesEveryStepOfACompoundLine) {
-    std::string job = "#!/bin/bash\n#SBATCH --nodes=2 --gpus-per-node=8\n"
-                      "srun --container-image=img ./a && srun --container-image=img ./b | srun --container-image=img ./c\n";
+    std::string job =
+        "#!/bin/bash\n#SBATCH --nodes=2 --gpus-per-node=8\n"
+        "srun --container-image=img ./a && srun --container-image=img ./b | srun --container-image=img ./c\n";
     auto result = run_command(cli() + " review " + quote_arg(write_script("compound.sbatch", job)) +
                               " --profile azure-ndv5 --patched");
     EXPECT_EQ(result.exit_code, 1) << result.err;
@@ -224,8 +227,7 @@ TEST(ReviewBatchScript, RealFixtureReviewsWithoutError) {
     auto result = run_command(cli() + " review " + quote_arg(fixture_path("slurm/awsome-nccl-tests-container.sbatch")) +
                               " --profile h100-cx7-ib");
     EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
-    EXPECT_NE(result.out.find("srun on line 59: pyxis image /fsx/nccl-tests.sqsh, nodes 2, GPUs 16"),
-              std::string::npos)
+    EXPECT_NE(result.out.find("srun on line 59: pyxis image /fsx/nccl-tests.sqsh, nodes 2, GPUs 16"), std::string::npos)
         << result.out;
 }
 

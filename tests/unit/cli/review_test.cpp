@@ -80,21 +80,30 @@ struct PinnedFixture {
 // - kubeflow-simple: no GPU.
 const std::vector<PinnedFixture>& pinned() {
     static const std::vector<PinnedFixture> fixtures = {
-        {"aks-rdma-ib-rendered.yaml", 0, {"ConfigMap: skipped", "MPIJob: cpu.k8s-not-pinnable=warn"},
-         0, {"ConfigMap: skipped", "MPIJob: cpu.k8s-not-pinnable=warn"}},
-        {"awsome-nccl-tests.yaml", 0, {"MPIJob: cpu.k8s-not-pinnable=warn"},
-         1, {"MPIJob: cpu.k8s-not-pinnable=warn topo.not-propagated=block topo.required=block"}},
-        {"gke-rdma-nccl-test.yaml", 0,
+        {"aks-rdma-ib-rendered.yaml",
+         0,
+         {"ConfigMap: skipped", "MPIJob: cpu.k8s-not-pinnable=warn"},
+         0,
+         {"ConfigMap: skipped", "MPIJob: cpu.k8s-not-pinnable=warn"}},
+        {"awsome-nccl-tests.yaml",
+         0,
+         {"MPIJob: cpu.k8s-not-pinnable=warn"},
+         1,
+         {"MPIJob: cpu.k8s-not-pinnable=warn topo.not-propagated=block topo.required=block"}},
+        {"gke-rdma-nccl-test.yaml",
+         0,
          {"Service: skipped", "Service: skipped", "Pod: cpu.k8s-not-pinnable=warn", "Pod: cpu.k8s-not-pinnable=warn"},
          0,
          {"Service: skipped", "Service: skipped", "Pod: cpu.k8s-not-pinnable=warn", "Pod: cpu.k8s-not-pinnable=warn"}},
-        {"gke-tcpxo-nccl-test.yaml", 0,
+        {"gke-tcpxo-nccl-test.yaml",
+         0,
          {"Service: skipped", "Service: skipped", "Pod: cpu.k8s-not-pinnable=warn", "Pod: cpu.k8s-not-pinnable=warn"},
          1,
          {"Service: skipped", "Service: skipped",
           "Pod: cpu.k8s-not-pinnable=warn topo.not-propagated=block topo.required=block",
           "Pod: cpu.k8s-not-pinnable=warn topo.not-propagated=block topo.required=block"}},
-        {"kubeflow-pytorch_job_mnist_nccl.yaml", 3,
+        {"kubeflow-pytorch_job_mnist_nccl.yaml",
+         3,
          {"PyTorchJob: cpu.k8s-not-pinnable=warn cpu.k8s-not-pinnable=warn shm.small=patch shm.small=patch"},
          1,
          {"PyTorchJob: cpu.k8s-not-pinnable=warn cpu.k8s-not-pinnable=warn shm.small=patch shm.small=patch "
@@ -223,7 +232,8 @@ spec:
 )";
     auto result = run_command(cli() + " review --format json " + quote_arg(path));
     EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
-    EXPECT_EQ(summarize(result.out), (std::vector<std::string>{"ConfigMap: skipped", "Pod: topo.silently-ignored=block"}));
+    EXPECT_EQ(summarize(result.out),
+              (std::vector<std::string>{"ConfigMap: skipped", "Pod: topo.silently-ignored=block"}));
 }
 
 // A kind: List is one document of its file: its --patch line addresses the
@@ -373,10 +383,12 @@ TEST(ReviewCli, MalformedInputIsExitTwoNamingTheField) {
         const char* named;
     };
     const Case cases[] = {
-        {"apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: c\n    env: [NCCL_ALGO=Ring]\n", "spec.containers[0].env[0]"},
+        {"apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: c\n    env: [NCCL_ALGO=Ring]\n",
+         "spec.containers[0].env[0]"},
         {"apiVersion: v1\nkind: Pod\nspec:\n  containers: [}\n", "not YAML or JSON"},
         {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{}}", "request.object"},
-        {"apiVersion: v1\nkind: Pod\nspec:\n  volumes: [{name: v, emptyDir: {sizeLimit: huge}}]\n  containers: [{name: c}]\n",
+        {"apiVersion: v1\nkind: Pod\nspec:\n  volumes: [{name: v, emptyDir: {sizeLimit: huge}}]\n  containers: [{name: "
+         "c}]\n",
          "spec.volumes[0].emptyDir.sizeLimit"},
     };
     for (const auto& c : cases) {
@@ -402,8 +414,8 @@ TEST(ReviewCli, TruncatedManifestsNeverCrash) {
             const std::string path = temp_path("cut.yaml");
             std::ofstream(path) << whole.substr(0, cut);
             auto result = run_command(cli() + " review " + quote_arg(path));
-            EXPECT_TRUE(result.exit_code >= 0 && result.exit_code <= 3) << fixture.file << " cut at " << cut << ": "
-                                                                       << result.exit_code << result.err;
+            EXPECT_TRUE(result.exit_code >= 0 && result.exit_code <= 3)
+                << fixture.file << " cut at " << cut << ": " << result.exit_code << result.err;
         }
     }
 }

@@ -45,7 +45,8 @@ TEST(CapturedFileView, WhatNobodyAskedIsUnknownNeverMissing) {
     EXPECT_EQ(info.detail, "not captured on the host before the task entered its container");
     auto text = view->read("/opt/topo.xml");
     ASSERT_FALSE(text.ok());
-    EXPECT_EQ(text.error().to_string(), "/opt/topo.xml: not captured on the host before the task entered its container");
+    EXPECT_EQ(text.error().to_string(),
+              "/opt/topo.xml: not captured on the host before the task entered its container");
     EXPECT_TRUE(view->list("/opt").empty());
 }
 
@@ -64,8 +65,8 @@ TEST(CapturedFileView, ARecordedReadAnswersTheReadsItCovers) {
     CapturedFileView cut(big, "cut");
     EXPECT_FALSE(cut.read("/big", 10).ok());  // too large for that bound, live
     cut.release();
-    EXPECT_FALSE(cut.read("/big", 10).ok());   // the recorded error covers that bound
-    EXPECT_FALSE(cut.read("/big", 50).ok());   // a larger bound was never asked: not known
+    EXPECT_FALSE(cut.read("/big", 10).ok());  // the recorded error covers that bound
+    EXPECT_FALSE(cut.read("/big", 50).ok());  // a larger bound was never asked: not known
 }
 
 }  // namespace

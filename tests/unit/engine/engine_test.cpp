@@ -83,8 +83,7 @@ TEST_F(EngineTest, EnforcePatchesWhatTheFrontEndCanApply) {
 
 TEST_F(EngineTest, EnforceBlocksAPatchTheFrontEndCannotApply) {
     // SPANK can set env but cannot mount a file into the container.
-    Report r = run(Mode::enforce, {&patcher, &mounter},
-                   {RemediationOp::Kind::set_env, RemediationOp::Kind::unset_env});
+    Report r = run(Mode::enforce, {&patcher, &mounter}, {RemediationOp::Kind::set_env, RemediationOp::Kind::unset_env});
     EXPECT_EQ(r.decision, Decision::block);
     EXPECT_EQ(r.findings[0].action, Action::patch);
     EXPECT_EQ(r.findings[1].action, Action::block);
@@ -104,9 +103,10 @@ TEST_F(EngineTest, PatchModeBlocksAFixOrBlockFindingItCannotFix) {
     // launch run silently degraded.
     ScriptedRule unreachable{info("test.unreachable", Action::block),
                              {RemediationOp::mount_file("/h", "/c"), RemediationOp::set_env("NCCL_TOPO_FILE", "/c")},
-                             false, true};
-    ScriptedRule pointable{info("test.pointable", Action::block), {RemediationOp::set_env("NCCL_TOPO_FILE", "/c")},
-                           false, true};
+                             false,
+                             true};
+    ScriptedRule pointable{
+        info("test.pointable", Action::block), {RemediationOp::set_env("NCCL_TOPO_FILE", "/c")}, false, true};
     const std::vector<RemediationOp::Kind> env_only = {RemediationOp::Kind::set_env, RemediationOp::Kind::unset_env};
 
     Report blocked = run(Mode::patch, {&unreachable, &blocker}, env_only);

@@ -29,10 +29,12 @@ TEST(JsonPointer, EscapesTildeBeforeSlash) {
 TEST(JsonPatchApply, RefusesWhatTheApiServerRefuses) {
     const json::value pod = bare_pod();
     // Appending to an env list that does not exist fails on the API server too.
-    auto missing_parent = apply_json_patch(pod, json::parse(R"([{"op":"add","path":"/spec/containers/0/env/-","value":{}}])").as_array());
+    auto missing_parent =
+        apply_json_patch(pod, json::parse(R"([{"op":"add","path":"/spec/containers/0/env/-","value":{}}])").as_array());
     ASSERT_FALSE(missing_parent);
     EXPECT_EQ(missing_parent.error().field, "patch[0]");
-    EXPECT_FALSE(apply_json_patch(pod, json::parse(R"([{"op":"replace","path":"/spec/hostIPC","value":true}])").as_array()));
+    EXPECT_FALSE(
+        apply_json_patch(pod, json::parse(R"([{"op":"replace","path":"/spec/hostIPC","value":true}])").as_array()));
     EXPECT_FALSE(apply_json_patch(pod, json::parse(R"([{"op":"remove","path":"/spec/containers/1"}])").as_array()));
     EXPECT_FALSE(apply_json_patch(pod, json::parse(R"([{"op":"add","path":"spec","value":1}])").as_array()));
     EXPECT_FALSE(apply_json_patch(pod, json::parse(R"([{"op":"move","from":"/spec","path":"/x"}])").as_array()));
@@ -71,7 +73,8 @@ TEST(PodPatchBuilder, NeverDuplicatesAVariableVolumeMountOrCapability) {
     builder.set_env("/spec/containers/0", "NCCL_NET", "IB");
     builder.set_env("/spec/containers/0", "TOKEN", "x");
     builder.add_capability("/spec/containers/0", "IPC_LOCK");
-    builder.mount_host_file("/spec", "/spec/containers/0", "/opt/microsoft/ndv5-topo.xml", "/opt/microsoft/ndv5-topo.xml");
+    builder.mount_host_file("/spec", "/spec/containers/0", "/opt/microsoft/ndv5-topo.xml",
+                            "/opt/microsoft/ndv5-topo.xml");
     builder.memory_shm("/spec", "/spec/containers/0", 1ULL << 30);
     const json::value expected = json::parse(R"([
       {"op":"replace","path":"/spec/containers/0/env/0/value","value":"IB"},

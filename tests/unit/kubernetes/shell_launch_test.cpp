@@ -16,12 +16,11 @@ std::string value_of(const std::vector<ShellAssignment>& list, const std::string
 }
 
 TEST(ShellLaunch, ExportsAndPrefixAssignments) {
-    auto launch = read_shell_launch({"/bin/bash", "-c"},
-                                    {"export NCCL_DEBUG=INFO NCCL_ALGO='Ring'; X=1\n"
-                                     "export X\n"
-                                     "NCCL_IB_HCA=\"mlx5_0:1\" python train.py  # NCCL_PROTO=LL\n"
-                                     "export NCCL_SOCKET_IFNAME=$IFACE\n"
-                                     "source /etc/nccl-env.sh\n"});
+    auto launch = read_shell_launch({"/bin/bash", "-c"}, {"export NCCL_DEBUG=INFO NCCL_ALGO='Ring'; X=1\n"
+                                                          "export X\n"
+                                                          "NCCL_IB_HCA=\"mlx5_0:1\" python train.py  # NCCL_PROTO=LL\n"
+                                                          "export NCCL_SOCKET_IFNAME=$IFACE\n"
+                                                          "source /etc/nccl-env.sh\n"});
     EXPECT_EQ(value_of(launch.exports, "NCCL_DEBUG"), "INFO");
     EXPECT_EQ(value_of(launch.exports, "NCCL_ALGO"), "Ring");
     EXPECT_EQ(value_of(launch.exports, "X"), "1");
@@ -33,10 +32,10 @@ TEST(ShellLaunch, ExportsAndPrefixAssignments) {
 }
 
 TEST(ShellLaunch, MpirunMinusXAndTheProgramsOwnFlags) {
-    auto launch = read_shell_launch(
-        {"/opt/amazon/openmpi/bin/mpirun", "--allow-run-as-root", "-np", "16", "-N", "8", "--mca", "pml", "^ucx",
-         "-x", "PATH", "-x", "NCCL_BUFFSIZE=8388608", "/opt/nccl-tests/build/all_reduce_perf", "-n", "100", "-x", "NOT_MPI=1"},
-        {});
+    auto launch = read_shell_launch({"/opt/amazon/openmpi/bin/mpirun", "--allow-run-as-root", "-np", "16", "-N", "8",
+                                     "--mca", "pml", "^ucx", "-x", "PATH", "-x", "NCCL_BUFFSIZE=8388608",
+                                     "/opt/nccl-tests/build/all_reduce_perf", "-n", "100", "-x", "NOT_MPI=1"},
+                                    {});
     EXPECT_TRUE(launch.runs_mpi);
     EXPECT_EQ(launch.mpi_ranks, 16);
     ASSERT_EQ(launch.rank_exports.size(), 2U);
@@ -53,10 +52,11 @@ TEST(ShellLaunch, MpichGenvAndLineContinuations) {
 }
 
 TEST(ShellLaunch, HereDocumentBodiesAreDataNotCommands) {
-    auto launch = read_shell_launch({"/bin/sh", "-c",
-                                     "cat >/scripts/run.sh <<EOF\n#!/bin/bash\nNCCL_LIB_DIR=\"${X}\" /scripts/run-mpi.sh\n"
-                                     "EOF\nexport NCCL_DEBUG=WARN\n"},
-                                    {});
+    auto launch =
+        read_shell_launch({"/bin/sh", "-c",
+                           "cat >/scripts/run.sh <<EOF\n#!/bin/bash\nNCCL_LIB_DIR=\"${X}\" /scripts/run-mpi.sh\n"
+                           "EOF\nexport NCCL_DEBUG=WARN\n"},
+                          {});
     EXPECT_EQ(value_of(launch.exports, "NCCL_LIB_DIR"), "<absent>");
     EXPECT_EQ(value_of(launch.exports, "NCCL_DEBUG"), "WARN");
 }
@@ -71,13 +71,13 @@ TEST(ShellLaunch, SimpleReferencesExpandFromTheEnvironment) {
     EXPECT_FALSE(expand_variables("${X:-1}", env));
     EXPECT_FALSE(expand_variables("`id -u`", env));
 
-    auto launch = read_shell_launch({"bash", "-c",
-                                     "N=4; export A=${HCA} B='$HCA' C=$N\nmpirun -x D=${HCA} -x E=\\$HCA -x F=\"\\$HCA$HCA\" prog"},
-                                    {});
+    auto launch = read_shell_launch(
+        {"bash", "-c", "N=4; export A=${HCA} B='$HCA' C=$N\nmpirun -x D=${HCA} -x E=\\$HCA -x F=\"\\$HCA$HCA\" prog"},
+        {});
     ASSERT_EQ(launch.exports.size(), 3U);
     EXPECT_EQ(launch.exports[0].pattern, "${HCA}");
-    EXPECT_EQ(launch.exports[1].value, "$HCA");    // single quotes: literal
-    EXPECT_FALSE(launch.exports[2].pattern);       // N is the script's own variable
+    EXPECT_EQ(launch.exports[1].value, "$HCA");  // single quotes: literal
+    EXPECT_FALSE(launch.exports[2].pattern);     // N is the script's own variable
     ASSERT_EQ(launch.rank_exports.size(), 3U);
     EXPECT_EQ(launch.rank_exports[0].pattern, "${HCA}");
     EXPECT_EQ(launch.rank_exports[1].value, "$HCA");  // escaped: literal
@@ -87,9 +87,9 @@ TEST(ShellLaunch, SimpleReferencesExpandFromTheEnvironment) {
 }
 
 TEST(ShellLaunch, TorchrunShape) {
-    auto launch = read_shell_launch({"python", "-m", "torch.distributed.run", "--nnodes", "4", "--nproc_per_node=8",
-                                     "train.py", "--nnodes", "9"},
-                                    {});
+    auto launch = read_shell_launch(
+        {"python", "-m", "torch.distributed.run", "--nnodes", "4", "--nproc_per_node=8", "train.py", "--nnodes", "9"},
+        {});
     EXPECT_EQ(launch.torch_nnodes, 4);
     EXPECT_EQ(launch.torch_nproc_per_node, 8);
     auto elastic = read_shell_launch({"torchrun", "--nnodes=1:4", "train.py"}, {});

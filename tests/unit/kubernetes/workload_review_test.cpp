@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <fstream>
-#include <sstream>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include <boost/json.hpp>
 
@@ -129,13 +129,12 @@ void add_env(json::value& object, const std::string& name, const std::string& va
 // The good pod as a two-pod Job: a multi-node launch.
 json::value good_job(int parallelism = 2) {
     json::value pod = good_pod();
-    json::value job = json::object{
-        {"apiVersion", "batch/v1"},
-        {"kind", "Job"},
-        {"metadata", json::object{{"name", "train"}}},
-        {"spec", json::object{{"parallelism", parallelism},
-                              {"completions", parallelism},
-                              {"template", json::object{{"spec", pod.at("spec")}}}}}};
+    json::value job = json::object{{"apiVersion", "batch/v1"},
+                                   {"kind", "Job"},
+                                   {"metadata", json::object{{"name", "train"}}},
+                                   {"spec", json::object{{"parallelism", parallelism},
+                                                         {"completions", parallelism},
+                                                         {"template", json::object{{"spec", pod.at("spec")}}}}}};
     return job;
 }
 
@@ -192,7 +191,8 @@ INSTANTIATE_TEST_SUITE_P(
                       EnvCase{"net.gdr-read-off", "h100-cx7-ib", "NCCL_NET_GDR_READ", "0", nullptr}),
     [](const ::testing::TestParamInfo<EnvCase>& param) {
         std::string name = param.param.rule;
-        std::replace_if(name.begin(), name.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
+        std::replace_if(
+            name.begin(), name.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
         return name;
     });
 
@@ -433,7 +433,8 @@ TEST(KubernetesRules, SilentlyIgnoredReadsAnInlineConfigMap) {
 
     ReviewOptions with_data;
     // An hwloc export is not an NCCL topology file: NCCL reads it and ignores it.
-    with_data.config_maps["ml"]["nccl-topology"] = {{"topo.xml", "<topology version=\"2.0\">\n  <object type=\"Machine\"/>\n</topology>\n"}};
+    with_data.config_maps["ml"]["nccl-topology"] = {
+        {"topo.xml", "<topology version=\"2.0\">\n  <object type=\"Machine\"/>\n</topology>\n"}};
     const WorkloadReview ignored = review(pod, default_profile(), with_data);
     ASSERT_TRUE(fired(ignored).count("topo.silently-ignored"));
     EXPECT_EQ(evidence(*finding_of(ignored, "topo.silently-ignored"), "template"), "spec.containers[0]");
@@ -450,7 +451,8 @@ TEST(KubernetesRules, SilentlyIgnoredReadsAnInlineConfigMap) {
 
 TEST(KubernetesEnvironment, AnEnvFromConfigMapTheReviewHasIsRead) {
     json::value job = good_job();
-    first_container(job, kJobPod)["envFrom"] = json::array{json::object{{"configMapRef", json::object{{"name", "nccl-env"}}}}};
+    first_container(job, kJobPod)["envFrom"] =
+        json::array{json::object{{"configMapRef", json::object{{"name", "nccl-env"}}}}};
     ReviewOptions with_data;
     with_data.fix_blocking = true;
     with_data.config_maps[""]["nccl-env"] = {{"NCCL_IB_DISABLE", "1"}, {"NCCL_NET", "IB"}};
@@ -464,7 +466,8 @@ TEST(KubernetesEnvironment, AnEnvFromConfigMapTheReviewHasIsRead) {
 TEST(KubernetesEnvironment, AConfigMapOfAnotherNamespaceIsNotApplied) {
     json::value pod = good_job();
     pod.at("metadata").as_object()["namespace"] = "ml";
-    first_container(pod, kJobPod)["envFrom"] = json::array{json::object{{"configMapRef", json::object{{"name", "nccl-env"}}}}};
+    first_container(pod, kJobPod)["envFrom"] =
+        json::array{json::object{{"configMapRef", json::object{{"name", "nccl-env"}}}}};
     ReviewOptions other;
     other.config_maps["team-b"]["nccl-env"] = {{"NCCL_IB_DISABLE", "1"}};
     other.config_maps[""]["nccl-env"] = {{"NCCL_IB_DISABLE", "1"}};
@@ -540,12 +543,14 @@ TEST(KubernetesRules, TopoNotPropagatedOnAzureWithoutTheMount) {
 
 TEST(KubernetesEnvironment, EnvFromMakesAbsentVariablesUnknownNotUnset) {
     json::value job = good_job();
-    first_container(job, kJobPod)["envFrom"] = json::array{json::object{{"configMapRef", json::object{{"name", "nccl-env"}}}}};
+    first_container(job, kJobPod)["envFrom"] =
+        json::array{json::object{{"configMapRef", json::object{{"name", "nccl-env"}}}}};
     const WorkloadReview reviewed = review(job, profile_named("h100-cx7-ib"));
     EXPECT_FALSE(fired(reviewed).count("net.fallback-unguarded"));
     ASSERT_TRUE(undecided(reviewed, "net.fallback-unguarded"));
-    bool names_config_map = std::any_of(reviewed.report.unknowns.begin(), reviewed.report.unknowns.end(),
-                                        [](const Unknown& u) { return u.reason.find("ConfigMap nccl-env") != std::string::npos; });
+    bool names_config_map =
+        std::any_of(reviewed.report.unknowns.begin(), reviewed.report.unknowns.end(),
+                    [](const Unknown& u) { return u.reason.find("ConfigMap nccl-env") != std::string::npos; });
     EXPECT_TRUE(names_config_map);
     // What env sets explicitly beats envFrom, so it is still decided.
     add_env(job, "NCCL_IB_DISABLE", "1", kJobPod);
@@ -563,7 +568,8 @@ TEST(KubernetesEnvironment, ShellExportsInArgsCount) {
 
 TEST(KubernetesEnvironment, ASourcedScriptMayHoldAnything) {
     json::value job = good_job();
-    first_container(job, kJobPod)["command"] = json::array{"bash", "-c", "source /usr/local/gib/scripts/set_nccl_env.sh && python t.py"};
+    first_container(job, kJobPod)["command"] =
+        json::array{"bash", "-c", "source /usr/local/gib/scripts/set_nccl_env.sh && python t.py"};
     const WorkloadReview reviewed = review(job, profile_named("h100-cx7-ib"));
     EXPECT_FALSE(fired(reviewed).count("net.fallback-unguarded"));
     EXPECT_TRUE(undecided(reviewed, "net.fallback-unguarded"));
@@ -609,9 +615,9 @@ spec:
 }
 
 TEST(KubernetesEnvironment, WhatTheLauncherPassesWithMinusXReachesTheWorkers) {
-    const WorkloadReview reviewed = review(
-        mpi_job("mpirun --allow-run-as-root -np 32 -x NCCL_IB_DISABLE=1 -x NCCL_ALGO -x LD_LIBRARY_PATH all_reduce_perf -b 8 -n 100"),
-        profile_named("h100-cx7-ib"));
+    const WorkloadReview reviewed = review(mpi_job("mpirun --allow-run-as-root -np 32 -x NCCL_IB_DISABLE=1 -x "
+                                                   "NCCL_ALGO -x LD_LIBRARY_PATH all_reduce_perf -b 8 -n 100"),
+                                           profile_named("h100-cx7-ib"));
     ASSERT_TRUE(fired(reviewed).count("net.ib-disabled"));
     EXPECT_EQ(evidence(*finding_of(reviewed, "net.ib-disabled"), "template"),
               "spec.mpiReplicaSpecs.Worker.template.spec.containers[0]");
@@ -757,13 +763,14 @@ TEST(KubernetesShape, AmdGpusCountToo) {
 }
 
 TEST(KubernetesShape, UnsupportedKindsAreSkippedNotErrors) {
-    const WorkloadReview service = review(parse_yaml("apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {}\n"),
-                                          default_profile());
+    const WorkloadReview service =
+        review(parse_yaml("apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {}\n"), default_profile());
     EXPECT_FALSE(service.supported);
     EXPECT_NE(service.note.find("Service"), std::string::npos);
     EXPECT_TRUE(service.patch.empty());
     // A Volcano Job is not a batch/v1 Job.
-    EXPECT_FALSE(review(parse_yaml("apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nspec: {}\n"), default_profile()).supported);
+    EXPECT_FALSE(review(parse_yaml("apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nspec: {}\n"), default_profile())
+                     .supported);
 }
 
 // ---------------------------------------------------------------- malformed input
@@ -783,7 +790,8 @@ TEST(KubernetesErrors, MalformedFieldsAreErrorsNamingTheField) {
         {"apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nspec:\n  mpiReplicaSpecs:\n    Worker:\n      replicas: two\n"
          "      template: {spec: {containers: [{name: c}]}}\n",
          "spec.mpiReplicaSpecs.Worker.replicas"},
-        {"apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: c\n    resources: {limits: {nvidia.com/gpu: lots}}\n",
+        {"apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: c\n    resources: {limits: {nvidia.com/gpu: "
+         "lots}}\n",
          "spec.containers[0].resources.limits.nvidia.com/gpu"},
         {"apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: c\n    resources: {limits: {cpu: fast}}\n",
          "spec.containers[0].resources.limits.cpu"},
@@ -800,7 +808,8 @@ TEST(KubernetesErrors, MalformedFieldsAreErrorsNamingTheField) {
 
 TEST(KubernetesDocuments, YamlScalarsResolveAsKubectlReadsThem) {
     auto documents = read_manifest_documents(
-        "a: 8\nb: \"8\"\nc: yes\nd: ~\ne: 1.5\nf: 0x10\ng: 5120Mi\n---\n---\nkind: List\nitems: [{kind: Pod}, {kind: Service}]\n",
+        "a: 8\nb: \"8\"\nc: yes\nd: ~\ne: 1.5\nf: 0x10\ng: 5120Mi\n---\n---\nkind: List\nitems: [{kind: Pod}, {kind: "
+        "Service}]\n",
         "t.yaml");
     ASSERT_TRUE(documents);
     ASSERT_EQ(documents->size(), 3U);

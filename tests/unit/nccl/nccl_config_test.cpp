@@ -94,8 +94,8 @@ TEST_P(NcclConfLint, ExplainsTheQuirk) {
             EXPECT_EQ(issue.line, 1);
         }
     }
-    EXPECT_TRUE(found) << "no issue mentions '" << c.problem_contains << "' for " << c.line << "; first: "
-                       << issues.front().problem;
+    EXPECT_TRUE(found) << "no issue mentions '" << c.problem_contains << "' for " << c.line
+                       << "; first: " << issues.front().problem;
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -148,13 +148,31 @@ TEST(NcclConfLint, EnvironmentValuesAreLintedToo) {
 }
 
 TEST(NcclConfLint, IntegerVariables) {
-    for (const char* name :
-         {"NCCL_BUFFSIZE", "NCCL_IB_QPS_PER_CONNECTION", "NCCL_IB_DISABLE", "NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE",
-          "NCCL_NVLS_ENABLE", "NCCL_CUMEM_ENABLE", "NCCL_MAX_NCHANNELS", "NCCL_MIN_NCHANNELS", "NCCL_MAX_CTAS",
-          "NCCL_MIN_CTAS", "NCCL_NET_GDR_READ", "NCCL_IB_TIMEOUT", "NCCL_IB_RETRY_CNT", "NCCL_IB_GID_INDEX",
-          "NCCL_IB_TC", "NCCL_IB_SL", "NCCL_IGNORE_CPU_AFFINITY", "NCCL_CROSS_NIC", "NCCL_COLLNET_ENABLE",
-          "NCCL_MNNVL_ENABLE", "NCCL_P2P_NET_CHUNKSIZE", "NCCL_NCHANNELS_PER_NET_PEER", "NCCL_IB_SPLIT_DATA_ON_QPS",
-          "NCCL_CUMEM_HOST_ENABLE"}) {
+    for (const char* name : {"NCCL_BUFFSIZE",
+                             "NCCL_IB_QPS_PER_CONNECTION",
+                             "NCCL_IB_DISABLE",
+                             "NCCL_P2P_DISABLE",
+                             "NCCL_SHM_DISABLE",
+                             "NCCL_NVLS_ENABLE",
+                             "NCCL_CUMEM_ENABLE",
+                             "NCCL_MAX_NCHANNELS",
+                             "NCCL_MIN_NCHANNELS",
+                             "NCCL_MAX_CTAS",
+                             "NCCL_MIN_CTAS",
+                             "NCCL_NET_GDR_READ",
+                             "NCCL_IB_TIMEOUT",
+                             "NCCL_IB_RETRY_CNT",
+                             "NCCL_IB_GID_INDEX",
+                             "NCCL_IB_TC",
+                             "NCCL_IB_SL",
+                             "NCCL_IGNORE_CPU_AFFINITY",
+                             "NCCL_CROSS_NIC",
+                             "NCCL_COLLNET_ENABLE",
+                             "NCCL_MNNVL_ENABLE",
+                             "NCCL_P2P_NET_CHUNKSIZE",
+                             "NCCL_NCHANNELS_PER_NET_PEER",
+                             "NCCL_IB_SPLIT_DATA_ON_QPS",
+                             "NCCL_CUMEM_HOST_ENABLE"}) {
         EXPECT_TRUE(is_integer_variable(name)) << name;
     }
     for (const char* name : {"NCCL_NET_GDR_LEVEL", "NCCL_P2P_LEVEL", "NCCL_IB_HCA", "NCCL_DEBUG", "NCCL_TOPO_FILE",
@@ -221,8 +239,8 @@ TEST(NcclResolve, EnvBeatsConfFileBeatsSystemConf) {
 TEST(NcclResolve, HomeConfWhenConfFileUnsetOrEmpty) {
     MemoryFileView files;
     files.add_file("/home/u/.nccl.conf", "NCCL_NET=Socket\n").add_file("/etc/nccl.conf", "NCCL_NET=IB\n");
-    for (const Environment& env : {Environment{{"HOME", "/home/u"}},
-                                   Environment{{"HOME", "/home/u"}, {"NCCL_CONF_FILE", ""}}}) {
+    for (const Environment& env :
+         {Environment{{"HOME", "/home/u"}}, Environment{{"HOME", "/home/u"}, {"NCCL_CONF_FILE", ""}}}) {
         EffectiveConfig config = resolve(env, files);
         EXPECT_EQ(config.value("NCCL_NET"), "Socket");
         EXPECT_EQ(config.get("NCCL_NET")->source, Source::user_conf);

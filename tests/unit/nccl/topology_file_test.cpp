@@ -28,11 +28,12 @@ std::vector<std::string> busids(const TopologyFile& topo) {
 
 // A minimal file NCCL accepts: <system version="1"> around one <cpu> and one
 // <pci> (xml.cc requires nothing more); the derived fixtures below start from it.
-constexpr std::string_view kMinimal = "<system version=\"1\">\n"
-                                      "  <cpu numaid=\"0\" affinity=\"ff\">\n"
-                                      "    <pci busid=\"0000:00:1b.0\" class=\"0x030200\"/>\n"
-                                      "  </cpu>\n"
-                                      "</system>\n";
+constexpr std::string_view kMinimal =
+    "<system version=\"1\">\n"
+    "  <cpu numaid=\"0\" affinity=\"ff\">\n"
+    "    <pci busid=\"0000:00:1b.0\" class=\"0x030200\"/>\n"
+    "  </cpu>\n"
+    "</system>\n";
 
 TEST(NcclTopoFile, AcceptsAzureNdv4WithItsBusIds) {
     TopologyFile topo = parse_topology(read_fixture("ndv4-topo.xml"));
@@ -157,8 +158,8 @@ INSTANTIATE_TEST_SUITE_P(
     Outcomes, NcclTopoDerived,
     ::testing::Values(
         TopoCase{"empty", "whole file removed", "", TopoOutcome::silently_ignored, "no elements", 0},
-        TopoCase{"whitespace", "only spaces and newlines", "  \n\n \r\n", TopoOutcome::silently_ignored,
-                 "no elements", 0},
+        TopoCase{"whitespace", "only spaces and newlines", "  \n\n \r\n", TopoOutcome::silently_ignored, "no elements",
+                 0},
         TopoCase{"root_topology", "<system> renamed <topology>",
                  replace_first(replace_first(kMinimal, "<system", "<topology"), "</system>", "</topology>"),
                  TopoOutcome::silently_ignored, "Ignoring element topology", 0},
@@ -176,8 +177,8 @@ INSTANTIATE_TEST_SUITE_P(
         TopoCase{"prolog", "<?xml version=\"1.0\"?> line prepended",
                  "<?xml version=\"1.0\"?>\n" + std::string(kMinimal), TopoOutcome::rejected,
                  "XML Parse : expected >, got '?'", 1},
-        TopoCase{"tab_indent", "leading spaces replaced by one TAB", tabs_for_indent(kMinimal),
-                 TopoOutcome::rejected, "XML Parse error : expecting '<', got '\\t'", 2},
+        TopoCase{"tab_indent", "leading spaces replaced by one TAB", tabs_for_indent(kMinimal), TopoOutcome::rejected,
+                 "XML Parse error : expecting '<', got '\\t'", 2},
         TopoCase{"attributes_split", "affinity moved to its own line",
                  replace_first(kMinimal, "numaid=\"0\" affinity", "numaid=\"0\"\n       affinity"),
                  TopoOutcome::rejected, "XML Parse : expected >, got '\\n'", 2},
@@ -194,18 +195,17 @@ INSTANTIATE_TEST_SUITE_P(
         TopoCase{"ignored_element_closed_by_any_tag",
                  "an unknown <foo> under <cpu> closed by </bar> (NCCL reads children of an ignored element into "
                  "the element's own slot, so any closing tag matches)",
-                 replace_first(kMinimal, "  </cpu>", "    <foo>\n    </bar>\n  </cpu>"), TopoOutcome::accepted, "",
-                 0},
+                 replace_first(kMinimal, "  </cpu>", "    <foo>\n    </bar>\n  </cpu>"), TopoOutcome::accepted, "", 0},
         TopoCase{"ignored_element_unterminated", "an unknown <foo> opened at the end and never closed",
                  std::string(kMinimal) + "<foo>\n", TopoOutcome::rejected, "XML Parse : unterminated ", 6},
         TopoCase{"crlf", "LF replaced by CRLF", crlf(kMinimal), TopoOutcome::accepted, "", 0},
         TopoCase{"single_quotes", "double quotes replaced by single quotes",
                  replace_first(replace_first(kMinimal, "\"0000:00:1b.0\"", "'0000:00:1b.0'"), "\"1\"", "'1'"),
                  TopoOutcome::accepted, "", 0},
-        TopoCase{"comments", "comments before, inside and after",
-                 "<!-- generated -->\n" + replace_first(kMinimal, "  </cpu>", "    <!-- a=b c -->\n  </cpu>") +
-                     "<!--x-->\n",
-                 TopoOutcome::accepted, "", 0},
+        TopoCase{
+            "comments", "comments before, inside and after",
+            "<!-- generated -->\n" + replace_first(kMinimal, "  </cpu>", "    <!-- a=b c -->\n  </cpu>") + "<!--x-->\n",
+            TopoOutcome::accepted, "", 0},
         TopoCase{"seventeen_attributes", "16 extra attributes before numaid on <cpu>", seventeen_attributes(),
                  TopoOutcome::accepted, "", 0}),
     [](const ::testing::TestParamInfo<TopoCase>& param_info) { return std::string(param_info.param.label); });
@@ -229,9 +229,10 @@ TEST(NcclTopoFile, ListsUpperCaseBusIdsNcclWillNeverMatch) {
 TEST(NcclTopoFile, PciUnderIgnoredElementsIsNotCollected) {
     // NCCL's handler tables allow <pci> only under <cpu> or <pci>: one under
     // <gpu> is consumed as an ignored element and never reaches the topology.
-    std::string text = replace_first(kMinimal, "<pci busid=\"0000:00:1b.0\" class=\"0x030200\"/>",
-                                     "<pci busid=\"0000:00:1b.0\">\n<gpu dev=\"0\"><pci busid=\"0000:99:00.0\"/></gpu>\n"
-                                     "</pci>");
+    std::string text =
+        replace_first(kMinimal, "<pci busid=\"0000:00:1b.0\" class=\"0x030200\"/>",
+                      "<pci busid=\"0000:00:1b.0\">\n<gpu dev=\"0\"><pci busid=\"0000:99:00.0\"/></gpu>\n"
+                      "</pci>");
     TopologyFile topo = parse_topology(text);
     EXPECT_EQ(topo.outcome, TopoOutcome::accepted) << topo.reason;
     EXPECT_EQ(busids(topo), std::vector<std::string>{"0000:00:1b.0"});
@@ -265,8 +266,9 @@ TEST(NcclTopoFile, ThirtyThousandCommentsDoNotOverflowTheStack) {
 }
 
 TEST(NcclTopoFile, CommentsBetweenElementsAreSkippedAtAnyDepth) {
-    std::string text = "<system version=\"1\"><!-- a --><!-- b -->\n<cpu numaid=\"0\"><!----><pci busid=\"0000:00:1b.0\"/>"
-                       "</cpu><!-- c --></system><!-- end -->\n";
+    std::string text =
+        "<system version=\"1\"><!-- a --><!-- b -->\n<cpu numaid=\"0\"><!----><pci busid=\"0000:00:1b.0\"/>"
+        "</cpu><!-- c --></system><!-- end -->\n";
     TopologyFile topo = parse_topology(text);
     EXPECT_EQ(topo.outcome, TopoOutcome::accepted) << topo.reason;
     EXPECT_EQ(topo.pcis.size(), 1U);

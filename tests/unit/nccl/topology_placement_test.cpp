@@ -31,8 +31,8 @@ std::string swap_text(const std::string& text, const std::string& a, const std::
 }
 
 struct Socket {
-    std::string cpus;                 // cpulist of the NUMA node
-    std::vector<std::string> gpus;    // bus ids
+    std::string cpus;               // cpulist of the NUMA node
+    std::vector<std::string> gpus;  // bus ids
     std::vector<std::string> nics;
 };
 
@@ -118,9 +118,9 @@ TEST(NcclTopoPlacement, RealFileRecordsItsSwitchesAndSockets) {
 
 TEST(NcclTopoPlacement, SwappedCpuBlocksMisplaceEveryDevice) {
     // Derived from the real ndv5 file: the two <cpu> elements exchange numaid and affinity.
-    std::string swapped = swap_text(fixture_text("nccl-topo/ndv5-topo.xml"),
-                                    R"(numaid="0" affinity="00000000,0000ffff,ffffffff")",
-                                    R"(numaid="1" affinity="ffffffff,ffff0000,00000000")");
+    std::string swapped =
+        swap_text(fixture_text("nccl-topo/ndv5-topo.xml"), R"(numaid="0" affinity="00000000,0000ffff,ffffffff")",
+                  R"(numaid="1" affinity="ffffffff,ffff0000,00000000")");
     PlacementDrift drift = compare(swapped, azure_ndv5());
     ASSERT_EQ(drift.devices.size(), 16U);
     const DevicePlacementMismatch& first = drift.devices.front();
@@ -141,9 +141,9 @@ TEST(NcclTopoPlacement, SwappedCpuBlocksMisplaceEveryDevice) {
 
 TEST(NcclTopoPlacement, AffinityAloneCanBeWrong) {
     // Derived: the first <cpu> keeps numaid 0 but claims socket 1's CPUs.
-    std::string text = replace_all(fixture_text("nccl-topo/ndv5-topo.xml"),
-                                   R"(numaid="0" affinity="00000000,0000ffff,ffffffff")",
-                                   R"(numaid="0" affinity="ffffffff,ffff0000,00000000")");
+    std::string text =
+        replace_all(fixture_text("nccl-topo/ndv5-topo.xml"), R"(numaid="0" affinity="00000000,0000ffff,ffffffff")",
+                    R"(numaid="0" affinity="ffffffff,ffff0000,00000000")");
     PlacementDrift drift = compare(text, azure_ndv5());
     ASSERT_EQ(drift.devices.size(), 8U);
     EXPECT_FALSE(drift.devices[0].numa_differs);
@@ -162,8 +162,8 @@ TEST(NcclTopoPlacement, NicMovedAcrossSocketsIsMisplacedAndMispaired) {
     EXPECT_EQ(gpu0.gpu_busid, "0001:00:00.0");
     EXPECT_EQ(gpu0.file_nearest, std::vector<std::string>{"0105:00:00.0"});
     EXPECT_EQ(gpu0.file_path, PathType::pix);
-    EXPECT_EQ(gpu0.node_nearest, (std::vector<std::string>{"0101:00:00.0", "0102:00:00.0", "0103:00:00.0",
-                                                           "0104:00:00.0"}));
+    EXPECT_EQ(gpu0.node_nearest,
+              (std::vector<std::string>{"0101:00:00.0", "0102:00:00.0", "0103:00:00.0", "0104:00:00.0"}));
     EXPECT_EQ(gpu0.node_path, PathType::phb);
     EXPECT_EQ(drift.pairings[1].gpu_busid, "0009:00:00.0");
 }

@@ -164,8 +164,10 @@ TEST(NodeCheckConfig, LoadingAFile) {
 TEST(NodeCheckConfig, NodeNameIsExactlyOneHostLikeName) {
     // scontrol reads a hostlist as many nodes: "x[001-100]" would drain 100.
     for (const std::string& bad : std::vector<std::string>{
-             "gpu[001-100]", "gpu01,gpu02", "gpu01 gpu02", "-gpu01", ".gpu01", "gpu*", "gpu?", "gpu01;reboot", "gpu$(id)",
-             "gpu`id`", "gpu{1,2}", "gpu01=x", "gpu/01", "gpu:01", "gpu\x1b[2J", "gp\xc3\xbc" "01",
+             "gpu[001-100]", "gpu01,gpu02", "gpu01 gpu02", "-gpu01", ".gpu01", "gpu*", "gpu?", "gpu01;reboot",
+             "gpu$(id)", "gpu`id`", "gpu{1,2}", "gpu01=x", "gpu/01", "gpu:01", "gpu\x1b[2J",
+             "gp\xc3\xbc"
+             "01",
              std::string(kMaxSlurmNodeNameBytes + 1, 'a')}) {
         Error e = parse_error("# line 1\nnode-name = " + bad + "\n");
         EXPECT_EQ(e.line, 2) << bad;

@@ -67,7 +67,8 @@ TEST(NodeVerdict, DrainReasonNamesTheFirstBlockingRule) {
     EXPECT_EQ(drain_reason(three), "launchguard: hw.pcie-degraded +2");
     EXPECT_EQ(drain_reason(unknown_verdict("stalled")), "launchguard: node check unknown");
     // Every reason starts with the prefix later checks recognise their drains by.
-    for (const auto& v : {one, three, unknown_verdict("x")}) EXPECT_EQ(drain_reason(v).rfind(kDrainReasonPrefix, 0), 0U);
+    for (const auto& v : {one, three, unknown_verdict("x")})
+        EXPECT_EQ(drain_reason(v).rfind(kDrainReasonPrefix, 0), 0U);
 }
 
 TEST(NodeVerdict, EveryNodeRulesDrainReasonStaysShort) {
@@ -125,7 +126,8 @@ TEST(NodeVerdict, NpdMessageEscapesControlAndInvalidBytesFromFindings) {
                                      "cpufreq governor is 'power\x1b]0;owned\x07save\xff\x7f' on CPUs 0-3"));
     const NodeVerdict verdict = verdict_from_report(block, kRules);
     const std::string message = npd_message(verdict, 200);
-    EXPECT_EQ(message, "launchguard: power.governor: cpufreq governor is 'power\\x1B]0;owned\\x07save\\xFF\\x7F' on CPUs 0-3");
+    EXPECT_EQ(message,
+              "launchguard: power.governor: cpufreq governor is 'power\\x1B]0;owned\\x07save\\xFF\\x7F' on CPUs 0-3");
     const NodeVerdict unknown = unknown_verdict("cannot read /sys/x\x1b[2J\x9b");
     EXPECT_EQ(npd_message(unknown), "launchguard: unknown: cannot read /sys/x\\x1B[2J\\x9B");
     // The bound holds for the escaped line, and no cut splits an escape.

@@ -11,14 +11,17 @@ namespace {
 
 // The shape of `scontrol show node NAME --oneliner` (Slurm 22.05), cut.
 std::string oneliner(const std::string& state, const std::string& reason = "") {
-    std::string line = "NodeName=gpu017 Arch=x86_64 CoresPerSocket=1 CPUAlloc=0 CPUTot=2 CPULoad=0.10 "
-                       "AvailableFeatures=(null) ActiveFeatures=(null) Gres=(null) NodeAddr=127.0.0.1 "
-                       "NodeHostName=gpu017 Version=22.05.8 OS=Linux 6.1.0 #1 SMP RealMemory=1000 AllocMem=0 "
-                       "FreeMem=500 Sockets=2 Boards=1 State=" + state + " ThreadsPerCore=1 TmpDisk=0 Weight=1 "
-                       "Owner=N/A MCS_label=N/A Partitions=lgtest BootTime=2026-11-30T14:00:00 "
-                       "SlurmdStartTime=2026-11-30T16:00:00 LastBusyTime=2026-11-30T16:01:00 CfgTRES=cpu=2 "
-                       "AllocTRES= CapWatts=n/a CurrentWatts=0 AveWatts=0 ExtSensorsJoules=n/s "
-                       "ExtSensorsWatts=0 ExtSensorsTemp=n/s";
+    std::string line =
+        "NodeName=gpu017 Arch=x86_64 CoresPerSocket=1 CPUAlloc=0 CPUTot=2 CPULoad=0.10 "
+        "AvailableFeatures=(null) ActiveFeatures=(null) Gres=(null) NodeAddr=127.0.0.1 "
+        "NodeHostName=gpu017 Version=22.05.8 OS=Linux 6.1.0 #1 SMP RealMemory=1000 AllocMem=0 "
+        "FreeMem=500 Sockets=2 Boards=1 State=" +
+        state +
+        " ThreadsPerCore=1 TmpDisk=0 Weight=1 "
+        "Owner=N/A MCS_label=N/A Partitions=lgtest BootTime=2026-11-30T14:00:00 "
+        "SlurmdStartTime=2026-11-30T16:00:00 LastBusyTime=2026-11-30T16:01:00 CfgTRES=cpu=2 "
+        "AllocTRES= CapWatts=n/a CurrentWatts=0 AveWatts=0 ExtSensorsJoules=n/s "
+        "ExtSensorsWatts=0 ExtSensorsTemp=n/s";
     if (!reason.empty()) line += " Reason=" + reason + " [root@2026-11-30T16:05:00]";
     return line + "\n";
 }

@@ -102,7 +102,8 @@ TEST(ContextBuilderProbeTest, ASnapshotsInterfacesServeOnlyTheNamespacesTheyWere
     task.node_snapshot = *snapshot;
     auto other = build_context(task);
     ASSERT_TRUE(other.ok());
-    EXPECT_TRUE(!other->interfaces.is_known() || other->interfaces->empty() || other->interfaces->at(0).name != "snap0");
+    EXPECT_TRUE(!other->interfaces.is_known() || other->interfaces->empty() ||
+                other->interfaces->at(0).name != "snap0");
 
     // A fixture root never takes them.
     ProbeOptions fixture = replay_options();
@@ -186,7 +187,8 @@ TEST(ContextBuilderProbeTest, JobShapeFromSlurm) {
     JobShape a = job_shape_from({{"SLURM_NNODES", "4"}, {"SLURM_GPUS", "32"}}, std::nullopt, std::nullopt);
     EXPECT_EQ(a.nodes.value(), 4);
     EXPECT_EQ(a.total_gpus.value(), 32);
-    JobShape b = job_shape_from({{"SLURM_JOB_NUM_NODES", "3"}, {"SLURM_JOB_GPUS", "0,1,2,3"}}, std::nullopt, std::nullopt);
+    JobShape b =
+        job_shape_from({{"SLURM_JOB_NUM_NODES", "3"}, {"SLURM_JOB_GPUS", "0,1,2,3"}}, std::nullopt, std::nullopt);
     EXPECT_EQ(b.total_gpus.value(), 12);
     EXPECT_NE(b.total_gpus.source().find("identical nodes"), std::string::npos);
     JobShape c = job_shape_from({{"SLURM_JOB_GPUS", "0,1"}}, std::nullopt, std::nullopt);
@@ -195,8 +197,8 @@ TEST(ContextBuilderProbeTest, JobShapeFromSlurm) {
 
 TEST(JobShape, TheTotalGpuCountSaturatesInsteadOfWrapping) {
     // 65536 x 65536 wrapped to 0 in an int, which kept net.qps-low silent.
-    JobShape shape = job_shape_from({{"SLURM_NNODES", "65536"}, {"SLURM_GPUS_PER_NODE", "65536"}}, std::nullopt,
-                                    std::nullopt);
+    JobShape shape =
+        job_shape_from({{"SLURM_NNODES", "65536"}, {"SLURM_GPUS_PER_NODE", "65536"}}, std::nullopt, std::nullopt);
     ASSERT_TRUE(shape.total_gpus.is_known());
     EXPECT_EQ(shape.total_gpus.value(), std::numeric_limits<int>::max());
 }

@@ -77,9 +77,10 @@ TEST_F(EnrootViewTest, RootfsFilesAndSymlinksResolveInsideTheRootfs) {
 }
 
 TEST_F(EnrootViewTest, BindMountsMapToTheHost) {
-    auto mounts = parse_enroot_fstab("/srv/topo/ndv5.xml /opt/topo.xml none x-create=file,bind,ro\n"
-                                     "/srv/topo /mnt/topo none x-create=dir,bind,ro\n",
-                                     "ENROOT_MOUNTS");
+    auto mounts = parse_enroot_fstab(
+        "/srv/topo/ndv5.xml /opt/topo.xml none x-create=file,bind,ro\n"
+        "/srv/topo /mnt/topo none x-create=dir,bind,ro\n",
+        "ENROOT_MOUNTS");
     EnrootFileView view(rootfs, host, *mounts);
     FileInfo file = view.stat("/opt/topo.xml");
     EXPECT_EQ(file.kind, FileKind::regular);

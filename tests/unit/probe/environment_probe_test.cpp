@@ -10,7 +10,8 @@ namespace launchguard {
 namespace {
 
 TEST(EnvProbeTest, ParsesKeyValueLinesLiterally) {
-    auto env = parse_env_text("# comment\n\nNCCL_IB_HCA=mlx5_0:1\nNCCL_SOCKET_IFNAME=\"eth0\"\nEMPTY=\nA=b=c\n", "job.env");
+    auto env =
+        parse_env_text("# comment\n\nNCCL_IB_HCA=mlx5_0:1\nNCCL_SOCKET_IFNAME=\"eth0\"\nEMPTY=\nA=b=c\n", "job.env");
     ASSERT_TRUE(env.ok()) << env.error().to_string();
     EXPECT_EQ(env->at("NCCL_IB_HCA"), "mlx5_0:1");
     EXPECT_EQ(env->at("NCCL_SOCKET_IFNAME"), "\"eth0\"");  // NCCL keeps the quotes

@@ -21,10 +21,10 @@ TEST(HwlocProbeTest, Dgx2HasSixteenV100sOnTwoNumaNodes) {
     EXPECT_EQ(topo->all_cpus.to_list(), "0-1,24-25");
 
     ASSERT_EQ(topo->gpus.size(), 16U);
-    const std::vector<std::string> busids = {
-        "0000:34:00.0", "0000:36:00.0", "0000:39:00.0", "0000:3b:00.0", "0000:57:00.0", "0000:59:00.0",
-        "0000:5c:00.0", "0000:5e:00.0", "0000:b7:00.0", "0000:b9:00.0", "0000:bc:00.0", "0000:be:00.0",
-        "0000:e0:00.0", "0000:e2:00.0", "0000:e5:00.0", "0000:e7:00.0"};
+    const std::vector<std::string> busids = {"0000:34:00.0", "0000:36:00.0", "0000:39:00.0", "0000:3b:00.0",
+                                             "0000:57:00.0", "0000:59:00.0", "0000:5c:00.0", "0000:5e:00.0",
+                                             "0000:b7:00.0", "0000:b9:00.0", "0000:bc:00.0", "0000:be:00.0",
+                                             "0000:e0:00.0", "0000:e2:00.0", "0000:e5:00.0", "0000:e7:00.0"};
     for (int i = 0; i < 16; ++i) {
         const Gpu& g = topo->gpus[static_cast<std::size_t>(i)];
         EXPECT_EQ(g.index, i);
@@ -90,7 +90,8 @@ TEST(HwlocProbeTest, MissingFileIsAnErrorNamingIt) {
 
 TEST(HwlocProbeTest, MalformedXmlIsAnErrorNotACrash) {
     test::TempTree tree;
-    tree.write("truncated.xml", "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n  <object type=\"Machine\" os_index=\"0\"");
+    tree.write("truncated.xml",
+               "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n  <object type=\"Machine\" os_index=\"0\"");
     tree.write("nccl.xml", "<system version=\"1\"><cpu numaid=\"0\"/></system>\n");
     for (const char* name : {"truncated.xml", "nccl.xml"}) {
         auto topo = load_topology_from_xml(tree.path(name));

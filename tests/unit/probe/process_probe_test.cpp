@@ -26,7 +26,8 @@ TEST(ProcessProbeTest, MemlockLimit) {
     ASSERT_TRUE(recorded->has_value());
     EXPECT_EQ(**recorded, 65536U);
 
-    auto unlimited = parse_memlock_limit("Max locked memory         unlimited            unlimited            bytes\n", "limits");
+    auto unlimited =
+        parse_memlock_limit("Max locked memory         unlimited            unlimited            bytes\n", "limits");
     ASSERT_TRUE(unlimited.ok());
     EXPECT_FALSE(unlimited->has_value());
     auto bad = parse_memlock_limit("Max open files 1 1 files\nMax locked memory  lots  lots bytes\n", "limits");

@@ -86,7 +86,8 @@ TEST(SysfsProbeTest, MissingRootMakesEverythingUnknown) {
     EXPECT_FALSE(facts.virtualization.is_known());
     EXPECT_FALSE(facts.iommu_groups.is_known());
     EXPECT_FALSE(facts.pcie_links.is_known());
-    EXPECT_NE(facts.numa_balancing.reason().find("/nonexistent-launchguard-root/proc/sys/kernel/numa_balancing"), std::string::npos);
+    EXPECT_NE(facts.numa_balancing.reason().find("/nonexistent-launchguard-root/proc/sys/kernel/numa_balancing"),
+              std::string::npos);
 }
 
 TEST(SysfsProbeTest, LiveRootKnowsPageSizeAndArch) {
@@ -137,7 +138,8 @@ TEST(SysfsProbeTest, AugmentAddsIbPortsLinksAndOperstate) {
     ASSERT_TRUE(topo.gpus[0].link.max.has_value());
     EXPECT_EQ(topo.gpus[0].link.max->speed_gts, 32.0);
 
-    auto ib1 = std::find_if(topo.interfaces.begin(), topo.interfaces.end(), [](const NetInterface& i) { return i.name == "ib1"; });
+    auto ib1 = std::find_if(topo.interfaces.begin(), topo.interfaces.end(),
+                            [](const NetInterface& i) { return i.name == "ib1"; });
     ASSERT_NE(ib1, topo.interfaces.end());
     EXPECT_FALSE(ib1->up);
     EXPECT_EQ(topo.interfaces.size(), 4U);  // ib1 updated; eth0, ib0, lo added

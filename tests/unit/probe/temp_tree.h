@@ -20,8 +20,11 @@ public:
     ~TempTree() {
         std::error_code ec;
         // Restore permissions first so the tree can be removed.
-        for (auto it = std::filesystem::recursive_directory_iterator(root_, ec); it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-            if (!it->is_symlink()) std::filesystem::permissions(it->path(), std::filesystem::perms::owner_all, std::filesystem::perm_options::add, ec);
+        for (auto it = std::filesystem::recursive_directory_iterator(root_, ec);
+             it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+            if (!it->is_symlink())
+                std::filesystem::permissions(it->path(), std::filesystem::perms::owner_all,
+                                             std::filesystem::perm_options::add, ec);
         }
         std::filesystem::remove_all(root_, ec);
     }

@@ -89,7 +89,9 @@ TEST(ProfileJson, TheSchemaHoldsAsForYamlAndErrorsNameTheField) {
 
     // Boost.JSON keeps the last of a repeated key; `profile validate` (the
     // YAML reader) refuses it, naming both lines.
-    const std::string repeated = R"({"name":"x","cpu":{"governor":"powersave"},)" "\n" R"("cpu":{}})";
+    const std::string repeated = R"({"name":"x","cpu":{"governor":"powersave"},)"
+                                 "\n"
+                                 R"("cpu":{}})";
     auto last_wins = parse_profile_json_with(repeated, "s.json", kAnyRule);
     ASSERT_TRUE(last_wins.ok());
     EXPECT_EQ(last_wins->cpu.governor, "performance");

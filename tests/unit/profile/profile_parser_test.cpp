@@ -38,7 +38,8 @@ container:
   shm_min: 2GiB
 rules:
   topo.file-missing: patch
-)", "test.yaml", kAnyRule);
+)",
+                                "test.yaml", kAnyRule);
     ASSERT_TRUE(p.ok()) << p.error().to_string();
     EXPECT_EQ(p->name, "test");
     EXPECT_EQ(p->node.arch, "aarch64");
@@ -144,7 +145,8 @@ TEST(ProfileParser, DuplicateKeysAreAnErrorNamingBothLines) {
     EXPECT_EQ(p.error().field, "node");
     EXPECT_NE(p.error().message.find("duplicate key (first at line 2)"), std::string::npos) << p.error().message;
 
-    auto nested = parse_profile_with("name: x\ncpu:\n  governor: performance\n  governor: powersave\n", "f.yaml", kAnyRule);
+    auto nested =
+        parse_profile_with("name: x\ncpu:\n  governor: performance\n  governor: powersave\n", "f.yaml", kAnyRule);
     ASSERT_FALSE(nested.ok());
     EXPECT_EQ(nested.error().field, "cpu.governor");
 
@@ -188,7 +190,8 @@ TEST(ProfileParser, MessagesSayWhatWasFoundAndWhere) {
     EXPECT_EQ(key.error().message.find("bad conversion"), std::string::npos) << key.error().message;
     EXPECT_EQ(key.error().line, 3);
 
-    auto topo = parse_profile_with("name: x\ntopology:\n  required: true\n  host_path: opt/topo.xml\n", "f.yaml", kAnyRule);
+    auto topo =
+        parse_profile_with("name: x\ntopology:\n  required: true\n  host_path: opt/topo.xml\n", "f.yaml", kAnyRule);
     ASSERT_FALSE(topo.ok());
     EXPECT_EQ(topo.error().line, 4);
     EXPECT_EQ(topo.error().field, "topology.host_path");

@@ -5,8 +5,8 @@
 // per finding, valid JSON, enroot lines enroot reads back as written.
 #include <gtest/gtest.h>
 
-#include <boost/json.hpp>
 #include <algorithm>
+#include <boost/json.hpp>
 #include <filesystem>
 
 #include "report/enroot_patch.h"

@@ -22,8 +22,8 @@ using testing::azure_ndv5_root;
 using testing::kNdv5File;
 using testing::kNdv5Link;
 using testing::launch_from_yaml;
-using testing::mentions;
 using testing::MemoryFileView;
+using testing::mentions;
 using testing::run_rule;
 using testing::use_host;
 using testing::use_view;
@@ -56,7 +56,8 @@ TEST(ConfHostNotVisible, BlocksWhenAzuresHostConfDoesNotReachTheContainer) {
     EXPECT_EQ(finding.severity, Severity::error);
     EXPECT_EQ(finding.message,
               "the host's /etc/nccl.conf sets NCCL_IB_PCI_RELAXED_ORDERING=1, "
-              "NCCL_TOPO_FILE=/opt/microsoft/ndv5/topo.xml, NCCL_IGNORE_CPU_AFFINITY=1 but the task in the container does not get "
+              "NCCL_TOPO_FILE=/opt/microsoft/ndv5/topo.xml, NCCL_IGNORE_CPU_AFFINITY=1 but the task in the container "
+              "does not get "
               "them "
               "(enroot does not mount /etc/nccl.conf): NCCL in the task runs without the host's settings");
     EXPECT_TRUE(finding.fix_or_block);  // it carries NCCL_TOPO_FILE
@@ -117,8 +118,9 @@ TEST(ConfHostNotVisible, QuietWhenTheImageCarriesTheSameConf) {
 TEST(ConfHostNotVisible, CountsADifferentImageConfAsMissed) {
     auto ctx = launch_from_yaml("runtime: pyxis\n");
     MemoryFileView task;
-    task.add_file("/etc/nccl.conf", "NCCL_TOPO_FILE=/opt/image/old-topo.xml\n"
-                                    "NCCL_IB_PCI_RELAXED_ORDERING=1\nNCCL_IGNORE_CPU_AFFINITY=1\n");
+    task.add_file("/etc/nccl.conf",
+                  "NCCL_TOPO_FILE=/opt/image/old-topo.xml\n"
+                  "NCCL_IB_PCI_RELAXED_ORDERING=1\nNCCL_IGNORE_CPU_AFFINITY=1\n");
     use_view(ctx, task);
     use_host(ctx, azure_ndv5_root("host /"));
     auto result = run_rule("conf.host-not-visible", ctx);
@@ -217,8 +219,9 @@ TEST(ConfLint, FiresOnSpacesAroundEquals) {
     EXPECT_EQ(finding.rule, "conf.lint");
     EXPECT_EQ(finding.action, Action::warn);
     EXPECT_EQ(finding.severity, Severity::warning);
-    EXPECT_EQ(finding.message, "/etc/nccl.conf:2: spaces around '=': NCCL sets a variable named 'NCCL_IB_HCA '; write "
-                               "NCCL_IB_HCA=mlx5");
+    EXPECT_EQ(finding.message,
+              "/etc/nccl.conf:2: spaces around '=': NCCL sets a variable named 'NCCL_IB_HCA '; write "
+              "NCCL_IB_HCA=mlx5");
     EXPECT_EQ(result.evidence("location"), "/etc/nccl.conf:2");
     EXPECT_EQ(result.evidence("as_written"), "NCCL_IB_HCA = mlx5");
     EXPECT_EQ(result.evidence("corrected"), "NCCL_IB_HCA=mlx5");
@@ -250,8 +253,9 @@ TEST(ConfLint, EnvironmentValuesGetACorrectedSetEnv) {
     auto result = run_rule("conf.lint", launch_from_yaml("env: {NCCL_BUFFSIZE: 8M, CUDA_VISIBLE_DEVICES: '0'}\n"));
     ASSERT_TRUE(result.fired());
     const Finding& finding = result.finding();
-    EXPECT_EQ(finding.message, "environment NCCL_BUFFSIZE: size suffixes are not understood: strtoll reads '8M' as 8, "
-                               "not 8388608; set NCCL_BUFFSIZE=8388608");
+    EXPECT_EQ(finding.message,
+              "environment NCCL_BUFFSIZE: size suffixes are not understood: strtoll reads '8M' as 8, "
+              "not 8388608; set NCCL_BUFFSIZE=8388608");
     EXPECT_EQ(result.evidence("location"), "environment");
     EXPECT_EQ(result.evidence("as_written"), "NCCL_BUFFSIZE=8M");
     ASSERT_EQ(finding.remediation.size(), 1U);
@@ -289,9 +293,10 @@ TEST(ConfLint, QuotedEnvironmentValuesAreLiteralToo) {
 
 TEST(ConfLint, QuietForAzuresRealConfAndCleanValues) {
     EXPECT_TRUE(run_rule("conf.lint", with_conf("/etc/nccl.conf", azure_ndv5_conf())).quiet());
-    EXPECT_TRUE(run_rule("conf.lint", with_conf("/etc/nccl.conf", "# NCCL settings for this cluster\n"
-                                                                  "NCCL_IB_QPS_PER_CONNECTION=4\n"
-                                                                  "NCCL_BUFFSIZE=0x800000\n"))
+    EXPECT_TRUE(run_rule("conf.lint", with_conf("/etc/nccl.conf",
+                                                "# NCCL settings for this cluster\n"
+                                                "NCCL_IB_QPS_PER_CONNECTION=4\n"
+                                                "NCCL_BUFFSIZE=0x800000\n"))
                     .quiet());
     EXPECT_TRUE(run_rule("conf.lint", launch_from_yaml("env: {NCCL_BUFFSIZE: '8388608', NCCL_IB_HCA: '=mlx5_0:1', "
                                                        "OTHER: '\"quoted\"'}\n"))
@@ -299,8 +304,8 @@ TEST(ConfLint, QuietForAzuresRealConfAndCleanValues) {
 }
 
 TEST(ConfLint, LintsTheUserConfUnderItsOwnPath) {
-    auto result = run_rule("conf.lint", with_conf("/home/alice/.nccl.conf", "NCCL_NET_GDR_LEVEL = PHB\n",
-                                                  "{HOME: /home/alice}"));
+    auto result =
+        run_rule("conf.lint", with_conf("/home/alice/.nccl.conf", "NCCL_NET_GDR_LEVEL = PHB\n", "{HOME: /home/alice}"));
     ASSERT_TRUE(result.fired());
     EXPECT_EQ(result.evidence("location"), "/home/alice/.nccl.conf:1");
 }
@@ -308,8 +313,9 @@ TEST(ConfLint, LintsTheUserConfUnderItsOwnPath) {
 TEST(ConfLint, FiresOnNcclConfFileInsideAConfFile) {
     auto result = run_rule("conf.lint", with_conf("/etc/nccl.conf", "NCCL_CONF_FILE=/opt/site/nccl.conf\n"));
     ASSERT_TRUE(result.fired());
-    EXPECT_EQ(result.finding().message, "/etc/nccl.conf:1: NCCL_CONF_FILE inside a conf file has no effect: NCCL reads "
-                                        "it from the process environment before it loads any file");
+    EXPECT_EQ(result.finding().message,
+              "/etc/nccl.conf:1: NCCL_CONF_FILE inside a conf file has no effect: NCCL reads "
+              "it from the process environment before it loads any file");
     EXPECT_EQ(result.evidence("as_written"), "NCCL_CONF_FILE=/opt/site/nccl.conf");
 }
 
@@ -317,14 +323,16 @@ TEST(ConfLint, FiresWhenNcclConfFileNamesAFileTheTaskLacks) {
     auto result = run_rule("conf.lint", launch_from_yaml("env: {NCCL_CONF_FILE: /shared/nccl.conf, HOME: /root}\n"
                                                          "files: {/root/.nccl.conf: \"NCCL_DEBUG=WARN\\n\"}\n"));
     ASSERT_TRUE(result.fired());
-    EXPECT_EQ(result.finding().message, "NCCL_CONF_FILE=/shared/nccl.conf is missing in the task: NCCL skips it, and "
-                                        "$HOME/.nccl.conf too, without a message");
+    EXPECT_EQ(result.finding().message,
+              "NCCL_CONF_FILE=/shared/nccl.conf is missing in the task: NCCL skips it, and "
+              "$HOME/.nccl.conf too, without a message");
     EXPECT_EQ(result.evidence("found"), "missing");
     EXPECT_EQ(result.evidence("source"), "environment");
     EXPECT_TRUE(mentions(result.finding().remediation.at(0).text, "mount the file NCCL_CONF_FILE names"));
 
-    auto present = launch_from_yaml("env: {NCCL_CONF_FILE: /shared/nccl.conf}\n"
-                                    "files: {/shared/nccl.conf: \"NCCL_DEBUG=WARN\\n\"}\n");
+    auto present = launch_from_yaml(
+        "env: {NCCL_CONF_FILE: /shared/nccl.conf}\n"
+        "files: {/shared/nccl.conf: \"NCCL_DEBUG=WARN\\n\"}\n");
     EXPECT_TRUE(run_rule("conf.lint", present).quiet());
 }
 
@@ -335,8 +343,9 @@ TEST(ConfLint, UnknownEnvironmentStillLintsTheFiles) {
     ASSERT_EQ(result.findings.size(), 1U);
     EXPECT_EQ(result.findings[0].evidence.front().second, "/etc/nccl.conf:1");
     ASSERT_EQ(result.unknowns.size(), 1U);
-    EXPECT_EQ(result.unknowns[0].reason, "cannot lint NCCL_* values in the task environment because it is unknown "
-                                         "(manifest env comes from a ConfigMap)");
+    EXPECT_EQ(result.unknowns[0].reason,
+              "cannot lint NCCL_* values in the task environment because it is unknown "
+              "(manifest env comes from a ConfigMap)");
 }
 
 }  // namespace

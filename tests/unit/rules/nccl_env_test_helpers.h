@@ -38,7 +38,8 @@ inline Environment awsome_efa_env() {
     for (const auto& arg : container["command"]) {
         std::string text = arg.as<std::string>();
         auto equals = text.find('=');
-        if (text.starts_with("NCCL_") && equals != std::string::npos) env[text.substr(0, equals)] = text.substr(equals + 1);
+        if (text.starts_with("NCCL_") && equals != std::string::npos)
+            env[text.substr(0, equals)] = text.substr(equals + 1);
     }
     return env;
 }

@@ -101,7 +101,8 @@ TEST(NcclP2pDisabled, OnlyExactlyOneDisables) {
 }
 
 TEST(NcclP2pDisabled, OnMultiNodeNvlinkItAlsoTurnsMnnvlOff) {
-    auto result = run_rule("nccl.p2p-disabled", launch_from_yaml(env_yaml("NCCL_P2P_DISABLE", "1")), profile_from_yaml(kNvl72));
+    auto result =
+        run_rule("nccl.p2p-disabled", launch_from_yaml(env_yaml("NCCL_P2P_DISABLE", "1")), profile_from_yaml(kNvl72));
     ASSERT_TRUE(result.fired());
     EXPECT_TRUE(mentions(result.finding().message, "the 4 GPUs per node of profile 'nvl72'"));
     EXPECT_TRUE(mentions(result.finding().message, "multi-node NVLink is off too"));
@@ -133,7 +134,8 @@ TEST(NcclP2pDisabled, UnknownWithoutTopologyOrProfileInventory) {
 // nccl.shm-disabled
 
 TEST(NcclShmDisabled, FiresOnAMultiGpuNode) {
-    auto result = run_with("nccl.shm-disabled", "NCCL_SHM_DISABLE", "1", "hwloc_xml: hwloc/32em64t-2n8c2t-pci-normalio.xml\n");
+    auto result =
+        run_with("nccl.shm-disabled", "NCCL_SHM_DISABLE", "1", "hwloc_xml: hwloc/32em64t-2n8c2t-pci-normalio.xml\n");
     ASSERT_TRUE(result.fired());
     EXPECT_EQ(result.finding().message,
               "NCCL_SHM_DISABLE=1 removes the shared-memory transport between the 3 GPUs of this node: GPU pairs that "
@@ -149,9 +151,11 @@ TEST(NcclShmDisabled, QuietUnlessNcclReadsExactlyOneOnAMultiGpuNode) {
         EXPECT_TRUE(run_with("nccl.shm-disabled", "NCCL_SHM_DISABLE", value, kDgx2).quiet()) << value;
     }
     EXPECT_TRUE(run_rule("nccl.shm-disabled", launch_from_yaml(env_yaml("NCCL_SHM_DISABLE", "1")),
-                         profile_from_yaml("name: one\nnode: {gpus: 1}\n")).quiet());
-    EXPECT_TRUE(run_rule("nccl.shm-disabled", launch_from_yaml(env_yaml("NCCL_SHM_DISABLE", "1")),
-                         profile_from_yaml(kHgx)).fired());
+                         profile_from_yaml("name: one\nnode: {gpus: 1}\n"))
+                    .quiet());
+    EXPECT_TRUE(
+        run_rule("nccl.shm-disabled", launch_from_yaml(env_yaml("NCCL_SHM_DISABLE", "1")), profile_from_yaml(kHgx))
+            .fired());
 }
 
 TEST(NcclShmDisabled, UnknownWithoutTopologyOrProfileInventory) {
@@ -164,7 +168,8 @@ TEST(NcclShmDisabled, UnknownWithoutTopologyOrProfileInventory) {
 // nccl.nvls-disabled
 
 TEST(NcclNvlsDisabled, FiresOnAnNvswitchProfile) {
-    auto result = run_rule("nccl.nvls-disabled", launch_from_yaml(env_yaml("NCCL_NVLS_ENABLE", "0")), profile_from_yaml(kHgx));
+    auto result =
+        run_rule("nccl.nvls-disabled", launch_from_yaml(env_yaml("NCCL_NVLS_ENABLE", "0")), profile_from_yaml(kHgx));
     ASSERT_TRUE(result.fired());
     EXPECT_EQ(result.finding().message,
               "NCCL_NVLS_ENABLE=0 turns NVLink SHARP off on an NVSwitch node of profile 'hgx': NVLS/NVLSTree "
@@ -173,20 +178,23 @@ TEST(NcclNvlsDisabled, FiresOnAnNvswitchProfile) {
     EXPECT_EQ(result.evidence("profile_nvswitch"), "true");
     expect_unset(result, "NCCL_NVLS_ENABLE");
     // strtoll reads "off" as 0: NVLS really is off.
-    auto word = run_rule("nccl.nvls-disabled", launch_from_yaml(env_yaml("NCCL_NVLS_ENABLE", "off")), profile_from_yaml(kHgx));
+    auto word =
+        run_rule("nccl.nvls-disabled", launch_from_yaml(env_yaml("NCCL_NVLS_ENABLE", "off")), profile_from_yaml(kHgx));
     ASSERT_TRUE(word.fired());
     EXPECT_EQ(word.evidence("parsed"), "0");
 }
 
 TEST(NcclNvlsDisabled, FromAConfFileRestoresTheDefaultTwo) {
-    expect_conf_override(run_rule("nccl.nvls-disabled", launch_from_yaml(conf("NCCL_NVLS_ENABLE=0")), profile_from_yaml(kHgx)),
-                         "NCCL_NVLS_ENABLE", "2");
+    expect_conf_override(
+        run_rule("nccl.nvls-disabled", launch_from_yaml(conf("NCCL_NVLS_ENABLE=0")), profile_from_yaml(kHgx)),
+        "NCCL_NVLS_ENABLE", "2");
 }
 
 TEST(NcclNvlsDisabled, QuietWhenEnabledOrWhenTheNodeHasOneGpu) {
     for (const char* value : {"1", "2", ""}) {
         EXPECT_TRUE(run_rule("nccl.nvls-disabled", launch_from_yaml(env_yaml("NCCL_NVLS_ENABLE", value)),
-                             profile_from_yaml(kHgx)).quiet())
+                             profile_from_yaml(kHgx))
+                        .quiet())
             << value;
     }
     EXPECT_TRUE(run_rule("nccl.nvls-disabled", launch_from_yaml("")).quiet());
@@ -203,7 +211,8 @@ TEST(NcclNvlsDisabled, UnknownWhenTheProfileDoesNotSayWhetherThereIsAnNvswitch) 
 // nccl.cumem-disabled
 
 TEST(NcclCumemDisabled, BlocksOnMultiNodeNvlinkProfiles) {
-    auto result = run_rule("nccl.cumem-disabled", launch_from_yaml(env_yaml("NCCL_CUMEM_ENABLE", "0")), profile_from_yaml(kNvl72));
+    auto result = run_rule("nccl.cumem-disabled", launch_from_yaml(env_yaml("NCCL_CUMEM_ENABLE", "0")),
+                           profile_from_yaml(kNvl72));
     ASSERT_TRUE(result.fired());
     const Finding& f = result.finding();
     EXPECT_EQ(f.action, Action::block);
@@ -231,14 +240,16 @@ TEST(NcclCumemDisabled, NegativeValuesOtherThanAutoDisableToo) {
     EXPECT_EQ(minus_one.evidence("parsed"), "-1");
     for (const char* value : {"-2", "1", ""}) {
         EXPECT_TRUE(run_rule("nccl.cumem-disabled", launch_from_yaml(env_yaml("NCCL_CUMEM_ENABLE", value)),
-                             profile_from_yaml(kNvl72)).quiet())
+                             profile_from_yaml(kNvl72))
+                        .quiet())
             << value;
     }
 }
 
 TEST(NcclCumemDisabled, FromAConfFileRestoresAuto) {
-    expect_conf_override(run_rule("nccl.cumem-disabled", launch_from_yaml(conf("NCCL_CUMEM_ENABLE=0")), profile_from_yaml(kNvl72)),
-                         "NCCL_CUMEM_ENABLE", "-2");
+    expect_conf_override(
+        run_rule("nccl.cumem-disabled", launch_from_yaml(conf("NCCL_CUMEM_ENABLE=0")), profile_from_yaml(kNvl72)),
+        "NCCL_CUMEM_ENABLE", "-2");
 }
 
 TEST(NcclCumemDisabled, UnknownWhenTheTaskEnvironmentIsUnknown) {
@@ -282,9 +293,11 @@ TEST(NcclProtoRestricted, FiresForAnyNonEmptyValue) {
               "NCCL_PROTO=Simple allows only Simple: NCCL's tuner can no longer pick LL, LL128 or Simple per message "
               "size, which costs latency or bandwidth");
     expect_unset(simple, "NCCL_PROTO");
-    EXPECT_TRUE(mentions(run_with("nccl.proto-restricted", "NCCL_PROTO", "^LL128").finding().message, "excludes LL128"));
+    EXPECT_TRUE(
+        mentions(run_with("nccl.proto-restricted", "NCCL_PROTO", "^LL128").finding().message, "excludes LL128"));
     EXPECT_TRUE(run_with("nccl.proto-restricted", "NCCL_PROTO", "").quiet());
-    expect_conf_override(run_rule("nccl.proto-restricted", launch_from_yaml(conf("NCCL_PROTO=Simple"))), "NCCL_PROTO", "");
+    expect_conf_override(run_rule("nccl.proto-restricted", launch_from_yaml(conf("NCCL_PROTO=Simple"))), "NCCL_PROTO",
+                         "");
 }
 
 TEST(NcclProtoRestricted, UnknownWhenTheTaskEnvironmentIsUnknown) {
@@ -297,9 +310,10 @@ TEST(NcclProtoRestricted, UnknownWhenTheTaskEnvironmentIsUnknown) {
 TEST(NcclChannelsCapped, FiresForACapBelowSixtyFourChannels) {
     auto result = run_with("nccl.channels-capped", "NCCL_MAX_NCHANNELS", "4");
     ASSERT_TRUE(result.fired());
-    EXPECT_EQ(result.finding().message,
-              "NCCL_MAX_NCHANNELS=4 caps NCCL at 4 channels (it may use up to 64): large collectives cannot drive every "
-              "NVLink and NIC at full bandwidth");
+    EXPECT_EQ(
+        result.finding().message,
+        "NCCL_MAX_NCHANNELS=4 caps NCCL at 4 channels (it may use up to 64): large collectives cannot drive every "
+        "NVLink and NIC at full bandwidth");
     EXPECT_EQ(result.evidence("channel_cap"), "4");
     expect_unset(result, "NCCL_MAX_NCHANNELS");
 
@@ -322,11 +336,13 @@ TEST(NcclChannelsCapped, LegacyMaxNringsCountsOnlyWithoutMaxNchannels) {
     auto rings = run_with("nccl.channels-capped", "NCCL_MAX_NRINGS", "2");
     ASSERT_TRUE(rings.fired());
     EXPECT_EQ(rings.evidence("NCCL_MAX_NRINGS"), "2");
-    auto both = run_rule("nccl.channels-capped", launch_from_yaml("env: {NCCL_MAX_NRINGS: '2', NCCL_MAX_NCHANNELS: '32'}"));
+    auto both =
+        run_rule("nccl.channels-capped", launch_from_yaml("env: {NCCL_MAX_NRINGS: '2', NCCL_MAX_NCHANNELS: '32'}"));
     ASSERT_EQ(both.findings.size(), 1U);
     EXPECT_EQ(both.evidence("NCCL_MAX_NCHANNELS"), "32");
     // -2 is NCCL's "unset": NRINGS applies again.
-    auto auto_channels = run_rule("nccl.channels-capped", launch_from_yaml("env: {NCCL_MAX_NRINGS: '2', NCCL_MAX_NCHANNELS: '-2'}"));
+    auto auto_channels =
+        run_rule("nccl.channels-capped", launch_from_yaml("env: {NCCL_MAX_NRINGS: '2', NCCL_MAX_NCHANNELS: '-2'}"));
     ASSERT_EQ(auto_channels.findings.size(), 1U);
     EXPECT_EQ(auto_channels.evidence("NCCL_MAX_NRINGS"), "2");
 }
@@ -339,7 +355,8 @@ TEST(NcclChannelsCapped, QuietWithoutAnEffectiveCap) {
     for (const char* value : {"0", "-1", "64"}) {
         EXPECT_TRUE(run_with("nccl.channels-capped", "NCCL_MAX_CTAS", value).quiet()) << value;
     }
-    expect_conf_override(run_rule("nccl.channels-capped", launch_from_yaml(conf("NCCL_MAX_CTAS=16"))), "NCCL_MAX_CTAS", "");
+    expect_conf_override(run_rule("nccl.channels-capped", launch_from_yaml(conf("NCCL_MAX_CTAS=16"))), "NCCL_MAX_CTAS",
+                         "");
 }
 
 TEST(NcclChannelsCapped, UnknownWhenTheTaskEnvironmentIsUnknown) {

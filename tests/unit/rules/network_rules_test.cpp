@@ -93,7 +93,8 @@ TEST(NetHcaMatchesNothing, QuotesFromNcclConfAreLiteralAndMatchNothing) {
 }
 
 TEST(NetHcaMatchesNothing, FilterThatMatchesOnlyADownPortNamesIt) {
-    auto result = run_rule("net.hca-matches-nothing", launch_from_yaml(kNodeWithDownPort + "env: {NCCL_IB_HCA: =mlx5_1}"));
+    auto result =
+        run_rule("net.hca-matches-nothing", launch_from_yaml(kNodeWithDownPort + "env: {NCCL_IB_HCA: =mlx5_1}"));
     ASSERT_TRUE(result.fired());
     EXPECT_EQ(result.evidence("matched_inactive_ports"), "mlx5_1:1 (DOWN)");
     EXPECT_EQ(result.evidence("active_ports"), "mlx5_0:1");
@@ -103,7 +104,8 @@ TEST(NetHcaMatchesNothing, FilterThatMatchesOnlyADownPortNamesIt) {
 
 TEST(NetHcaMatchesNothing, ExclusionOfTheOnlyActiveHcaAndAMissingPortFire) {
     EXPECT_TRUE(run_rule("net.hca-matches-nothing", launch_from_yaml(kNode + "env: {NCCL_IB_HCA: ^mlx5_0}")).fired());
-    EXPECT_TRUE(run_rule("net.hca-matches-nothing", launch_from_yaml(kNode + "env: {NCCL_IB_HCA: 'mlx5_0:2'}")).fired());
+    EXPECT_TRUE(
+        run_rule("net.hca-matches-nothing", launch_from_yaml(kNode + "env: {NCCL_IB_HCA: 'mlx5_0:2'}")).fired());
     // "^" alone deselects every device (matchIfList's inversion of an empty list).
     EXPECT_TRUE(run_rule("net.hca-matches-nothing", launch_from_yaml(kNode + "env: {NCCL_IB_HCA: ^}")).fired());
 }
@@ -118,7 +120,8 @@ TEST(NetHcaMatchesNothing, ProposesTheProfileFilterWhenItHasOne) {
 
 TEST(NetHcaMatchesNothing, ProposesTheProfilesHcasWhenItNamesNoFilter) {
     Profile profile = profile_from_yaml("name: site\nnode: {hcas: [mlx5_0, mlx5_1]}\n");
-    auto result = run_rule("net.hca-matches-nothing", launch_from_yaml(kCx8Node + "env: {NCCL_IB_HCA: mlx5_9}"), profile);
+    auto result =
+        run_rule("net.hca-matches-nothing", launch_from_yaml(kCx8Node + "env: {NCCL_IB_HCA: mlx5_9}"), profile);
     ASSERT_TRUE(result.fired());
     EXPECT_EQ(result.set_env("NCCL_IB_HCA"), "=mlx5_0,mlx5_1");
 }
@@ -162,8 +165,8 @@ TEST(NetHcaMatchesNothing, UnknownWhenTheTaskEnvironmentIsUnknown) {
 // net.ib-disabled
 
 TEST(NetIbDisabled, FiresForAMultiNodeJobOnAnIbNode) {
-    auto result = run_rule("net.ib-disabled",
-                           launch_from_yaml(kNode + "env: {NCCL_IB_DISABLE: '1'}\njob: {nodes: 4, gpus: 32}"));
+    auto result =
+        run_rule("net.ib-disabled", launch_from_yaml(kNode + "env: {NCCL_IB_DISABLE: '1'}\njob: {nodes: 4, gpus: 32}"));
     ASSERT_TRUE(result.fired());
     const Finding& f = result.finding();
     EXPECT_EQ(f.action, Action::block);
@@ -181,9 +184,10 @@ TEST(NetIbDisabled, FiresForAMultiNodeJobOnAnIbNode) {
 }
 
 TEST(NetIbDisabled, FromAConfFileTheEnvironmentOverridesItAndTheLineIsNamed) {
-    auto result = run_rule("net.ib-disabled",
-                           launch_from_yaml(kNode + "files: {/etc/nccl.conf: \"NCCL_DEBUG=WARN\\nNCCL_IB_DISABLE=2\\n\"}\n"
-                                                    "job: {nodes: 2}"));
+    auto result =
+        run_rule("net.ib-disabled",
+                 launch_from_yaml(kNode + "files: {/etc/nccl.conf: \"NCCL_DEBUG=WARN\\nNCCL_IB_DISABLE=2\\n\"}\n"
+                                          "job: {nodes: 2}"));
     ASSERT_TRUE(result.fired());
     EXPECT_EQ(result.evidence("source"), "/etc/nccl.conf:2");
     EXPECT_EQ(result.set_env("NCCL_IB_DISABLE"), "0");
@@ -195,7 +199,8 @@ TEST(NetIbDisabled, FromAConfFileTheEnvironmentOverridesItAndTheLineIsNamed) {
 
 TEST(NetIbDisabled, ProfileInventoryDecidesWithoutTheNode) {
     Profile profile = profile_from_yaml("name: h100\nnode: {rdma_nics: 8}\n");
-    auto result = run_rule("net.ib-disabled", launch_from_yaml("env: {NCCL_IB_DISABLE: '1'}\njob: {nodes: 16}"), profile);
+    auto result =
+        run_rule("net.ib-disabled", launch_from_yaml("env: {NCCL_IB_DISABLE: '1'}\njob: {nodes: 16}"), profile);
     ASSERT_TRUE(result.fired());
     EXPECT_EQ(result.evidence("profile_rdma_nics"), "8");
     EXPECT_TRUE(mentions(result.finding().message, "a node that profile 'h100' gives an IB/RoCE fabric"));
@@ -208,13 +213,17 @@ TEST(NetIbDisabled, QuietForValuesNcclReadsAsZero) {
     LaunchContext ctx = launch_from_yaml(kNode + "job: {nodes: 4}");
     ctx.env = Fact<Environment>::known(aks, "k8s/aks-rdma-ib-chart/values.yaml");
     EXPECT_TRUE(run_rule("net.ib-disabled", ctx).quiet());
-    EXPECT_TRUE(run_rule("net.ib-disabled", launch_from_yaml(kNode + "env: {NCCL_IB_DISABLE: 'true'}\njob: {nodes: 4}")).quiet());
-    EXPECT_TRUE(run_rule("net.ib-disabled", launch_from_yaml(kNode + "env: {NCCL_IB_DISABLE: ''}\njob: {nodes: 4}")).quiet());
+    EXPECT_TRUE(run_rule("net.ib-disabled", launch_from_yaml(kNode + "env: {NCCL_IB_DISABLE: 'true'}\njob: {nodes: 4}"))
+                    .quiet());
+    EXPECT_TRUE(
+        run_rule("net.ib-disabled", launch_from_yaml(kNode + "env: {NCCL_IB_DISABLE: ''}\njob: {nodes: 4}")).quiet());
 }
 
 TEST(NetIbDisabled, QuietForSingleNodeJobsAndNodesWithoutRdma) {
-    EXPECT_TRUE(run_rule("net.ib-disabled", launch_from_yaml(kNode + "env: {NCCL_IB_DISABLE: '1'}\njob: {nodes: 1}")).quiet());
-    EXPECT_TRUE(run_rule("net.ib-disabled", launch_from_yaml(kDgx2 + "env: {NCCL_IB_DISABLE: '1'}\njob: {nodes: 8}")).quiet());
+    EXPECT_TRUE(
+        run_rule("net.ib-disabled", launch_from_yaml(kNode + "env: {NCCL_IB_DISABLE: '1'}\njob: {nodes: 1}")).quiet());
+    EXPECT_TRUE(
+        run_rule("net.ib-disabled", launch_from_yaml(kDgx2 + "env: {NCCL_IB_DISABLE: '1'}\njob: {nodes: 8}")).quiet());
     // A known single-node job needs no topology.
     EXPECT_TRUE(run_rule("net.ib-disabled", launch_from_yaml("env: {NCCL_IB_DISABLE: '1'}\njob: {nodes: 1}")).quiet());
 }
@@ -256,7 +265,8 @@ TEST(NetFallbackUnguarded, ProposesTheProfileNetAndDecidesFromTheProfileInKubern
 
 TEST(NetFallbackUnguarded, NetPluginNoneDoesNotCountAsAPlugin) {
     // CoreWeave's jobs set NCCL_NET_PLUGIN=none: the internal IB transport is in charge.
-    auto result = run_rule("net.fallback-unguarded", launch_from_yaml(kNode + "env: {NCCL_NET_PLUGIN: none}\njob: {nodes: 4}"));
+    auto result =
+        run_rule("net.fallback-unguarded", launch_from_yaml(kNode + "env: {NCCL_NET_PLUGIN: none}\njob: {nodes: 4}"));
     EXPECT_TRUE(result.fired());
 }
 
@@ -264,21 +274,26 @@ TEST(NetFallbackUnguarded, QuietWhenGuardedOrWhenAPluginIsInCharge) {
     const std::string job = "job: {nodes: 4}\n";
     EXPECT_TRUE(run_rule("net.fallback-unguarded", launch_from_yaml(kNode + job + "env: {NCCL_NET: IB}")).quiet());
     EXPECT_TRUE(run_rule("net.fallback-unguarded",
-                         launch_from_yaml(kNode + job + "files: {/etc/nccl.conf: \"NCCL_NET=IB\\n\"}")).quiet());
-    EXPECT_TRUE(run_rule("net.fallback-unguarded", launch_from_yaml(kNode + job + "env: {NCCL_NET_PLUGIN: ofi}")).quiet());
+                         launch_from_yaml(kNode + job + "files: {/etc/nccl.conf: \"NCCL_NET=IB\\n\"}"))
+                    .quiet());
+    EXPECT_TRUE(
+        run_rule("net.fallback-unguarded", launch_from_yaml(kNode + job + "env: {NCCL_NET_PLUGIN: ofi}")).quiet());
     EXPECT_TRUE(run_rule("net.fallback-unguarded",
-                         launch_from_yaml(kNode + job + "files: {/usr/lib/x86_64-linux-gnu/libnccl-net.so: elf}")).quiet());
-    EXPECT_TRUE(run_rule("net.fallback-unguarded",
-                         launch_from_yaml(kNode + job + "env: {LD_LIBRARY_PATH: /opt/efa/lib}\n"
-                                                        "files: {/opt/efa/lib/libnccl-net.so: elf}")).quiet());
+                         launch_from_yaml(kNode + job + "files: {/usr/lib/x86_64-linux-gnu/libnccl-net.so: elf}"))
+                    .quiet());
+    EXPECT_TRUE(run_rule("net.fallback-unguarded", launch_from_yaml(kNode + job +
+                                                                    "env: {LD_LIBRARY_PATH: /opt/efa/lib}\n"
+                                                                    "files: {/opt/efa/lib/libnccl-net.so: elf}"))
+                    .quiet());
     Profile plugin_profile = profile_from_yaml("name: efa\nnccl: {net_plugin: libnccl-net-ofi.so}\n");
     EXPECT_TRUE(run_rule("net.fallback-unguarded", launch_from_yaml(kNode + job), plugin_profile).quiet());
 }
 
 TEST(NetFallbackUnguarded, APluginOffTheLibraryPathIsNotInUse) {
     // dlopen does not search /usr/local/nvidia/lib64 unless LD_LIBRARY_PATH says so.
-    auto result = run_rule("net.fallback-unguarded",
-                           launch_from_yaml(kNode + "job: {nodes: 4}\nfiles: {/usr/local/nvidia/lib64/libnccl-net.so: elf}"));
+    auto result =
+        run_rule("net.fallback-unguarded",
+                 launch_from_yaml(kNode + "job: {nodes: 4}\nfiles: {/usr/local/nvidia/lib64/libnccl-net.so: elf}"));
     EXPECT_TRUE(result.fired());
 }
 
@@ -330,8 +345,9 @@ TEST(NetFallbackUnguarded, UnknownWhenTheJobShapeOrThePluginFileCannotBeTold) {
     ASSERT_TRUE(no_job.undecided());
     EXPECT_TRUE(mentions(reasons(no_job), "the job's node count is unknown"));
 
-    auto image = run_rule("net.fallback-unguarded",
-                          launch_from_yaml(kNode + "job: {nodes: 4}\nunknown_files: [/usr/lib/x86_64-linux-gnu/libnccl-net.so]"));
+    auto image = run_rule(
+        "net.fallback-unguarded",
+        launch_from_yaml(kNode + "job: {nodes: 4}\nunknown_files: [/usr/lib/x86_64-linux-gnu/libnccl-net.so]"));
     ASSERT_TRUE(image.undecided());
     EXPECT_TRUE(mentions(reasons(image), "/usr/lib/x86_64-linux-gnu/libnccl-net.so"));
 
@@ -360,20 +376,24 @@ TEST(NetPluginMissing, FiresWhenNeitherTheNameNorLibncclNetNameSoExists) {
 }
 
 TEST(NetPluginMissing, QuietWhenDlopenFindsTheLibrary) {
-    EXPECT_TRUE(run_rule("net.plugin-missing",
-                         launch_from_yaml("env: {NCCL_NET_PLUGIN: ofi}\n"
-                                          "files: {/usr/lib/x86_64-linux-gnu/libnccl-net-ofi.so: elf}")).quiet());
+    EXPECT_TRUE(
+        run_rule("net.plugin-missing", launch_from_yaml("env: {NCCL_NET_PLUGIN: ofi}\n"
+                                                        "files: {/usr/lib/x86_64-linux-gnu/libnccl-net-ofi.so: elf}"))
+            .quiet());
     // A symlink to the real file counts, as dlopen follows it.
-    EXPECT_TRUE(run_rule("net.plugin-missing",
-                         launch_from_yaml("env: {NCCL_NET_PLUGIN: ofi}\nfiles: {/usr/lib64/libnccl-net-ofi.so.1.0: elf}\n"
-                                          "symlinks: {/usr/lib64/libnccl-net-ofi.so: libnccl-net-ofi.so.1.0}")).quiet());
+    EXPECT_TRUE(
+        run_rule("net.plugin-missing",
+                 launch_from_yaml("env: {NCCL_NET_PLUGIN: ofi}\nfiles: {/usr/lib64/libnccl-net-ofi.so.1.0: elf}\n"
+                                  "symlinks: {/usr/lib64/libnccl-net-ofi.so: libnccl-net-ofi.so.1.0}"))
+            .quiet());
 }
 
 TEST(NetPluginMissing, TheAwsEfaJobFindsItsPluginThroughLdLibraryPath) {
     Environment env = awsome_efa_env();
     ASSERT_TRUE(mentions(env.at("LD_LIBRARY_PATH"), "/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu"));
     env["NCCL_NET_PLUGIN"] = "ofi";
-    LaunchContext found = launch_from_yaml("files: {/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu/libnccl-net-ofi.so: elf}");
+    LaunchContext found =
+        launch_from_yaml("files: {/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu/libnccl-net-ofi.so: elf}");
     found.env = Fact<Environment>::known(env, "k8s/awsome-nccl-tests.yaml");
     EXPECT_TRUE(run_rule("net.plugin-missing", found).quiet());
 
@@ -399,12 +419,13 @@ TEST(NetPluginMissing, ALibraryOffDlopensPathGetsAnLdLibraryPathPatch) {
 
 TEST(NetPluginMissing, DirectoriesFromLdSoConfCount) {
     Profile profile = profile_from_yaml("name: sharp\nnccl: {net_plugin: libnccl-net.so}\n");
-    auto result = run_rule("net.plugin-missing",
-                           launch_from_yaml("files:\n"
-                                            "  /etc/ld.so.conf: \"include /etc/ld.so.conf.d/*.conf\\n\"\n"
-                                            "  /etc/ld.so.conf.d/hpcx.conf: \"# HPC-X\\n/opt/hpcx/nccl_rdma_sharp_plugin/lib\\n\"\n"
-                                            "  /opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so: elf\n"),
-                           profile);
+    auto result = run_rule(
+        "net.plugin-missing",
+        launch_from_yaml("files:\n"
+                         "  /etc/ld.so.conf: \"include /etc/ld.so.conf.d/*.conf\\n\"\n"
+                         "  /etc/ld.so.conf.d/hpcx.conf: \"# HPC-X\\n/opt/hpcx/nccl_rdma_sharp_plugin/lib\\n\"\n"
+                         "  /opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so: elf\n"),
+        profile);
     EXPECT_TRUE(result.quiet());
 }
 
@@ -412,9 +433,9 @@ TEST(NetPluginMissing, PathsAndFullLibraryNamesAreOpenedAsGiven) {
     auto path = run_rule("net.plugin-missing", launch_from_yaml("env: {NCCL_NET_PLUGIN: /opt/gib/libnccl-net-gib.so}"));
     ASSERT_TRUE(path.fired());
     EXPECT_EQ(path.evidence("library_files"), "/opt/gib/libnccl-net-gib.so");
-    EXPECT_TRUE(run_rule("net.plugin-missing",
-                         launch_from_yaml("env: {NCCL_NET_PLUGIN: /opt/gib/libnccl-net-gib.so}\n"
-                                          "files: {/opt/gib/libnccl-net-gib.so: elf}")).quiet());
+    EXPECT_TRUE(run_rule("net.plugin-missing", launch_from_yaml("env: {NCCL_NET_PLUGIN: /opt/gib/libnccl-net-gib.so}\n"
+                                                                "files: {/opt/gib/libnccl-net-gib.so: elf}"))
+                    .quiet());
 
     auto library = run_rule("net.plugin-missing", launch_from_yaml("env: {NCCL_NET_PLUGIN: libnccl-net-gib.so}"));
     ASSERT_TRUE(library.fired());
@@ -422,9 +443,9 @@ TEST(NetPluginMissing, PathsAndFullLibraryNamesAreOpenedAsGiven) {
 }
 
 TEST(NetPluginMissing, ACommaListNeedsOnlyOneLoadablePlugin) {
-    EXPECT_TRUE(run_rule("net.plugin-missing",
-                         launch_from_yaml("env: {NCCL_NET_PLUGIN: 'gib,ofi'}\n"
-                                          "files: {/usr/lib/libnccl-net-ofi.so: elf}")).quiet());
+    EXPECT_TRUE(run_rule("net.plugin-missing", launch_from_yaml("env: {NCCL_NET_PLUGIN: 'gib,ofi'}\n"
+                                                                "files: {/usr/lib/libnccl-net-ofi.so: elf}"))
+                    .quiet());
     auto none_found = run_rule("net.plugin-missing", launch_from_yaml("env: {NCCL_NET_PLUGIN: 'gib,ofi'}"));
     ASSERT_TRUE(none_found.fired());
     EXPECT_EQ(none_found.evidence("library_files"), "gib, libnccl-net-gib.so, ofi, libnccl-net-ofi.so");
@@ -433,7 +454,8 @@ TEST(NetPluginMissing, ACommaListNeedsOnlyOneLoadablePlugin) {
 TEST(NetPluginMissing, QuietWhenPluginsAreOffOrLinkedIn) {
     Profile profile = profile_from_yaml("name: efa\nnccl: {net_plugin: libnccl-net-ofi.so}\n");
     for (const char* value : {"none", "NONE", "''", "STATIC_PLUGIN", "static"}) {
-        auto result = run_rule("net.plugin-missing", launch_from_yaml(std::string("env: {NCCL_NET_PLUGIN: ") + value + "}"), profile);
+        auto result = run_rule("net.plugin-missing",
+                               launch_from_yaml(std::string("env: {NCCL_NET_PLUGIN: ") + value + "}"), profile);
         EXPECT_TRUE(result.quiet()) << value;
     }
     EXPECT_TRUE(run_rule("net.plugin-missing", launch_from_yaml("env: {}")).quiet());
@@ -458,7 +480,8 @@ const std::string kCx8Profile =
     "nccl: {qps_per_connection: {min: 4, min_total_gpus: 512, min_link_gbps: 800}}\n";
 
 TEST(NetQpsLow, SeedCaseOneQueuePairAt512GpusOnConnectX8) {
-    auto result = run_rule("net.qps-low", launch_from_yaml("job: {nodes: 128, gpus: 512}"), profile_from_yaml(kCx8Profile));
+    auto result =
+        run_rule("net.qps-low", launch_from_yaml("job: {nodes: 128, gpus: 512}"), profile_from_yaml(kCx8Profile));
     ASSERT_TRUE(result.fired());
     const Finding& f = result.finding();
     EXPECT_EQ(f.action, Action::patch);
@@ -476,45 +499,55 @@ TEST(NetQpsLow, SeedCaseOneQueuePairAt512GpusOnConnectX8) {
 
 TEST(NetQpsLow, FiresForLowExplicitAndUnparsableValues) {
     Profile profile = profile_from_yaml(kCx8Profile);
-    auto two = run_rule("net.qps-low", launch_from_yaml("env: {NCCL_IB_QPS_PER_CONNECTION: '2'}\njob: {gpus: 1024}"), profile);
+    auto two =
+        run_rule("net.qps-low", launch_from_yaml("env: {NCCL_IB_QPS_PER_CONNECTION: '2'}\njob: {gpus: 1024}"), profile);
     ASSERT_TRUE(two.fired());
     EXPECT_EQ(two.evidence("effective_qps"), "2");
     EXPECT_EQ(two.evidence("source"), "environment");
 
-    auto word = run_rule("net.qps-low", launch_from_yaml("env: {NCCL_IB_QPS_PER_CONNECTION: four}\njob: {gpus: 512}"), profile);
+    auto word =
+        run_rule("net.qps-low", launch_from_yaml("env: {NCCL_IB_QPS_PER_CONNECTION: four}\njob: {gpus: 512}"), profile);
     ASSERT_TRUE(word.fired());
     EXPECT_EQ(word.evidence("effective_qps"), "0");
 
     // strtoll overflows: NCCL keeps its default of 1.
-    auto overflow = run_rule("net.qps-low",
-                             launch_from_yaml("env: {NCCL_IB_QPS_PER_CONNECTION: '99999999999999999999'}\njob: {gpus: 512}"),
-                             profile);
+    auto overflow = run_rule(
+        "net.qps-low", launch_from_yaml("env: {NCCL_IB_QPS_PER_CONNECTION: '99999999999999999999'}\njob: {gpus: 512}"),
+        profile);
     ASSERT_TRUE(overflow.fired());
     EXPECT_EQ(overflow.evidence("effective_qps"), "1");
 }
 
 TEST(NetQpsLow, MeasuredPortRateBeatsTheProfile) {
-    Profile no_rate = profile_from_yaml("name: cx8\nnccl: {qps_per_connection: {min: 4, min_total_gpus: 512, min_link_gbps: 800}}\n");
+    Profile no_rate =
+        profile_from_yaml("name: cx8\nnccl: {qps_per_connection: {min: 4, min_total_gpus: 512, min_link_gbps: 800}}\n");
     auto result = run_rule("net.qps-low", launch_from_yaml(kCx8Node + "job: {gpus: 512}"), no_rate);
     ASSERT_TRUE(result.fired());
     EXPECT_EQ(result.evidence("link_rate_gbps"), "800");
     EXPECT_TRUE(mentions(result.evidence("link_rate_source"), "cx8-fabric-mixed"));
     // The node's 400 Gb/s ports are below the threshold, whatever the profile claims.
     EXPECT_TRUE(run_rule("net.qps-low", launch_from_yaml(kNodeWithDownPort + "job: {gpus: 512}"),
-                         profile_from_yaml(kCx8Profile)).quiet());
+                         profile_from_yaml(kCx8Profile))
+                    .quiet());
 }
 
 TEST(NetQpsLow, QuietBelowThresholdsOrWithEnoughQueuePairs) {
     Profile profile = profile_from_yaml(kCx8Profile);
     EXPECT_TRUE(run_rule("net.qps-low", launch_from_yaml("job: {gpus: 511}"), profile).quiet());
-    EXPECT_TRUE(run_rule("net.qps-low", launch_from_yaml("env: {NCCL_IB_QPS_PER_CONNECTION: '4'}\njob: {gpus: 512}"), profile).quiet());
-    EXPECT_TRUE(run_rule("net.qps-low", launch_from_yaml("env: {NCCL_IB_QPS_PER_CONNECTION: '8'}\njob: {gpus: 4096}"), profile).quiet());
+    EXPECT_TRUE(
+        run_rule("net.qps-low", launch_from_yaml("env: {NCCL_IB_QPS_PER_CONNECTION: '4'}\njob: {gpus: 512}"), profile)
+            .quiet());
+    EXPECT_TRUE(
+        run_rule("net.qps-low", launch_from_yaml("env: {NCCL_IB_QPS_PER_CONNECTION: '8'}\njob: {gpus: 4096}"), profile)
+            .quiet());
     EXPECT_TRUE(run_rule("net.qps-low",
                          launch_from_yaml("files: {/etc/nccl.conf: \"NCCL_IB_QPS_PER_CONNECTION=4 # Exemplar\\n\"}\n"
                                           "job: {gpus: 512}"),
-                         profile).quiet());
-    Profile slow = profile_from_yaml("name: cx7\nnode: {ib_rate_gbps: 400}\n"
-                                     "nccl: {qps_per_connection: {min: 4, min_total_gpus: 512, min_link_gbps: 800}}\n");
+                         profile)
+                    .quiet());
+    Profile slow = profile_from_yaml(
+        "name: cx7\nnode: {ib_rate_gbps: 400}\n"
+        "nccl: {qps_per_connection: {min: 4, min_total_gpus: 512, min_link_gbps: 800}}\n");
     EXPECT_TRUE(run_rule("net.qps-low", launch_from_yaml("job: {gpus: 2048}"), slow).quiet());
     // Profiles without a threshold keep the rule quiet.
     EXPECT_TRUE(run_rule("net.qps-low", launch_from_yaml(kCx8Node + "job: {gpus: 4096}")).quiet());
@@ -526,7 +559,8 @@ TEST(NetQpsLow, UnknownWhenTheJobSizeOrLinkRateIsUnknown) {
     EXPECT_TRUE(mentions(reasons(no_job), "the job's GPU count is unknown"));
     // Already at the minimum: the job size does not matter.
     EXPECT_TRUE(run_rule("net.qps-low", launch_from_yaml("env: {NCCL_IB_QPS_PER_CONNECTION: '4'}"),
-                         profile_from_yaml(kCx8Profile)).quiet());
+                         profile_from_yaml(kCx8Profile))
+                    .quiet());
 
     Profile no_rate = profile_from_yaml("name: cx8\nnccl: {qps_per_connection: {min: 4}}\n");
     auto no_link = run_rule("net.qps-low", launch_from_yaml(kNode + "job: {gpus: 512}"), no_rate);
@@ -561,7 +595,8 @@ TEST(NetSocketIfnameNomatch, QuotedConfValueMatchesNothing) {
 }
 
 TEST(NetSocketIfnameNomatch, AnInterfaceThatIsDownDoesNotCount) {
-    auto result = run_rule("net.socket-ifname-nomatch", launch_from_yaml(kNodeWithDownPort + "env: {NCCL_SOCKET_IFNAME: =ib1}"));
+    auto result =
+        run_rule("net.socket-ifname-nomatch", launch_from_yaml(kNodeWithDownPort + "env: {NCCL_SOCKET_IFNAME: =ib1}"));
     ASSERT_TRUE(result.fired());
     EXPECT_TRUE(mentions(result.finding().message, "it matches only ib1, which is down"));
     EXPECT_TRUE(mentions(result.evidence("interfaces"), "ib1 (down)"));
@@ -579,15 +614,16 @@ TEST(NetSocketIfnameNomatch, TheContainerNamespaceDecidesNotTheHost) {
 }
 
 TEST(NetSocketIfnameNomatch, ExcludingEverythingFiresWithNcclsOwnChoice) {
-    auto result = run_rule("net.socket-ifname-nomatch", launch_from_yaml(kNode + "env: {NCCL_SOCKET_IFNAME: '^eth,ib'}"));
+    auto result =
+        run_rule("net.socket-ifname-nomatch", launch_from_yaml(kNode + "env: {NCCL_SOCKET_IFNAME: '^eth,ib'}"));
     ASSERT_TRUE(result.fired());
     EXPECT_EQ(result.set_env("NCCL_SOCKET_IFNAME"), "=ib0");
 }
 
 TEST(NetSocketIfnameNomatch, QuietWhenAnyRunningInterfaceMatchesOrTheValueIsIgnored) {
     for (const char* value : {"eth", "=eth0", "ib0", "^docker,lo", "'eth0,eth9'", "e", "''"}) {
-        auto result = run_rule("net.socket-ifname-nomatch",
-                               launch_from_yaml(kNode + "env: {NCCL_SOCKET_IFNAME: " + value + "}"));
+        auto result =
+            run_rule("net.socket-ifname-nomatch", launch_from_yaml(kNode + "env: {NCCL_SOCKET_IFNAME: " + value + "}"));
         EXPECT_TRUE(result.quiet()) << value;
     }
     EXPECT_TRUE(run_rule("net.socket-ifname-nomatch", launch_from_yaml(kNode)).quiet());
@@ -624,9 +660,11 @@ TEST(NetIbPortDegraded, ADownPortOfAnHcaTheJobUsesBlocks) {
 }
 
 TEST(NetIbPortDegraded, OnlyHcasTheJobSelectsCount) {
-    EXPECT_TRUE(run_rule("net.ib-port-degraded", launch_from_yaml(kNodeWithDownPort + "env: {NCCL_IB_HCA: =mlx5_0}")).quiet());
+    EXPECT_TRUE(
+        run_rule("net.ib-port-degraded", launch_from_yaml(kNodeWithDownPort + "env: {NCCL_IB_HCA: =mlx5_0}")).quiet());
     EXPECT_TRUE(run_rule("net.ib-port-degraded", launch_from_yaml(kNodeWithDownPort),
-                         profile_from_yaml("name: site\nnode: {hcas: [mlx5_0]}\n")).quiet());
+                         profile_from_yaml("name: site\nnode: {hcas: [mlx5_0]}\n"))
+                    .quiet());
 
     auto by_profile = run_rule("net.ib-port-degraded", launch_from_yaml(kNodeWithDownPort),
                                profile_from_yaml("name: site\nnode: {hcas: [mlx5_0, mlx5_1]}\n"));
@@ -660,15 +698,19 @@ TEST(NetIbPortDegraded, PortsBelowTheProfileRateAndPortsStuckInInitBlock) {
 
 TEST(NetIbPortDegraded, QuietOnHealthyPorts) {
     Profile profile = profile_from_yaml("name: cx8\nnode: {ib_rate_gbps: 800}\n");
-    EXPECT_TRUE(run_rule("net.ib-port-degraded", launch_from_yaml(kCx8Node + "env: {NCCL_IB_HCA: '=mlx5_0,mlx5_1'}"), profile).quiet());
+    EXPECT_TRUE(
+        run_rule("net.ib-port-degraded", launch_from_yaml(kCx8Node + "env: {NCCL_IB_HCA: '=mlx5_0,mlx5_1'}"), profile)
+            .quiet());
     EXPECT_TRUE(run_rule("net.ib-port-degraded", launch_from_yaml(kNodeWithDownPort + "env: {NCCL_IB_HCA: '^mlx5_1'}"),
-                         profile_from_yaml("name: cx7\nnode: {ib_rate_gbps: 400}\n")).quiet());
+                         profile_from_yaml("name: cx7\nnode: {ib_rate_gbps: 400}\n"))
+                    .quiet());
     EXPECT_TRUE(run_rule("net.ib-port-degraded", launch_from_yaml(kNode)).quiet());
     EXPECT_TRUE(run_rule("net.ib-port-degraded", launch_from_yaml(kDgx2)).quiet());
 }
 
 TEST(NetIbPortDegraded, UnknownRateWhenOnlyHwlocDescribesThePorts) {
-    auto result = run_rule("net.ib-port-degraded", launch_from_yaml(kNode), profile_from_yaml("name: cx7\nnode: {ib_rate_gbps: 400}\n"));
+    auto result = run_rule("net.ib-port-degraded", launch_from_yaml(kNode),
+                           profile_from_yaml("name: cx7\nnode: {ib_rate_gbps: 400}\n"));
     ASSERT_TRUE(result.undecided());
     EXPECT_TRUE(mentions(reasons(result), "mlx5_0:1"));
     EXPECT_TRUE(mentions(reasons(result), "does not give port rates"));
@@ -708,13 +750,16 @@ TEST(NetGdrLevelLow, LegacyIntegersMapAsNcclGetLevelDoes) {
     EXPECT_EQ(zero.evidence("level"), "LOC");
     // 2 is PXB; 5 (older Azure scripts) and anything larger is SYS.
     for (const char* quiet : {"'2'", "'3'", "'5'", "'42'"}) {
-        EXPECT_TRUE(run_rule("net.gdr-level-low", launch_from_yaml(std::string("env: {NCCL_NET_GDR_LEVEL: ") + quiet + "}")).quiet())
+        EXPECT_TRUE(
+            run_rule("net.gdr-level-low", launch_from_yaml(std::string("env: {NCCL_NET_GDR_LEVEL: ") + quiet + "}"))
+                .quiet())
             << quiet;
     }
 }
 
 TEST(NetGdrLevelLow, FromAConfFileTheEnvironmentRestoresNcclsDefault) {
-    auto result = run_rule("net.gdr-level-low", launch_from_yaml(R"(files: {/etc/nccl.conf: "NCCL_NET_GDR_LEVEL=LOC\n"})"));
+    auto result =
+        run_rule("net.gdr-level-low", launch_from_yaml(R"(files: {/etc/nccl.conf: "NCCL_NET_GDR_LEVEL=LOC\n"})"));
     ASSERT_TRUE(result.fired());
     EXPECT_EQ(result.evidence("source"), "/etc/nccl.conf:1");
     EXPECT_EQ(result.set_env("NCCL_NET_GDR_LEVEL"), "P2C");
@@ -728,7 +773,9 @@ TEST(NetGdrLevelLow, OnGracePxbLosesGdrForC2cAttachedNics) {
     EXPECT_EQ(result.evidence("default_level"), "P2C");
     EXPECT_TRUE(mentions(result.finding().message, "NICs reached through the Grace CPU (path P2C)"));
     // With NCCL_NET_GDR_C2C=0 NCCL's own default is PXB again.
-    EXPECT_TRUE(run_rule("net.gdr-level-low", launch_from_yaml("env: {NCCL_NET_GDR_LEVEL: PXB, NCCL_NET_GDR_C2C: '0'}"), grace).quiet());
+    EXPECT_TRUE(
+        run_rule("net.gdr-level-low", launch_from_yaml("env: {NCCL_NET_GDR_LEVEL: PXB, NCCL_NET_GDR_C2C: '0'}"), grace)
+            .quiet());
     EXPECT_TRUE(run_rule("net.gdr-level-low", launch_from_yaml("env: {NCCL_NET_GDR_LEVEL: SYS}"), grace).quiet());
 }
 
@@ -741,7 +788,9 @@ TEST(NetGdrLevelLow, QuietAtOrAboveTheDefaultAndForValuesNcclIgnores) {
     EXPECT_TRUE(run_rule("net.gdr-level-low", ctx).quiet());
     // "pix" is not a level NCCL knows (strcmp is case-sensitive): NCCL keeps its default.
     for (const char* value : {"PXB", "P2C", "PHB", "pix", "''"}) {
-        EXPECT_TRUE(run_rule("net.gdr-level-low", launch_from_yaml(std::string("env: {NCCL_NET_GDR_LEVEL: ") + value + "}")).quiet())
+        EXPECT_TRUE(
+            run_rule("net.gdr-level-low", launch_from_yaml(std::string("env: {NCCL_NET_GDR_LEVEL: ") + value + "}"))
+                .quiet())
             << value;
     }
     EXPECT_TRUE(run_rule("net.gdr-level-low", launch_from_yaml("")).quiet());
@@ -780,7 +829,9 @@ TEST(NetGdrReadOff, FromAConfFileSetsNcclsAutomaticDefault) {
 
 TEST(NetGdrReadOff, QuietOtherwise) {
     for (const char* value : {"'1'", "''", "'-2'"}) {
-        EXPECT_TRUE(run_rule("net.gdr-read-off", launch_from_yaml(std::string("env: {NCCL_NET_GDR_READ: ") + value + "}")).quiet())
+        EXPECT_TRUE(
+            run_rule("net.gdr-read-off", launch_from_yaml(std::string("env: {NCCL_NET_GDR_READ: ") + value + "}"))
+                .quiet())
             << value;
     }
     EXPECT_TRUE(run_rule("net.gdr-read-off", launch_from_yaml("")).quiet());

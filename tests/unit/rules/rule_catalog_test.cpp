@@ -83,8 +83,7 @@ TEST(RuleCatalog, EveryRuleDocumentsItselfAndBlocksAreErrors) {
         EXPECT_FALSE(info.title.empty() || info.checks.empty() || info.why.empty() || info.evidence.empty() ||
                      info.fix.empty())
             << info.id;
-        EXPECT_EQ(info.severity, info.default_action == Action::block ? Severity::error : Severity::warning)
-            << info.id;
+        EXPECT_EQ(info.severity, info.default_action == Action::block ? Severity::error : Severity::warning) << info.id;
         EXPECT_EQ(find_rule(info.id), rule) << info.id;
     }
 }

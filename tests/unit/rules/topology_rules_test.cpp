@@ -26,8 +26,8 @@ using testing::fixture_text;
 using testing::kNdv5File;
 using testing::kNdv5Link;
 using testing::launch_from_yaml;
-using testing::mentions;
 using testing::MemoryFileView;
+using testing::mentions;
 using testing::profile_from_yaml;
 using testing::run_rule;
 using testing::use_host;
@@ -93,16 +93,32 @@ std::string topology_for_32em64t(const std::string& nic_busid = "0000:04:00.0") 
     const std::string leaf = R"(" link_speed="16.0 GT/s PCIe" link_width="16"/>)";
     const std::string cpu = R"(arch="x86_64" vendor="GenuineIntel" familyid="6" modelid="15">)";
     return "<system version=\"1\">\n"
-           "  <cpu numaid=\"0\" affinity=\"0000ffff\" " + cpu + "\n"
-           "    <pci busid=\"ffff:ff:01.0\" " + bridge + "\n"
-           "      <pci busid=\"0000:03:00.0\" class=\"0x030200" + leaf + "\n"
-           "      <pci busid=\"" + nic_busid + "\" class=\"0x020700" + leaf + "\n"
+           "  <cpu numaid=\"0\" affinity=\"0000ffff\" " +
+           cpu +
+           "\n"
+           "    <pci busid=\"ffff:ff:01.0\" " +
+           bridge +
+           "\n"
+           "      <pci busid=\"0000:03:00.0\" class=\"0x030200" +
+           leaf +
+           "\n"
+           "      <pci busid=\"" +
+           nic_busid + "\" class=\"0x020700" + leaf +
+           "\n"
            "    </pci>\n"
            "  </cpu>\n"
-           "  <cpu numaid=\"1\" affinity=\"ffff0000\" " + cpu + "\n"
-           "    <pci busid=\"ffff:ff:02.0\" " + bridge + "\n"
-           "      <pci busid=\"0000:83:00.0\" class=\"0x030200" + leaf + "\n"
-           "      <pci busid=\"0000:84:00.0\" class=\"0x030200" + leaf + "\n"
+           "  <cpu numaid=\"1\" affinity=\"ffff0000\" " +
+           cpu +
+           "\n"
+           "    <pci busid=\"ffff:ff:02.0\" " +
+           bridge +
+           "\n"
+           "      <pci busid=\"0000:83:00.0\" class=\"0x030200" +
+           leaf +
+           "\n"
+           "      <pci busid=\"0000:84:00.0\" class=\"0x030200" +
+           leaf +
+           "\n"
            "    </pci>\n"
            "  </cpu>\n"
            "</system>\n";
@@ -258,8 +274,9 @@ TEST(TopoFileMissing, UnknownWhenTheViewCannotTell) {
                                                                  "env: {NCCL_TOPO_FILE: /opt/topo.xml}\n"
                                                                  "unknown_files: [/opt/topo.xml]\n"));
     ASSERT_TRUE(result.undecided());
-    EXPECT_TRUE(mentions(result.unknowns.front().reason, "cannot tell whether NCCL_TOPO_FILE=/opt/topo.xml is a "
-                                                         "readable file in the container"));
+    EXPECT_TRUE(mentions(result.unknowns.front().reason,
+                         "cannot tell whether NCCL_TOPO_FILE=/opt/topo.xml is a "
+                         "readable file in the container"));
     EXPECT_TRUE(mentions(result.unknowns.front().reason, "cannot tell"));
 }
 
@@ -284,7 +301,8 @@ TEST(TopoNotPropagated, FiresWhenTheHostNcclConfDoesNotReachAPyxisContainer) {
     EXPECT_EQ(finding.action, Action::block);
     EXPECT_EQ(finding.message,
               "host topology file /opt/microsoft/ndv5/topo.xml (host /etc/nccl.conf:2) does not reach the task in the "
-              "container: the task has NCCL_TOPO_FILE unset and no /var/run/nvidia-topologyd/virtualTopology.xml (enroot mounts a "
+              "container: the task has NCCL_TOPO_FILE unset and no /var/run/nvidia-topologyd/virtualTopology.xml "
+              "(enroot mounts a "
               "tmpfs over /var/run, hiding /var/run/nvidia-topologyd, and does not mount /etc/nccl.conf); NCCL "
               "silently auto-detects the topology (logged only at INFO since 2.27.3)");
     EXPECT_EQ(result.evidence("host_file"), kNdv5Link);
@@ -344,8 +362,9 @@ TEST(TopoNotPropagated, FiresWhenTheTaskUsesAFileForOtherDevices) {
     use_host(ctx, host);
     auto result = run_rule("topo.not-propagated", ctx);
     ASSERT_TRUE(result.fired());
-    EXPECT_TRUE(mentions(result.finding().message, "the task's NCCL_TOPO_FILE=/opt/image/topo.xml lists different "
-                                                   "devices"));
+    EXPECT_TRUE(mentions(result.finding().message,
+                         "the task's NCCL_TOPO_FILE=/opt/image/topo.xml lists different "
+                         "devices"));
     EXPECT_EQ(result.evidence("found"), "regular file");
 }
 
@@ -415,9 +434,15 @@ TEST(TopoNotPropagated, AHostViewCapturedBeforeTheContainerGivesTheLiveVerdicts)
     std::vector<Case> cases = {
         {"azure conf, empty container", azure_ndv5_root(), {}, "runtime: pyxis\n", MemoryFileView()},
         {"default path", default_path_host, {}, "runtime: pyxis\n", MemoryFileView()},
-        {"host env", env_host, {{"NCCL_TOPO_FILE", "/shared/topo/p4d.xml"}},
-         "runtime: pyxis\nenv: {NCCL_TOPO_FILE: /shared/topo/p4d.xml}\n", MemoryFileView()},
-        {"same copy", azure_ndv5_root(), {}, "runtime: pyxis\nenv: {NCCL_TOPO_FILE: /opt/microsoft/ndv5-topo.xml}\n",
+        {"host env",
+         env_host,
+         {{"NCCL_TOPO_FILE", "/shared/topo/p4d.xml"}},
+         "runtime: pyxis\nenv: {NCCL_TOPO_FILE: /shared/topo/p4d.xml}\n",
+         MemoryFileView()},
+        {"same copy",
+         azure_ndv5_root(),
+         {},
+         "runtime: pyxis\nenv: {NCCL_TOPO_FILE: /opt/microsoft/ndv5-topo.xml}\n",
          task_with_copy},
         {"other devices", azure_ndv5_root(), {}, "runtime: pyxis\n", task_with_other},
         {"no host file", conf_only_host, {}, "runtime: pyxis\n", MemoryFileView()},
@@ -661,14 +686,16 @@ TEST(TopoNcclRejects, FiresOnAnHwlocExportBecauseOfItsXmlDeclaration) {
     const Finding& finding = result.finding();
     EXPECT_EQ(finding.rule, "topo.nccl-rejects");
     EXPECT_EQ(finding.action, Action::block);
-    EXPECT_EQ(finding.message, "NCCL_TOPO_FILE=/opt/topo.xml makes NCCL fail communicator init on line 1: \"XML Parse "
-                               ": expected >, got '?'\"");
+    EXPECT_EQ(finding.message,
+              "NCCL_TOPO_FILE=/opt/topo.xml makes NCCL fail communicator init on line 1: \"XML Parse "
+              ": expected >, got '?'\"");
     EXPECT_EQ(result.evidence("nccl_outcome"), "rejected");
     EXPECT_EQ(result.evidence("nccl_message"), "XML Parse : expected >, got '?'");
     EXPECT_EQ(result.evidence("line"), "1");
     EXPECT_TRUE(mentions(result.evidence("line_text"), "<?xml version=\"1.0\""));
-    EXPECT_EQ(manual_text(finding), "fix the file /opt/topo.xml: remove the <?xml ...?> declaration on line 1: "
-                                    "NCCL's reader accepts only elements and comments");
+    EXPECT_EQ(manual_text(finding),
+              "fix the file /opt/topo.xml: remove the <?xml ...?> declaration on line 1: "
+              "NCCL's reader accepts only elements and comments");
 }
 
 TEST(TopoNcclRejects, FiresOnAnRcclVersionTwoModel) {
@@ -700,8 +727,8 @@ TEST(TopoNcclRejects, FiresOnATagSplitAcrossLines) {
 }
 
 TEST(TopoNcclRejects, FiresOnASystemWithoutVersionAndOnAnUnterminatedFile) {
-    auto no_version = run_rule("topo.nccl-rejects",
-                               with_topo_file("<system>\n  <cpu numaid=\"0\">\n  </cpu>\n</system>\n"));
+    auto no_version =
+        run_rule("topo.nccl-rejects", with_topo_file("<system>\n  <cpu numaid=\"0\">\n  </cpu>\n</system>\n"));
     ASSERT_TRUE(no_version.fired());
     EXPECT_EQ(no_version.evidence("nccl_message"), "Attribute version of node system not found");
     EXPECT_EQ(manual_text(no_version.finding()),
@@ -741,8 +768,8 @@ LaunchContext on_node(const std::string& hwloc, const std::string& contents) {
 }
 
 TEST(TopoBusidDrift, FiresWhenAzuresFileMeetsADgx2) {
-    auto result = run_rule("topo.busid-drift",
-                           on_node("hwloc/nvidiaDGX2.xml", fixture_text("nccl-topo/ndv5-topo.xml")));
+    auto result =
+        run_rule("topo.busid-drift", on_node("hwloc/nvidiaDGX2.xml", fixture_text("nccl-topo/ndv5-topo.xml")));
     ASSERT_TRUE(result.fired());
     const Finding& finding = result.finding();
     EXPECT_EQ(finding.rule, "topo.busid-drift");
@@ -762,22 +789,21 @@ TEST(TopoBusidDrift, FiresWhenAzuresFileMeetsADgx2) {
 }
 
 TEST(TopoBusidDrift, ListsMissingNicsToo) {
-    auto result = run_rule("topo.busid-drift", on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml",
-                                                       fixture_text("nccl-topo/ndv5-topo.xml")));
+    auto result = run_rule("topo.busid-drift",
+                           on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml", fixture_text("nccl-topo/ndv5-topo.xml")));
     ASSERT_TRUE(result.fired());
     EXPECT_TRUE(mentions(result.finding().message, "3 of 3 GPUs and 1 of 1 RDMA NICs"));
     EXPECT_EQ(result.evidence("nics_missing"), "0000:04:00.0");
 }
 
 TEST(TopoBusidDrift, QuietWhenTheFileListsEveryDeviceOfTheNode) {
-    EXPECT_TRUE(run_rule("topo.busid-drift", on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml",
-                                                     topology_for_32em64t()))
-                    .quiet());
+    EXPECT_TRUE(
+        run_rule("topo.busid-drift", on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml", topology_for_32em64t())).quiet());
 }
 
 TEST(TopoBusidDrift, FiresForOneMissingNic) {
-    auto result = run_rule("topo.busid-drift", on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml",
-                                                       topology_for_32em64t("0000:05:00.0")));
+    auto result = run_rule("topo.busid-drift",
+                           on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml", topology_for_32em64t("0000:05:00.0")));
     ASSERT_TRUE(result.fired());
     EXPECT_EQ(result.evidence("gpus_missing"), "");
     EXPECT_EQ(result.evidence("nics_missing"), "0000:04:00.0");
@@ -792,7 +818,8 @@ TEST(TopoBusidDrift, ABusidReadsAsNcclsCStringUpToANul) {
     EXPECT_TRUE(run_rule("topo.busid-drift", on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml", file)).quiet());
     // Placement is judged on the same bus id as the file without the NUL.
     auto with_nul = run_rule("topo.numa-drift", on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml", file));
-    auto without = run_rule("topo.numa-drift", on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml", topology_for_32em64t()));
+    auto without =
+        run_rule("topo.numa-drift", on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml", topology_for_32em64t()));
     ASSERT_EQ(with_nul.fired(), without.fired());
     if (without.fired()) {
         EXPECT_EQ(with_nul.finding().evidence, without.finding().evidence);
@@ -808,8 +835,8 @@ TEST(TopoBusidDrift, SaysWhenOnlyTheCaseDiffers) {
 }
 
 TEST(TopoBusidDrift, ProposesTheProfilesFileWhenTheTaskUsesAnother) {
-    auto result = run_rule("topo.busid-drift",
-                           on_node("hwloc/nvidiaDGX2.xml", fixture_text("nccl-topo/ndv4-topo.xml")), azure_profile());
+    auto result = run_rule("topo.busid-drift", on_node("hwloc/nvidiaDGX2.xml", fixture_text("nccl-topo/ndv4-topo.xml")),
+                           azure_profile());
     ASSERT_TRUE(result.fired());
     const Finding& finding = result.finding();
     ASSERT_EQ(finding.remediation.size(), 3U);
@@ -832,8 +859,8 @@ TEST(TopoBusidDrift, DoesNotProposeTheProfilesFileWhenTheTaskAlreadyUsesIt) {
 }
 
 TEST(TopoBusidDrift, QuietWhenNcclWouldNotUseTheFile) {
-    EXPECT_TRUE(run_rule("topo.busid-drift", on_node("hwloc/nvidiaDGX2.xml", fixture_text("hwloc/nvidiaDGX2.xml")))
-                    .quiet());
+    EXPECT_TRUE(
+        run_rule("topo.busid-drift", on_node("hwloc/nvidiaDGX2.xml", fixture_text("hwloc/nvidiaDGX2.xml"))).quiet());
     EXPECT_TRUE(run_rule("topo.busid-drift", on_node("hwloc/nvidiaDGX2.xml", "<topology/>\n")).quiet());
 }
 
@@ -867,8 +894,7 @@ TEST(TopoNumaDrift, FiresWhenTheFilePutsAGpuOnTheOtherSocket) {
 
 TEST(TopoNumaDrift, FiresWhenTheSocketsAreRightButTheNicsAreCrossed) {
     // topology_for_32em64t() hangs the node's only NIC (NUMA 1 by hwloc) under socket 0 with affinity 0000ffff.
-    auto result = run_rule("topo.numa-drift",
-                           on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml", topology_for_32em64t()));
+    auto result = run_rule("topo.numa-drift", on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml", topology_for_32em64t()));
     ASSERT_TRUE(result.fired());
     EXPECT_EQ(result.evidence("NIC 0000:04:00.0"),
               "file line 5: NUMA 0, CPUs 0-15 (<cpu> on line 2); node: NUMA 1, CPUs 8-15,24-31");
@@ -877,15 +903,16 @@ TEST(TopoNumaDrift, FiresWhenTheSocketsAreRightButTheNicsAreCrossed) {
 TEST(TopoNumaDrift, FiresWhenTheFilePairsAGpuWithAFarNic) {
     // The 32em64t node with a second NIC on socket 0; the file hangs the
     // socket-1 NIC under GPU 0000:03:00.0's switch instead of that one.
-    std::string file = "<system version=\"1\">\n"
-                       "  <cpu numaid=\"0\" affinity=\"00ff00ff\">\n"
-                       "    <pci busid=\"ffff:ff:01.0\" class=\"0x060400\">\n"
-                       "      <pci busid=\"0000:03:00.0\" class=\"0x030200\"/>\n"
-                       "      <pci busid=\"0000:04:00.0\" class=\"0x020700\"/>\n"
-                       "    </pci>\n"
-                       "    <pci busid=\"0000:05:00.0\" class=\"0x020700\"/>\n"
-                       "  </cpu>\n"
-                       "</system>\n";
+    std::string file =
+        "<system version=\"1\">\n"
+        "  <cpu numaid=\"0\" affinity=\"00ff00ff\">\n"
+        "    <pci busid=\"ffff:ff:01.0\" class=\"0x060400\">\n"
+        "      <pci busid=\"0000:03:00.0\" class=\"0x030200\"/>\n"
+        "      <pci busid=\"0000:04:00.0\" class=\"0x020700\"/>\n"
+        "    </pci>\n"
+        "    <pci busid=\"0000:05:00.0\" class=\"0x020700\"/>\n"
+        "  </cpu>\n"
+        "</system>\n";
     auto ctx = on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml", file);
     Nic second;
     second.hca = "mlx5_1";
@@ -898,13 +925,14 @@ TEST(TopoNumaDrift, FiresWhenTheFilePairsAGpuWithAFarNic) {
     EXPECT_TRUE(mentions(result.finding().message, "1 GPU(s) paired with a NIC the node does not put nearest"));
     EXPECT_EQ(result.evidence("nearest NIC of GPU 0000:03:00.0"),
               "file line 4: 0000:04:00.0 (PIX); node: 0000:05:00.0 (PHB)");
-    EXPECT_EQ(result.evidence("NIC 0000:04:00.0"), "file line 5: NUMA 0, CPUs 0-7,16-23 (<cpu> on line 2); node: "
-                                                   "NUMA 1, CPUs 8-15,24-31");
+    EXPECT_EQ(result.evidence("NIC 0000:04:00.0"),
+              "file line 5: NUMA 0, CPUs 0-7,16-23 (<cpu> on line 2); node: "
+              "NUMA 1, CPUs 8-15,24-31");
 }
 
 TEST(TopoNumaDrift, QuietWhenTheFilePlacesEveryDeviceAsTheNodeDoes) {
     EXPECT_TRUE(run_rule("topo.numa-drift", on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml",
-                                                     fixture_text("cli/topo-32em64t-agreeing.xml")))
+                                                    fixture_text("cli/topo-32em64t-agreeing.xml")))
                     .quiet());
 }
 
@@ -919,9 +947,10 @@ TEST(TopoNumaDrift, UndecidedWithoutTheNodeTopology) {
 }
 
 TEST(TopoNumaDrift, ProposesTheProfilesFileWhenTheTaskUsesAnother) {
-    auto result = run_rule("topo.numa-drift", on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml",
-                                                      fixture_text("cli/topo-32em64t-swapped-numa.xml")),
-                           azure_profile());
+    auto result =
+        run_rule("topo.numa-drift",
+                 on_node("hwloc/32em64t-2n8c2t-pci-normalio.xml", fixture_text("cli/topo-32em64t-swapped-numa.xml")),
+                 azure_profile());
     ASSERT_TRUE(result.fired());
     EXPECT_EQ(result.finding().remediation[0].kind, Kind::mount_file);
     EXPECT_EQ(result.set_env("NCCL_TOPO_FILE"), kNdv5File);
@@ -953,8 +982,9 @@ TEST(TopoRequired, FiresWhenTheNamedFileCannotBeRead) {
     use_view(ctx, view);
     auto result = run_rule("topo.required", ctx, azure_profile());
     ASSERT_TRUE(result.fired());
-    EXPECT_TRUE(mentions(result.finding().message, "NCCL_TOPO_FILE=/opt/microsoft/ndv5/topo.xml is a dangling "
-                                                   "symlink to /opt/microsoft/ndv5-topo.xml"));
+    EXPECT_TRUE(mentions(result.finding().message,
+                         "NCCL_TOPO_FILE=/opt/microsoft/ndv5/topo.xml is a dangling "
+                         "symlink to /opt/microsoft/ndv5-topo.xml"));
     EXPECT_EQ(result.evidence("source"), "/etc/nccl.conf:2");
 }
 
@@ -978,11 +1008,13 @@ TEST(TopoRequired, QuietWhenTheProfileDoesNotRequireOne) {
 TEST(TopoRequired, UnknownWhenTheEnvironmentOrTheViewCannotTell) {
     auto env = run_rule("topo.required", unknown_env_launch(), azure_profile());
     ASSERT_TRUE(env.undecided());
-    EXPECT_TRUE(mentions(env.unknowns.front().reason, "cannot tell whether a topology file is in effect because the "
-                                                      "task's environment is unknown"));
+    EXPECT_TRUE(mentions(env.unknowns.front().reason,
+                         "cannot tell whether a topology file is in effect because the "
+                         "task's environment is unknown"));
 
-    auto pod = launch_from_yaml("runtime: kubernetes\n"
-                                "unknown_files: [/var/run/nvidia-topologyd/virtualTopology.xml]\n");
+    auto pod = launch_from_yaml(
+        "runtime: kubernetes\n"
+        "unknown_files: [/var/run/nvidia-topologyd/virtualTopology.xml]\n");
     auto view = run_rule("topo.required", pod, azure_profile());
     ASSERT_TRUE(view.undecided());
     EXPECT_TRUE(mentions(view.unknowns.front().reason, "the view cannot tell what is at " + std::string(kDefaultTopo)));

@@ -62,7 +62,8 @@ TEST(VirtIommuTranslating, TheMessageSummarisesAndTheEvidenceListsEveryDevice) {
     auto result =
         run_rule("virt.iommu-translating", launch_from_yaml(std::string(kKvmGuest) + "node: {arch: x86_64}\n"));
     ASSERT_TRUE(result.fired());
-    EXPECT_EQ(result.finding().message.rfind("2 GPUs and 1 NIC in this kvm guest: ", 0), 0U) << result.finding().message;
+    EXPECT_EQ(result.finding().message.rfind("2 GPUs and 1 NIC in this kvm guest: ", 0), 0U)
+        << result.finding().message;
     EXPECT_FALSE(mentions(result.finding().message, "0000:84:00.0")) << result.finding().message;
     EXPECT_TRUE(mentions(result.evidence("translated"), "GPU 0 (0000:84:00.0) in IOMMU group 12"));
 }

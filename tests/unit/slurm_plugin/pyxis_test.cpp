@@ -31,8 +31,9 @@ TEST(PyxisOptions, NoneWithoutContainerOptions) {
 }
 
 TEST(PyxisFix, AMissingHostFileIsAMountAnExportAndTheSiteAlternative) {
-    std::string fix = pyxis_fix({RemediationOp::mount_file("/opt/microsoft/ndv5-topo.xml", "/opt/microsoft/ndv5-topo.xml"),
-                                 RemediationOp::set_env("NCCL_TOPO_FILE", "/opt/microsoft/ndv5-topo.xml")});
+    std::string fix =
+        pyxis_fix({RemediationOp::mount_file("/opt/microsoft/ndv5-topo.xml", "/opt/microsoft/ndv5-topo.xml"),
+                   RemediationOp::set_env("NCCL_TOPO_FILE", "/opt/microsoft/ndv5-topo.xml")});
     EXPECT_EQ(fix,
               "srun --container-mounts=/opt/microsoft/ndv5-topo.xml:/opt/microsoft/ndv5-topo.xml:ro with export "
               "NCCL_TOPO_FILE=/opt/microsoft/ndv5-topo.xml and pass --container-env=NCCL_TOPO_FILE, or ask the site "
@@ -40,9 +41,10 @@ TEST(PyxisFix, AMissingHostFileIsAMountAnExportAndTheSiteAlternative) {
 }
 
 TEST(PyxisFix, VariablesAloneNeedNoHook) {
-    std::string fix = pyxis_fix({RemediationOp::set_env("NCCL_IB_HCA", "=mlx5_0:1"),
-                                 RemediationOp::set_env("NCCL_DEBUG", "WARN")});
-    EXPECT_EQ(fix, "export NCCL_IB_HCA==mlx5_0:1; export NCCL_DEBUG=WARN and pass --container-env=NCCL_IB_HCA,NCCL_DEBUG");
+    std::string fix =
+        pyxis_fix({RemediationOp::set_env("NCCL_IB_HCA", "=mlx5_0:1"), RemediationOp::set_env("NCCL_DEBUG", "WARN")});
+    EXPECT_EQ(fix,
+              "export NCCL_IB_HCA==mlx5_0:1; export NCCL_DEBUG=WARN and pass --container-env=NCCL_IB_HCA,NCCL_DEBUG");
     EXPECT_EQ(pyxis_fix({RemediationOp::set_env("NCCL_SOCKET_IFNAME", "eth0 ib0")}),
               "export NCCL_SOCKET_IFNAME='eth0 ib0' and pass --container-env=NCCL_SOCKET_IFNAME");
 }
@@ -69,8 +71,9 @@ TEST(UserMessage, WritesFixesAsPyxisOptionsInAPyxisContainer) {
               "fix: srun --container-mounts=/opt/t.xml:/opt/t.xml:ro with export NCCL_TOPO_FILE=/opt/t.xml and pass "
               "--container-env=NCCL_TOPO_FILE, or ask the site to install the launchguard enroot hook\n"
               "profile default, mode enforce: launch blocked (see `launchguard explain <rule>`)\n");
-    EXPECT_NE(user_message(report, Runtime::bare).find("-> fix: mount /opt/t.xml at /opt/t.xml (read-only); set "
-                                                       "NCCL_TOPO_FILE=/opt/t.xml"),
+    EXPECT_NE(user_message(report, Runtime::bare)
+                  .find("-> fix: mount /opt/t.xml at /opt/t.xml (read-only); set "
+                        "NCCL_TOPO_FILE=/opt/t.xml"),
               std::string::npos);
 }
 

@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <random>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "support/azure_fixtures.h"
 
@@ -36,13 +36,14 @@ const Option* option(const std::vector<Option>& options, const std::string& name
 }
 
 TEST(BatchScript, ReadsDirectivesUntilTheFirstCommand) {
-    BatchScript script = parse("#!/bin/bash\n"
-                               "#SBATCH --nodes=64 # comment\n"
-                               "#SBATCH -N 2\n"
-                               "#SBATCH --gpus-per-node 8\n"
-                               "###SBATCH --exclusive\n"
-                               "echo hi\n"
-                               "#SBATCH --ntasks=9\n");
+    BatchScript script = parse(
+        "#!/bin/bash\n"
+        "#SBATCH --nodes=64 # comment\n"
+        "#SBATCH -N 2\n"
+        "#SBATCH --gpus-per-node 8\n"
+        "###SBATCH --exclusive\n"
+        "echo hi\n"
+        "#SBATCH --ntasks=9\n");
     ASSERT_EQ(script.directives.size(), 3U);
     EXPECT_EQ(script.directives[0].name, "--nodes");
     EXPECT_EQ(script.directives[0].value, "64");
@@ -54,14 +55,15 @@ TEST(BatchScript, ReadsDirectivesUntilTheFirstCommand) {
 }
 
 TEST(BatchScript, FollowsExportsPrefixesExportFlagAndBashC) {
-    BatchScript script = parse("#!/bin/bash\n"
-                               "export NCCL_IB_HCA=mlx5_0 NCCL_DEBUG=\"INFO\"\n"
-                               "NCCL_NET=IB\n"
-                               "export NCCL_NET\n"
-                               "LOCAL=1\n"
-                               "export NCCL_TUNER=/opt/$(uname -m)/x.so\n"
-                               "NCCL_IB_QPS_PER_CONNECTION=2 srun --export=ALL,NCCL_BUFFSIZE=4194304 \\\n"
-                               "    --ntasks-per-node 8 bash -c 'export NCCL_P2P_DISABLE=1; ./train'\n");
+    BatchScript script = parse(
+        "#!/bin/bash\n"
+        "export NCCL_IB_HCA=mlx5_0 NCCL_DEBUG=\"INFO\"\n"
+        "NCCL_NET=IB\n"
+        "export NCCL_NET\n"
+        "LOCAL=1\n"
+        "export NCCL_TUNER=/opt/$(uname -m)/x.so\n"
+        "NCCL_IB_QPS_PER_CONNECTION=2 srun --export=ALL,NCCL_BUFFSIZE=4194304 \\\n"
+        "    --ntasks-per-node 8 bash -c 'export NCCL_P2P_DISABLE=1; ./train'\n");
     ASSERT_EQ(script.steps.size(), 1U);
     const SrunStep& step = script.steps[0];
     EXPECT_EQ(step.line, 7);
@@ -86,13 +88,14 @@ TEST(BatchScript, ExportNoneDropsTheScriptsEnvironment) {
 }
 
 TEST(BatchScript, ExpandsArraysAndDefaultsIntoSrunOptions) {
-    BatchScript script = parse(": \"${IMAGE:=/fsx/nccl.sqsh}\"\n"
-                               "declare -a ARGS=(\n"
-                               "    --container-image $IMAGE   # the image\n"
-                               "    --container-mounts /opt/microsoft:/opt/microsoft:ro\n"
-                               ")\n"
-                               "ARGS+=( --no-container-mount-home )\n"
-                               "srun \"${ARGS[@]}\" --cpu-bind=map_cpu:0,1 all_reduce_perf -b 8\n");
+    BatchScript script = parse(
+        ": \"${IMAGE:=/fsx/nccl.sqsh}\"\n"
+        "declare -a ARGS=(\n"
+        "    --container-image $IMAGE   # the image\n"
+        "    --container-mounts /opt/microsoft:/opt/microsoft:ro\n"
+        ")\n"
+        "ARGS+=( --no-container-mount-home )\n"
+        "srun \"${ARGS[@]}\" --cpu-bind=map_cpu:0,1 all_reduce_perf -b 8\n");
     ASSERT_EQ(script.steps.size(), 1U);
     const auto& options = script.steps[0].options;
     ASSERT_NE(option(options, "--container-image"), nullptr);
@@ -104,11 +107,12 @@ TEST(BatchScript, ExpandsArraysAndDefaultsIntoSrunOptions) {
 }
 
 TEST(BatchScript, AssignmentsUnderAConditionAreUnknown) {
-    BatchScript script = parse("if [[ \"$X\" == true ]]; then\n"
-                               "    export NCCL_DEBUG=INFO\n"
-                               "fi\n"
-                               "export NCCL_NET=IB\n"
-                               "srun ./a\n");
+    BatchScript script = parse(
+        "if [[ \"$X\" == true ]]; then\n"
+        "    export NCCL_DEBUG=INFO\n"
+        "fi\n"
+        "export NCCL_NET=IB\n"
+        "srun ./a\n");
     ASSERT_EQ(script.steps.size(), 1U);
     EXPECT_EQ(value_of(script.steps[0].environment, "NCCL_DEBUG"),
               "<unknown: set inside if/case/loop, so only when a condition holds>");
@@ -117,11 +121,12 @@ TEST(BatchScript, AssignmentsUnderAConditionAreUnknown) {
 }
 
 TEST(BatchScript, SkipsHeredocBodies) {
-    BatchScript script = parse("cat > x.py <<'EOF'\n"
-                               "srun --nodes=999 ./not-a-step\n"
-                               "export NCCL_IB_HCA=nothing\n"
-                               "EOF\n"
-                               "srun ./real\n");
+    BatchScript script = parse(
+        "cat > x.py <<'EOF'\n"
+        "srun --nodes=999 ./not-a-step\n"
+        "export NCCL_IB_HCA=nothing\n"
+        "EOF\n"
+        "srun ./real\n");
     ASSERT_EQ(script.steps.size(), 1U);
     EXPECT_EQ(script.steps[0].line, 5);
     EXPECT_EQ(value_of(script.exported, "NCCL_IB_HCA"), "<absent>");
@@ -135,7 +140,8 @@ TEST(BatchScript, ReadsTheRealFixtures) {
     EXPECT_EQ(value_of(nccl_tests.steps[0].environment, "NCCL_BUFFSIZE"), "8388608");
     EXPECT_EQ(value_of(nccl_tests.steps[0].environment, "FI_PROVIDER"), "efa");
 
-    BatchScript topology_aware = parse(fixture_text("slurm/awsome-topology-aware-nccl-tests-nccl-tests-container.sbatch"));
+    BatchScript topology_aware =
+        parse(fixture_text("slurm/awsome-topology-aware-nccl-tests-nccl-tests-container.sbatch"));
     ASSERT_EQ(topology_aware.steps.size(), 1U);
     EXPECT_EQ(value_of(topology_aware.steps[0].environment, "NCCL_DEBUG"),
               "<unknown: set inside if/case/loop, so only when a condition holds>");
@@ -236,8 +242,7 @@ TEST(BatchScriptHostile, StepEnvironmentsAreBoundedTogether) {
     for (int i = 0; i < 1100; ++i) text += "srun ./a\n";
     auto refused = parse_batch_script(text, "job.sbatch");
     ASSERT_FALSE(refused);
-    EXPECT_NE(refused.error().to_string().find("srun steps together are larger than 67108864 bytes"),
-              std::string::npos)
+    EXPECT_NE(refused.error().to_string().find("srun steps together are larger than 67108864 bytes"), std::string::npos)
         << refused.error().to_string();
 }
 
@@ -249,7 +254,8 @@ TEST(BatchScriptHostile, ManyVariablesAreFollowedUpToTheLimit) {
     ASSERT_EQ(script.steps.size(), 2U);
     EXPECT_EQ(script.steps[0].environment.size(), 1024U);
     ASSERT_FALSE(script.notes.empty());
-    EXPECT_EQ(script.notes[0], "the script sets more than 1024 variables; the later ones (first: A1024) are not followed");
+    EXPECT_EQ(script.notes[0],
+              "the script sets more than 1024 variables; the later ones (first: A1024) are not followed");
 }
 
 TEST(BatchScriptHostile, ValuesThatDoubleStopAtTheLimit) {
@@ -322,14 +328,15 @@ TEST(BatchScriptWrappers, CommandsThatRunNoSrunAreNoSteps) {
 }
 
 TEST(BatchScriptWrappers, EnvSetsUnsetsAndClearsTheStepsEnvironment) {
-    BatchScript script = parse("#!/bin/bash\n"
-                               "export KEEP=1 DROP=2\n"
-                               "env NCCL_IB_DISABLE=1 srun ./a\n"
-                               "env -u DROP --unset=KEEP X=\"a b\" srun ./b\n"
-                               "env -i PATH=/bin srun ./c\n"
-                               "Y=1 env - srun ./d\n"
-                               "exec -c srun ./e\n"
-                               "env A=$(date) srun ./f\n");
+    BatchScript script = parse(
+        "#!/bin/bash\n"
+        "export KEEP=1 DROP=2\n"
+        "env NCCL_IB_DISABLE=1 srun ./a\n"
+        "env -u DROP --unset=KEEP X=\"a b\" srun ./b\n"
+        "env -i PATH=/bin srun ./c\n"
+        "Y=1 env - srun ./d\n"
+        "exec -c srun ./e\n"
+        "env A=$(date) srun ./f\n");
     ASSERT_EQ(script.steps.size(), 6U);
     EXPECT_EQ(value_of(script.steps[0].environment, "NCCL_IB_DISABLE"), "1");
     EXPECT_EQ(value_of(script.steps[0].environment, "KEEP"), "1");
@@ -350,12 +357,13 @@ TEST(BatchScriptWrappers, EnvSetsUnsetsAndClearsTheStepsEnvironment) {
 }
 
 TEST(BatchScriptWrappers, SudoKeepsTheEnvironmentOnlyWithE) {
-    BatchScript script = parse("#!/bin/bash\n"
-                               "export NCCL_IB_DISABLE=1\n"
-                               "sudo -E srun ./a\n"
-                               "sudo --preserve-env srun ./b\n"
-                               "sudo srun ./c\n"
-                               "sudo -u alice X=1 srun ./d\n");
+    BatchScript script = parse(
+        "#!/bin/bash\n"
+        "export NCCL_IB_DISABLE=1\n"
+        "sudo -E srun ./a\n"
+        "sudo --preserve-env srun ./b\n"
+        "sudo srun ./c\n"
+        "sudo -u alice X=1 srun ./d\n");
     ASSERT_EQ(script.steps.size(), 4U);
     EXPECT_TRUE(script.steps[0].environment_complete);
     EXPECT_EQ(value_of(script.steps[0].environment, "NCCL_IB_DISABLE"), "1");
@@ -370,18 +378,19 @@ TEST(BatchScriptWrappers, SudoKeepsTheEnvironmentOnlyWithE) {
 // ---------------------------------------------------------------- subshells, export -n, unset
 
 TEST(BatchScriptScopes, WhatASubshellSetsStaysInIt) {
-    BatchScript script = parse("#!/bin/bash\n"
-                               "export OUTER=1\n"
-                               "( export NCCL_IB_DISABLE=1; export OUTER=2; srun ./inside )\n"
-                               "srun ./after\n"
-                               "(\n"
-                               "  unset OUTER\n"
-                               "  ( export DEEP=1 )\n"
-                               "  srun ./nested\n"
-                               ")\n"
-                               "(set -a; LATER=1) && srun ./c\n"
-                               "case $1 in a) export CASE=1;; (b) export CASE=2;; esac\n"
-                               "( diff <(cat a) >(cat) ; export PS=1 ) ; srun ./d\n");
+    BatchScript script = parse(
+        "#!/bin/bash\n"
+        "export OUTER=1\n"
+        "( export NCCL_IB_DISABLE=1; export OUTER=2; srun ./inside )\n"
+        "srun ./after\n"
+        "(\n"
+        "  unset OUTER\n"
+        "  ( export DEEP=1 )\n"
+        "  srun ./nested\n"
+        ")\n"
+        "(set -a; LATER=1) && srun ./c\n"
+        "case $1 in a) export CASE=1;; (b) export CASE=2;; esac\n"
+        "( diff <(cat a) >(cat) ; export PS=1 ) ; srun ./d\n");
     ASSERT_EQ(script.steps.size(), 5U);
     EXPECT_EQ(value_of(script.steps[0].environment, "NCCL_IB_DISABLE"), "1");
     EXPECT_EQ(value_of(script.steps[0].environment, "OUTER"), "2");
@@ -398,16 +407,17 @@ TEST(BatchScriptScopes, WhatASubshellSetsStaysInIt) {
 }
 
 TEST(BatchScriptScopes, ExportNAndUnsetTakeAVariableFromLaterSteps) {
-    BatchScript script = parse("#!/bin/bash\n"
-                               "export A=1 B=2 C=3 D=4 E=5\n"
-                               "export -n A\n"
-                               "declare +x B\n"
-                               "unset C\n"
-                               "unset -v D\n"
-                               "unset -f E\n"
-                               "export -n F=6\n"
-                               "srun ./a\n"
-                               "srun --export=A,F ./b\n");
+    BatchScript script = parse(
+        "#!/bin/bash\n"
+        "export A=1 B=2 C=3 D=4 E=5\n"
+        "export -n A\n"
+        "declare +x B\n"
+        "unset C\n"
+        "unset -v D\n"
+        "unset -f E\n"
+        "export -n F=6\n"
+        "srun ./a\n"
+        "srun --export=A,F ./b\n");
     ASSERT_EQ(script.steps.size(), 2U);
     const auto& env = script.steps[0].environment;
     EXPECT_EQ(value_of(env, "A"), "<absent>");
@@ -437,10 +447,11 @@ TEST(BatchScriptHostile, DeepAndEndlessSubshellsStayBounded) {
 // ---------------------------------------------------------------- where each step's options go
 
 TEST(BatchScript, EveryStepOnALineHasItsOwnPlace) {
-    BatchScript script = parse("#!/bin/bash\n"
-                               "srun A && srun B; srun C || env X=1 /usr/bin/srun D | srun E\n"
-                               "echo 'srun in a string' ; srun \\\n"
-                               "  -N 2 ./f\n");
+    BatchScript script = parse(
+        "#!/bin/bash\n"
+        "srun A && srun B; srun C || env X=1 /usr/bin/srun D | srun E\n"
+        "echo 'srun in a string' ; srun \\\n"
+        "  -N 2 ./f\n");
     ASSERT_EQ(script.steps.size(), 6U);
     const std::string& line = script.lines[1];
     for (std::size_t i = 0; i < 5; ++i) {

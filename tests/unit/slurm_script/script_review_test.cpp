@@ -83,9 +83,9 @@ TEST(ScriptReview, QpsLowFiresAt512GpusBeforeAnyNodeIsAllocated) {
               fixes.end())
         << ::testing::PrintToString(fixes);
 
-    EXPECT_EQ(finding(review(kHeader + "export NCCL_IB_QPS_PER_CONNECTION=4\nsrun ./train\n", "b300-cx8"),
-                      "net.qps-low"),
-              nullptr);
+    EXPECT_EQ(
+        finding(review(kHeader + "export NCCL_IB_QPS_PER_CONNECTION=4\nsrun ./train\n", "b300-cx8"), "net.qps-low"),
+        nullptr);
     EXPECT_EQ(finding(review("#SBATCH --nodes=2 --gpus-per-node=8\nsrun ./train\n", "b300-cx8"), "net.qps-low"),
               nullptr);
 }
@@ -95,8 +95,8 @@ TEST(ScriptReview, QpsLowFiresAt512GpusBeforeAnyNodeIsAllocated) {
 const std::string kPyxis = "#!/bin/bash\n#SBATCH --nodes=2 --gpus-per-node=8\n";
 
 TEST(ScriptReview, MissingTopologyMountIsAFindingWithTheMountAsFix) {
-    ScriptReview r = review(kPyxis + "srun --container-image=nvcr.io/nvidia/pytorch:25.01-py3 python train.py\n",
-                            "azure-ndv5");
+    ScriptReview r =
+        review(kPyxis + "srun --container-image=nvcr.io/nvidia/pytorch:25.01-py3 python train.py\n", "azure-ndv5");
     const Finding* f = finding(r, "topo.not-propagated");
     ASSERT_NE(f, nullptr) << ::testing::PrintToString(fired(r));
     EXPECT_EQ(f->action, Action::block);
@@ -126,8 +126,9 @@ TEST(ScriptReview, MissingTopologyMountIsAFindingWithTheMountAsFix) {
 }
 
 TEST(ScriptReview, MountedTopologyFileIsQuiet) {
-    ScriptReview r = review(kPyxis + "export NCCL_TOPO_FILE=/opt/microsoft/ndv5-topo.xml\n"
-                                     "srun --container-image=img --container-mounts=/opt/microsoft:/opt/microsoft:ro ./a\n",
+    ScriptReview r = review(kPyxis +
+                                "export NCCL_TOPO_FILE=/opt/microsoft/ndv5-topo.xml\n"
+                                "srun --container-image=img --container-mounts=/opt/microsoft:/opt/microsoft:ro ./a\n",
                             "azure-ndv5");
     EXPECT_EQ(finding(r, "topo.not-propagated"), nullptr) << ::testing::PrintToString(fired(r));
     EXPECT_EQ(finding(r, "topo.file-missing"), nullptr);
@@ -153,8 +154,9 @@ TEST(ScriptReview, PyxisNeedsAnImageOrANameAndKeepsTheImagesEnv) {
     EXPECT_EQ(mounts_only.steps[0].launch.notes[0],
               "pyxis ignores --container-mounts without --container-image or --container-name");
 
-    ScriptReview env = review(kPyxis + "export NCCL_IB_HCA=mlx5 NCCL_NET=IB\n"
-                                       "srun --container-image=img --container-env=NCCL_NET ./a\n");
+    ScriptReview env = review(kPyxis +
+                              "export NCCL_IB_HCA=mlx5 NCCL_NET=IB\n"
+                              "srun --container-image=img --container-env=NCCL_NET ./a\n");
     ASSERT_EQ(env.steps[0].launch.notes.size(), 1U);
     EXPECT_EQ(env.steps[0].launch.notes[0],
               "the image's ENV beats the job's value under pyxis unless --container-env names the variable; not "
@@ -244,13 +246,13 @@ bool has_unknown(const ScriptReview& r, const std::string& text) {
 }
 
 TEST(ScriptReview, StepsBehindWrappersAreJudged) {
-    for (const std::string step : {"env NCCL_IB_DISABLE=1 srun ./a", "export NCCL_IB_DISABLE=1; timeout 2h srun ./a",
-                                   "export NCCL_IB_DISABLE=1; nohup srun ./a", "export NCCL_IB_DISABLE=1; command srun ./a",
-                                   "export NCCL_IB_DISABLE=1; stdbuf -oL srun ./a",
-                                   "export NCCL_IB_DISABLE=1; sudo -E srun ./a", "export NCCL_IB_DISABLE=1; exec srun ./a",
-                                   "export NCCL_IB_DISABLE=1; time srun ./a",
-                                   "export NCCL_IB_DISABLE=1; /usr/bin/srun ./a",
-                                   "sudo -E env NCCL_IB_DISABLE=1 timeout -s INT 10 /opt/slurm/bin/srun ./a"}) {
+    for (const std::string step :
+         {"env NCCL_IB_DISABLE=1 srun ./a", "export NCCL_IB_DISABLE=1; timeout 2h srun ./a",
+          "export NCCL_IB_DISABLE=1; nohup srun ./a", "export NCCL_IB_DISABLE=1; command srun ./a",
+          "export NCCL_IB_DISABLE=1; stdbuf -oL srun ./a", "export NCCL_IB_DISABLE=1; sudo -E srun ./a",
+          "export NCCL_IB_DISABLE=1; exec srun ./a", "export NCCL_IB_DISABLE=1; time srun ./a",
+          "export NCCL_IB_DISABLE=1; /usr/bin/srun ./a",
+          "sudo -E env NCCL_IB_DISABLE=1 timeout -s INT 10 /opt/slurm/bin/srun ./a"}) {
         ScriptReview r = review(kPyxis + step + "\n", "h100-cx7-ib");
         const Finding* f = finding(r, "net.ib-disabled");
         ASSERT_NE(f, nullptr) << step << ::testing::PrintToString(fired(r));
@@ -267,10 +269,10 @@ TEST(ScriptReview, StepsBehindWrappersAreJudged) {
 }
 
 TEST(ScriptReview, ASubshellsExportsAndExportNReachNoLaterStep) {
-    for (const std::string lines : {"( export NCCL_IB_DISABLE=1 )\nsrun ./a\n",
-                                    "export NCCL_IB_DISABLE=1\nexport -n NCCL_IB_DISABLE\nsrun ./a\n",
-                                    "export NCCL_IB_DISABLE=1\nunset NCCL_IB_DISABLE\nsrun ./a\n",
-                                    "export NCCL_IB_DISABLE=1\nunset -v NCCL_IB_DISABLE\nsrun ./a\n"}) {
+    for (const std::string lines :
+         {"( export NCCL_IB_DISABLE=1 )\nsrun ./a\n", "export NCCL_IB_DISABLE=1\nexport -n NCCL_IB_DISABLE\nsrun ./a\n",
+          "export NCCL_IB_DISABLE=1\nunset NCCL_IB_DISABLE\nsrun ./a\n",
+          "export NCCL_IB_DISABLE=1\nunset -v NCCL_IB_DISABLE\nsrun ./a\n"}) {
         ScriptReview r = review(kPyxis + lines, "h100-cx7-ib");
         EXPECT_EQ(finding(r, "net.ib-disabled"), nullptr) << lines << ::testing::PrintToString(fired(r));
     }
@@ -324,9 +326,10 @@ TEST(ScriptPatch, InsertedValuesAreQuotedForTheShell) {
         EXPECT_EQ(std::count(patched->begin(), patched->end(), '\n'), 4) << patched.value();
     }
     ScriptReview r = review_with_topology(job, "/opt/$(reboot)/topo.xml");
-    EXPECT_NE(patched_script(r)->find("srun '--container-mounts=/opt/$(reboot)/topo.xml:/opt/microsoft/ndv5-topo.xml:ro' "
-                                      "--container-env=NCCL_TOPO_FILE --container-image=img ./a\n"),
-              std::string::npos)
+    EXPECT_NE(
+        patched_script(r)->find("srun '--container-mounts=/opt/$(reboot)/topo.xml:/opt/microsoft/ndv5-topo.xml:ro' "
+                                "--container-env=NCCL_TOPO_FILE --container-image=img ./a\n"),
+        std::string::npos)
         << patched_script(r).value();
 }
 
@@ -371,12 +374,14 @@ TEST(ScriptPatch, EveryStepOnALineIsPatched) {
         ASSERT_EQ(r.steps.size(), 2U) << separator;
         auto patched = patched_script(r);
         ASSERT_TRUE(patched) << patched.error().to_string();
-        const std::string fixed = "srun --container-mounts=/opt/microsoft/ndv5-topo.xml:/opt/microsoft/ndv5-topo.xml:ro "
-                                  "--container-env=NCCL_TOPO_FILE --container-image=img ./";
+        const std::string fixed =
+            "srun --container-mounts=/opt/microsoft/ndv5-topo.xml:/opt/microsoft/ndv5-topo.xml:ro "
+            "--container-env=NCCL_TOPO_FILE --container-image=img ./";
         EXPECT_NE(patched->find(fixed + "a" + separator + fixed + "b\n"), std::string::npos) << patched.value();
         // Patched once is patched for good.
         ScriptReview again = review(patched.value(), "azure-ndv5");
-        EXPECT_EQ(finding(again, "topo.not-propagated"), nullptr) << separator << ::testing::PrintToString(fired(again));
+        EXPECT_EQ(finding(again, "topo.not-propagated"), nullptr)
+            << separator << ::testing::PrintToString(fired(again));
         EXPECT_EQ(patched_script(again).value(), patched.value()) << separator;
     }
 }
@@ -388,9 +393,7 @@ TEST(ScriptReview, BindingByIdIsFoundFromSrunCpuBind) {
     EXPECT_EQ(evidence(*f, "--cpu-bind"), "map_cpu:0,1,2,3");
     EXPECT_EQ(evidence(*f, "requested_in"), "line 3: --cpu-bind=map_cpu:0,1,2,3");
     // A mask list the user wrote is by id too (in a task's environment Slurm's own masks look the same).
-    EXPECT_NE(finding(review(kPyxis + "srun --cpu-bind mask_cpu:0x3,0xc ./a\n"),
-                      "cpu.bind-by-id"),
-              nullptr);
+    EXPECT_NE(finding(review(kPyxis + "srun --cpu-bind mask_cpu:0x3,0xc ./a\n"), "cpu.bind-by-id"), nullptr);
     for (const char* topology : {"ldoms", "sockets", "cores", "map_ldom:0,1", "none"}) {
         EXPECT_EQ(finding(review(kPyxis + "srun --cpu-bind=" + topology + " ./a\n"), "cpu.bind-by-id"), nullptr)
             << topology;
@@ -410,9 +413,8 @@ TEST(ScriptReview, ComputedValuesAreUnknownNeverGuessed) {
 // ---------------------------------------------------------------- the real scripts
 
 bool has_unknown(const ScriptReview& r, const std::string& rule, const std::string& text) {
-    return std::any_of(r.report.unknowns.begin(), r.report.unknowns.end(), [&](const Unknown& u) {
-        return u.rule == rule && u.reason.find(text) != std::string::npos;
-    });
+    return std::any_of(r.report.unknowns.begin(), r.report.unknowns.end(),
+                       [&](const Unknown& u) { return u.rule == rule && u.reason.find(text) != std::string::npos; });
 }
 
 TEST(ScriptReviewFixtures, AwsNcclTestsOnAnH100IbCluster) {
@@ -430,8 +432,8 @@ TEST(ScriptReviewFixtures, AwsNcclTestsOnAnH100IbCluster) {
 }
 
 TEST(ScriptReviewFixtures, MegatronTurnsNvlsOffOnAnNvswitchNode) {
-    ScriptReview r = review(fixture_text("slurm/awsome-megatron-megatron-lm-slurm-llama2-pretrain-llama2.sbatch"),
-                            "h100-cx7-ib");
+    ScriptReview r =
+        review(fixture_text("slurm/awsome-megatron-megatron-lm-slurm-llama2-pretrain-llama2.sbatch"), "h100-cx7-ib");
     EXPECT_EQ(::testing::PrintToString(fired(r)), "{ \"nccl.nvls-disabled:warn\" }");
     // IMAGE and FSX_MOUNT default to $(pwd)/...: the container view says so instead of guessing.
     EXPECT_TRUE(has_unknown(r, "review", "srun on line 143: --container-image $IMAGE is computed at run time"));

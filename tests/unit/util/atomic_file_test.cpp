@@ -57,11 +57,16 @@ TEST(AtomicFile, RefusesToReplaceAnythingButARegularFile) {
         bool (*still)(const std::filesystem::path&);
     };
     const Case cases[] = {
-        {fifo, "is a FIFO", [](const std::filesystem::path& p) { return std::filesystem::is_fifo(std::filesystem::symlink_status(p)); }},
+        {fifo, "is a FIFO",
+         [](const std::filesystem::path& p) { return std::filesystem::is_fifo(std::filesystem::symlink_status(p)); }},
         {tree.path("dir.prom"), "is a directory",
-         [](const std::filesystem::path& p) { return std::filesystem::is_directory(std::filesystem::symlink_status(p)); }},
+         [](const std::filesystem::path& p) {
+             return std::filesystem::is_directory(std::filesystem::symlink_status(p));
+         }},
         {tree.path("link.prom"), "is a symlink",
-         [](const std::filesystem::path& p) { return std::filesystem::is_symlink(std::filesystem::symlink_status(p)); }},
+         [](const std::filesystem::path& p) {
+             return std::filesystem::is_symlink(std::filesystem::symlink_status(p));
+         }},
     };
     for (const auto& c : cases) {
         auto written = write_file_atomically(c.path, "new\n", 0644);

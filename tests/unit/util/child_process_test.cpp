@@ -18,10 +18,12 @@ namespace {
 using namespace std::chrono_literals;
 
 TEST(ForkedWithDeadline, ReturnsWhatTheChildReturned) {
-    auto result = run_forked_with_deadline([](const StepNote& note) {
-        note("step one");
-        return std::string(100000, 'x') + "end";  // more than a pipe buffer
-    }, 5s);
+    auto result = run_forked_with_deadline(
+        [](const StepNote& note) {
+            note("step one");
+            return std::string(100000, 'x') + "end";  // more than a pipe buffer
+        },
+        5s);
     ASSERT_TRUE(result.ok()) << result.error().message;
     EXPECT_EQ(result->size(), 100003U);
     EXPECT_EQ(result->substr(100000), "end");
@@ -35,13 +37,15 @@ TEST(ForkedWithDeadline, AStalledReadEndsAtTheDeadlineAndNamesTheStep) {
     const std::string fifo = tree.path("stall");
     ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
     const auto start = std::chrono::steady_clock::now();
-    auto result = run_forked_with_deadline([&](const StepNote& note) {
-        note("reading " + fifo);
-        int fd = ::open(fifo.c_str(), O_RDONLY);
-        char c = 0;
-        (void)!::read(fd, &c, 1);
-        return std::string("never");
-    }, 300ms);
+    auto result = run_forked_with_deadline(
+        [&](const StepNote& note) {
+            note("reading " + fifo);
+            int fd = ::open(fifo.c_str(), O_RDONLY);
+            char c = 0;
+            (void)!::read(fd, &c, 1);
+            return std::string("never");
+        },
+        300ms);
     const auto took = std::chrono::steady_clock::now() - start;
     ASSERT_FALSE(result.ok());
     EXPECT_NE(result.error().message.find("did not finish within 0.3 s"), std::string::npos) << result.error().message;
@@ -52,18 +56,21 @@ TEST(ForkedWithDeadline, AStalledReadEndsAtTheDeadlineAndNamesTheStep) {
 TEST(ForkedWithDeadline, ACrashIsAnErrorNotAResult) {
     // Also under AddressSanitizer (scripts/sanitize.sh), whose SIGSEGV
     // handler the child must not keep: it would report and abort instead.
-    auto result = run_forked_with_deadline([](const StepNote& note) {
-        note("probing");
-        std::raise(SIGSEGV);
-        return std::string("unreachable");
-    }, 5s);
+    auto result = run_forked_with_deadline(
+        [](const StepNote& note) {
+            note("probing");
+            std::raise(SIGSEGV);
+            return std::string("unreachable");
+        },
+        5s);
     ASSERT_FALSE(result.ok());
     EXPECT_NE(result.error().message.find("Segmentation fault"), std::string::npos) << result.error().message;
     EXPECT_NE(result.error().message.find("while probing"), std::string::npos) << result.error().message;
 }
 
 TEST(ForkedWithDeadline, AnExceptionIsAnError) {
-    auto result = run_forked_with_deadline([](const StepNote&) -> std::string { throw std::runtime_error("boom"); }, 5s);
+    auto result =
+        run_forked_with_deadline([](const StepNote&) -> std::string { throw std::runtime_error("boom"); }, 5s);
     ASSERT_FALSE(result.ok());
     EXPECT_NE(result.error().message.find("without a result"), std::string::npos) << result.error().message;
 }

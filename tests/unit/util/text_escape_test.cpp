@@ -8,10 +8,13 @@ namespace {
 TEST(ValidUtf8, KeepsValidTextAndReplacesEveryInvalidByte) {
     EXPECT_EQ(valid_utf8("plain /opt/topo.xml"), "plain /opt/topo.xml");
     EXPECT_EQ(valid_utf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"), "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80");
-    EXPECT_EQ(valid_utf8("a\xFF" "b"), "a\xEF\xBF\xBD" "b");
-    EXPECT_EQ(valid_utf8("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");           // overlong '/'
+    EXPECT_EQ(valid_utf8("a\xFF"
+                         "b"),
+              "a\xEF\xBF\xBD"
+              "b");
+    EXPECT_EQ(valid_utf8("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");                  // overlong '/'
     EXPECT_EQ(valid_utf8("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // a surrogate
-    EXPECT_EQ(valid_utf8("\xE2\x82"), "\xEF\xBF\xBD\xEF\xBF\xBD");          // cut short at the end
+    EXPECT_EQ(valid_utf8("\xE2\x82"), "\xEF\xBF\xBD\xEF\xBF\xBD");                  // cut short at the end
     EXPECT_EQ(valid_utf8("\xF4\x90\x80\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // > U+10FFFF
 }
 
@@ -22,7 +25,9 @@ TEST(PrintableText, EscapesWhatATerminalWouldObey) {
     EXPECT_EQ(printable_text("tab\there"), "tab\\there");
     EXPECT_EQ(printable_text(std::string("nul\0x", 5)), "nul\\x00x");
     EXPECT_EQ(printable_text("\x7f"), "\\x7F");
-    EXPECT_EQ(printable_text("\xC2\x9B" "31m"), "\\u009B31m");  // the C1 CSI
+    EXPECT_EQ(printable_text("\xC2\x9B"
+                             "31m"),
+              "\\u009B31m");  // the C1 CSI
     EXPECT_EQ(printable_text("bad\xFF"), "bad\\xFF");
     EXPECT_EQ(printable_text("caf\xC3\xA9"), "caf\xC3\xA9");
 }

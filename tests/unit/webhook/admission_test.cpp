@@ -51,7 +51,8 @@ TEST_F(AdmissionTest, MalformedReviewsAreBadRequestsWithTheReason) {
 TEST_F(AdmissionTest, ARequestWithoutAnObjectIsAllowedAndTheUidEchoed) {
     // DELETE and CONNECT carry no object.
     for (Endpoint endpoint : {Endpoint::mutate, Endpoint::validate}) {
-        Answer answer = post(endpoint, review(R"({"uid":"705ab4f5-6393-11e8-b7cc-42010a800002","operation":"DELETE","object":null})"));
+        Answer answer = post(
+            endpoint, review(R"({"uid":"705ab4f5-6393-11e8-b7cc-42010a800002","operation":"DELETE","object":null})"));
         ASSERT_EQ(answer.status, 200U);
         json::value out = json::parse(answer.body);
         EXPECT_EQ(out.at("apiVersion"), "admission.k8s.io/v1");
@@ -98,7 +99,9 @@ TEST_F(AdmissionTest, DeeplyNestedOrHugeInputNeverCrashes) {
 }
 
 TEST(FitWarning, EscapesControlCharactersAndInvalidUtf8) {
-    EXPECT_EQ(fit_warning("a\x1b]0;title\x07" "b\r\nc\x9b"), R"(a\x1B]0;title\x07b\r\nc\x9B)");
+    EXPECT_EQ(fit_warning("a\x1b]0;title\x07"
+                          "b\r\nc\x9b"),
+              R"(a\x1B]0;title\x07b\r\nc\x9B)");
     EXPECT_EQ(fit_warning("\xC3\xBC ok"), "\xC3\xBC ok");
 }
 
@@ -124,13 +127,16 @@ TEST(WebhookMetrics, RendersPrometheusTextWithAHistogram) {
     metrics.finding("topo.required", "block");
     metrics.certificate_reload(true);
     const std::string text = metrics.render();
-    EXPECT_NE(text.find("launchguard_webhook_requests_total{endpoint=\"/validate\",code=\"200\"} 2\n"), std::string::npos);
+    EXPECT_NE(text.find("launchguard_webhook_requests_total{endpoint=\"/validate\",code=\"200\"} 2\n"),
+              std::string::npos);
     EXPECT_NE(text.find("launchguard_webhook_request_duration_seconds_bucket{endpoint=\"/validate\",le=\"0.001\"} 1\n"),
               std::string::npos);
     EXPECT_NE(text.find("launchguard_webhook_request_duration_seconds_bucket{endpoint=\"/validate\",le=\"0.05\"} 2\n"),
               std::string::npos);
-    EXPECT_NE(text.find("launchguard_webhook_request_duration_seconds_count{endpoint=\"/validate\"} 2\n"), std::string::npos);
-    EXPECT_NE(text.find("launchguard_webhook_findings_total{rule=\"topo.required\",action=\"block\"} 1\n"), std::string::npos);
+    EXPECT_NE(text.find("launchguard_webhook_request_duration_seconds_count{endpoint=\"/validate\"} 2\n"),
+              std::string::npos);
+    EXPECT_NE(text.find("launchguard_webhook_findings_total{rule=\"topo.required\",action=\"block\"} 1\n"),
+              std::string::npos);
     EXPECT_NE(text.find("launchguard_webhook_certificate_reloads_total{result=\"ok\"} 1\n"), std::string::npos);
 }
 

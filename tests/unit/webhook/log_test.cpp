@@ -45,12 +45,14 @@ TEST(WebhookLog, JsonLinesAreOneObjectWithTheFieldsInKeyOrder) {
 }
 
 TEST(WebhookLog, TextLinesQuoteWhatWouldSplitAField) {
-    const std::string text = line(LogFormat::text, "warn", "serving certificate changed",
-                                  {{"plain", "x"}, {"spaced", "a b"}, {"empty", ""}, {"newline", "a\nb"}, {"eq", "k=v"}});
+    const std::string text =
+        line(LogFormat::text, "warn", "serving certificate changed",
+             {{"plain", "x"}, {"spaced", "a b"}, {"empty", ""}, {"newline", "a\nb"}, {"eq", "k=v"}});
     // Local time, to the millisecond; spdlog's word for the level.
     EXPECT_EQ(text.size() > 24 ? text.substr(19, 13) : text, ".260 warning ");
-    EXPECT_NE(text.find(" serving certificate changed empty=\"\" eq=\"k=v\" newline=\"a\\nb\" plain=x spaced=\"a b\"\n"),
-              std::string::npos)
+    EXPECT_NE(
+        text.find(" serving certificate changed empty=\"\" eq=\"k=v\" newline=\"a\\nb\" plain=x spaced=\"a b\"\n"),
+        std::string::npos)
         << text;
 }
 

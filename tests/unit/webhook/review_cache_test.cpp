@@ -15,9 +15,9 @@ namespace json = boost::json;
 // The example of docs/kubernetes.md, "What is patched": a profile that needs
 // a topology file, a GPU pod without it. /mutate patches it, /validate denies it.
 json::value gpu_pod(const std::string& name) {
-    return json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
-                       R"(","uid":")" + name + R"(-uid","labels":{"controller-uid":"c1","batch.kubernetes.io/job-completion-index":")" +
-                       name + R"("}},"spec":{"containers":[{"name":"train","image":"nvcr.io/nvidia/pytorch:24.01-py3",
+    return json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name + R"(","uid":")" + name +
+                       R"(-uid","labels":{"controller-uid":"c1","batch.kubernetes.io/job-completion-index":")" + name +
+                       R"("}},"spec":{"containers":[{"name":"train","image":"nvcr.io/nvidia/pytorch:24.01-py3",
                        "resources":{"limits":{"nvidia.com/gpu":"8"}}}]}})");
 }
 
@@ -115,21 +115,23 @@ TEST(ReviewCache, OnlyTheMetadataTheReviewReadsCounts) {
     WebhookConfig config = default_webhook_config("default", Mode::enforce).value();
     const Profile* profile = &config.profiles.begin()->second;
     ReviewCache cache(16, 1U << 20);
-    auto probe = [&](const json::value& object) { return review_probe(Endpoint::mutate, profile, Mode::enforce, object); };
+    auto probe = [&](const json::value& object) {
+        return review_probe(Endpoint::mutate, profile, Mode::enforce, object);
+    };
     const json::value first = json::parse(
         R"({"metadata":{"name":"a","uid":"1","managedFields":[{"manager":"x"}],"labels":{"jobset.sigs.k8s.io/global-replicas":"2","index":"0"}},"spec":{}})");
     cache.insert(probe(first), std::make_shared<const Verdict>(), 10);
     const json::value sibling = json::parse(
         R"({"spec":{},"metadata":{"name":"b","uid":"2","labels":{"index":"1","jobset.sigs.k8s.io/global-replicas":"2"}}})");
     EXPECT_NE(cache.find(probe(sibling)), nullptr);
-    const json::value larger = json::parse(
-        R"({"metadata":{"name":"a","labels":{"jobset.sigs.k8s.io/global-replicas":"3"}},"spec":{}})");
+    const json::value larger =
+        json::parse(R"({"metadata":{"name":"a","labels":{"jobset.sigs.k8s.io/global-replicas":"3"}},"spec":{}})");
     EXPECT_EQ(cache.find(probe(larger)), nullptr);
-    const json::value as_annotation = json::parse(
-        R"({"metadata":{"name":"a","annotations":{"jobset.sigs.k8s.io/global-replicas":"2"}},"spec":{}})");
+    const json::value as_annotation =
+        json::parse(R"({"metadata":{"name":"a","annotations":{"jobset.sigs.k8s.io/global-replicas":"2"}},"spec":{}})");
     EXPECT_EQ(cache.find(probe(as_annotation)), nullptr);
-    const json::value other_spec = json::parse(
-        R"({"metadata":{"labels":{"jobset.sigs.k8s.io/global-replicas":"2"}},"spec":{"x":1}})");
+    const json::value other_spec =
+        json::parse(R"({"metadata":{"labels":{"jobset.sigs.k8s.io/global-replicas":"2"}},"spec":{"x":1}})");
     EXPECT_EQ(cache.find(probe(other_spec)), nullptr);
 }
 

@@ -57,11 +57,27 @@ TEST(ReviewParser, AgreesWithBoostJsonOnEveryDocument) {
     // ones (including inside a skipped subtree) fail as they do for
     // boost::json::parse.
     const std::vector<std::string> documents = {
-        "{}", "[]", "null", "1", "\"s\"", "[1,[2,[3]]]", R"({"a":{"b":{"c":{}}}})",
+        "{}",
+        "[]",
+        "null",
+        "1",
+        "\"s\"",
+        "[1,[2,[3]]]",
+        R"({"a":{"b":{"c":{}}}})",
         R"({"request":{"uid":"u","object":{"metadata":{"name":"a\u00e9\"\\"}}}})",
         std::string(R"({"k":")") + std::string(5000, 'x') + "\"}",
-        "", "{", "[1,]", R"({"request":{"oldObject":{"a":}}})", R"({"request":{"object":{"metadata":{"managedFields":[}}}})",
-        "{} x", "{\"a\":1}{}", "[1 2]", "\"\\x\"", "01", "[1e999999]", "{\"a\":1,\"a\":2}",
+        "",
+        "{",
+        "[1,]",
+        R"({"request":{"oldObject":{"a":}}})",
+        R"({"request":{"object":{"metadata":{"managedFields":[}}}})",
+        "{} x",
+        "{\"a\":1}{}",
+        "[1 2]",
+        "\"\\x\"",
+        "01",
+        "[1e999999]",
+        "{\"a\":1,\"a\":2}",
         std::string(300, '[') + std::string(300, ']'),
     };
     for (const auto& text : documents) {
@@ -81,15 +97,53 @@ TEST(ReviewParser, AgreesWithBoostJsonOnEveryDocument) {
 // exactly as basic_parser builds it, whatever the left-out value holds.
 TEST(ReviewParser, LeftOutValuesAreCheckedAsStrictlyAsTheRest) {
     const std::vector<std::string> values = {
-        "null", "true", "false", "0", "-0", "12", "-1.5e+3", "1E9", "[]", "{}", " [ 1 , { \"a\" : [ ] } ] ",
+        "null",
+        "true",
+        "false",
+        "0",
+        "-0",
+        "12",
+        "-1.5e+3",
+        "1E9",
+        "[]",
+        "{}",
+        " [ 1 , { \"a\" : [ ] } ] ",
         R"([{"manager":"kubectl","fieldsV1":{"f:spec":{"k:{\"name\":\"c\"}":{".":{}}}}}])",
-        R"("\"\\\/\b\f\n\r\t\u00e9\u20AC")", "\"caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80\"", R"("\ud83d\ude00")",
+        R"("\"\\\/\b\f\n\r\t\u00e9\u20AC")",
+        "\"caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80\"",
+        R"("\ud83d\ude00")",
         std::string("\"") + std::string(40, 'x') + "\\n" + std::string(40, 'y') + "\"",
-        std::string(200, '[') + std::string(200, ']'), std::string(260, '[') + std::string(260, ']'),
+        std::string(200, '[') + std::string(200, ']'),
+        std::string(260, '[') + std::string(260, ']'),
         // each of these is wrong
-        "", "[", "{", "[1,]", "{\"a\":1,}", "{\"a\"}", "{a:1}", "[01]", "[-]", "[1.]", "[1e]", "[.5]", "tru", "nul",
-        "\"unterminated", "\"\x01\"", "\"\\x\"", "\"\\u12G4\"", "\"\\ud800\"", "\"\xC0\xAF\"", "\"\xED\xA0\x80\"",
-        "\"\xF4\x90\x80\x80\"", "\"\xE2\x82\"", "\"\x80\"", "[1 2]", "[}", "{]", "{\"a\":1 \"b\":2}",
+        "",
+        "[",
+        "{",
+        "[1,]",
+        "{\"a\":1,}",
+        "{\"a\"}",
+        "{a:1}",
+        "[01]",
+        "[-]",
+        "[1.]",
+        "[1e]",
+        "[.5]",
+        "tru",
+        "nul",
+        "\"unterminated",
+        "\"\x01\"",
+        "\"\\x\"",
+        "\"\\u12G4\"",
+        "\"\\ud800\"",
+        "\"\xC0\xAF\"",
+        "\"\xED\xA0\x80\"",
+        "\"\xF4\x90\x80\x80\"",
+        "\"\xE2\x82\"",
+        "\"\x80\"",
+        "[1 2]",
+        "[}",
+        "{]",
+        "{\"a\":1 \"b\":2}",
     };
     for (const auto& value : values) {
         for (const std::string& text : {
@@ -126,9 +180,10 @@ TEST(ReviewParser, OnlyTheKeysInTheirPlacesAreLeftOut) {
     std::error_code ec;
     json::value skipped = skipping_parse(text, ec);
     ASSERT_FALSE(ec) << ec.message();
-    EXPECT_EQ(skipped, json::parse(R"({"request":{"uid":"u","note":"say \"managedFields\": [1] and \"oldObject\"",)"
-                                   R"("object":{"metadata":{"labels":{"managedFields":"x","oldObject":"y"},"name":"n"},)"
-                                   R"("spec":{"managedFields":{"kept":true}}}}})"))
+    EXPECT_EQ(skipped,
+              json::parse(R"({"request":{"uid":"u","note":"say \"managedFields\": [1] and \"oldObject\"",)"
+                          R"("object":{"metadata":{"labels":{"managedFields":"x","oldObject":"y"},"name":"n"},)"
+                          R"("spec":{"managedFields":{"kept":true}}}}})"))
         << json::serialize(skipped);
 }
 

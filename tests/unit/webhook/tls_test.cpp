@@ -20,9 +20,10 @@ using test::TempTree;
 
 // A fresh self-signed EC pair in DIR/NAME.{crt,key}, made by the openssl CLI.
 void make_pair(const TempTree& tree, const std::string& name) {
-    const std::string cmd = "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 "
-                            "-subj /CN=launchguard-test -keyout '" + tree.path(name + ".key") + "' -out '" +
-                            tree.path(name + ".crt") + "' >/dev/null 2>&1";
+    const std::string cmd =
+        "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 "
+        "-subj /CN=launchguard-test -keyout '" +
+        tree.path(name + ".key") + "' -out '" + tree.path(name + ".crt") + "' >/dev/null 2>&1";
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
 }
 

@@ -45,7 +45,8 @@ TEST(WebhookConfig, LoadsProfilesSelectionAndUserPolicy) {
     // Every label of a rule must match.
     Choice partial = choose(*config, {{"nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"}}, {});
     EXPECT_EQ(partial.profile->name, "default");
-    Choice annotated = choose(*config, {}, {{"launchguard.dev/profile", "h100-cx7-ib"}, {"launchguard.dev/mode", "warn"}});
+    Choice annotated =
+        choose(*config, {}, {{"launchguard.dev/profile", "h100-cx7-ib"}, {"launchguard.dev/mode", "warn"}});
     EXPECT_EQ(annotated.profile->name, "h100-cx7-ib");
     EXPECT_EQ(annotated.mode, Mode::warn);
     EXPECT_TRUE(annotated.refusal.empty());
@@ -74,8 +75,9 @@ TEST(WebhookConfig, BadFilesNameTheFieldAndLine) {
     const std::string file = tree.path("bad.yaml");
     EXPECT_EQ(error_of("mode: strict\n"), file + ":1: mode: expected enforce, patch or warn");
     EXPECT_EQ(error_of("mode: off\n"), file + ":1: mode: expected enforce, patch or warn");
-    EXPECT_EQ(error_of("modes: warn\n"),
-              file + ":1: modes: unknown key (keys: mode, defaultProfile, profiles, selection, userModes, userProfiles)");
+    EXPECT_EQ(
+        error_of("modes: warn\n"),
+        file + ":1: modes: unknown key (keys: mode, defaultProfile, profiles, selection, userModes, userProfiles)");
     EXPECT_EQ(error_of("selection:\n  - match: {a: b}\n    profile: azure-ndv5\n"),
               file + ":3: selection[0].profile: profile 'azure-ndv5' is not loaded (add it to profiles)");
     EXPECT_EQ(error_of("selection:\n  - profile: default\n"),
