@@ -136,7 +136,9 @@ TEST(NodeVerdict, NpdMessageEscapesControlAndInvalidBytesFromFindings) {
         ASSERT_LE(m.size(), limit);
         for (char c : m) EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20 || c == 0x7f) << limit << ": " << m;
         const auto slash = m.rfind('\\');
-        if (slash != std::string::npos) EXPECT_GE(m.size() - slash, 4U) << limit << ": " << m;
+        if (slash != std::string::npos) {
+            EXPECT_GE(m.size() - slash, 4U) << limit << ": " << m;
+        }
     }
 }
 

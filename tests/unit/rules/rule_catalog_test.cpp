@@ -72,7 +72,7 @@ TEST(RuleCatalog, RegistryOrderDefaultsAndContextsMatchTheTable) {
     std::vector<CatalogEntry> registered;
     for (const Rule* rule : all_rules()) {
         const RuleInfo& info = rule->info();
-        registered.push_back({info.id, info.default_action, scope_letters(info.scopes)});
+        registered.push_back({std::string(info.id), info.default_action, scope_letters(info.scopes)});
     }
     EXPECT_EQ(registered, kCatalog);
 }

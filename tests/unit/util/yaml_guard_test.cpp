@@ -17,7 +17,7 @@ TEST(YamlGuard, RefusesYamlThatYamlCppNeverFinishes) {
     std::stringstream fuzzed;
     fuzzed << seed.rdbuf();
     ASSERT_FALSE(fuzzed.str().empty());
-    for (const std::string text : {std::string("{a: b},\n"), fuzzed.str()}) {
+    for (const std::string& text : {std::string("{a: b},\n"), fuzzed.str()}) {
         const auto start = std::chrono::steady_clock::now();
         auto status = check_yaml_terminates(text, "m.yaml");
         const auto took = std::chrono::steady_clock::now() - start;
