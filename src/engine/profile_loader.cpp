@@ -4,15 +4,8 @@
 
 #include "profile/embedded_profiles.h"
 #include "profile/profile_source.h"
-#include "rules/rule.h"
 
 namespace launchguard {
-
-bool is_known_rule_id(const std::string& id) { return find_rule(id) != nullptr; }
-
-Result<Profile> parse_profile_json(std::string_view json, std::string origin) {
-    return parse_profile_json_with(json, std::move(origin), is_known_rule_id);
-}
 
 Result<Profile> parse_profile(std::string_view yaml, std::string origin) {
     return parse_profile_with(yaml, std::move(origin), is_known_rule_id);
