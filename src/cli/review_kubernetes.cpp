@@ -98,8 +98,11 @@ int review_kubernetes(const std::vector<ReviewInput>& inputs, const ReviewSettin
 
     json::array json_documents;
     bool first_patched = true;
-    for (const auto& [input_ptr, documents] : parsed) {
-        const ReviewInput& input = *input_ptr;
+    for (const auto& parsed_input : parsed) {
+        const ReviewInput& input = *parsed_input.first;
+        // A named reference, not a structured binding: clang 14 cannot capture
+        // a binding in the lambda below.
+        const auto& documents = parsed_input.second;
         // --patch: one line per document of the file, the patches of a List's
         // items addressed under /items/N of that document.
         json::array patch_line;
