@@ -30,6 +30,7 @@
 #include "probe/hwloc_probe.h"
 #include "probe/sysfs_probe.h"
 #include "report/fix_script.h"
+#include "util/file_descriptor.h"
 #include "util/input_file.h"
 
 namespace launchguard::cli {
@@ -48,38 +49,6 @@ struct GatherArgs {
     bool force = false;
 };
 
-// A file descriptor closed on every return.
-class Fd {
-public:
-    explicit Fd(int fd = -1) : fd_(fd) {}
-    ~Fd() {
-        if (fd_ >= 0) ::close(fd_);
-    }
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-    Fd& operator=(Fd&& other) noexcept {
-        std::swap(fd_, other.fd_);
-        return *this;
-    }
-    [[nodiscard]] int get() const { return fd_; }
-
-private:
-    int fd_;
-};
-
-bool write_all(int fd, std::string_view content) {
-    while (!content.empty()) {
-        ssize_t n = ::write(fd, content.data(), content.size());
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return false;
-        }
-        content.remove_prefix(static_cast<std::size_t>(n));
-    }
-    return true;
-}
-
 std::vector<std::string> components(std::string_view relative) {
     std::vector<std::string> parts;
     while (!relative.empty()) {
@@ -95,7 +64,7 @@ std::vector<std::string> components(std::string_view relative) {
 // already holds (with --force) cannot send a write outside it.
 class TreeWriter {
 public:
-    TreeWriter(Fd root, std::string root_name) : root_(std::move(root)), root_name_(std::move(root_name)) {}
+    TreeWriter(UniqueFd root, std::string root_name) : root_(std::move(root)), root_name_(std::move(root_name)) {}
 
     Status make_directory(const std::string& relative) {
         auto opened = open_directory(components(relative));
@@ -111,7 +80,7 @@ public:
         auto parent = open_directory(parts);
         if (!parent) return parent.error();
         if (auto removed = remove_file(parent->get(), name, relative); !removed) return removed;
-        Fd fd(::openat(parent->get(), name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+        UniqueFd fd(::openat(parent->get(), name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
         if (fd.get() < 0) return refuse(relative, std::string("cannot create: ") + std::strerror(errno));
         if (!write_all(fd.get(), content))
             return refuse(relative, std::string("cannot write: ") + std::strerror(errno));
@@ -140,8 +109,8 @@ private:
         return make_file_error(root_name_ + "/" + relative, 0, why);
     }
 
-    Result<Fd> open_directory(const std::vector<std::string>& parts) {
-        Fd current(::dup(root_.get()));
+    Result<UniqueFd> open_directory(const std::vector<std::string>& parts) {
+        UniqueFd current(::dup(root_.get()));
         if (current.get() < 0) return make_file_error(root_name_, 0, std::strerror(errno));
         std::string walked;
         for (const std::string& part : parts) {
@@ -152,7 +121,7 @@ private:
             if (::mkdirat(current.get(), part.c_str(), 0755) != 0 && errno != EEXIST) {
                 return refuse(walked, std::string("cannot create the directory: ") + std::strerror(errno));
             }
-            Fd next(::openat(current.get(), part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            UniqueFd next(::openat(current.get(), part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
             if (next.get() < 0) {
                 return refuse(walked, errno == ELOOP || errno == ENOTDIR
                                           ? std::string("a symbolic link or not a directory: refused")
@@ -171,7 +140,7 @@ private:
         return Done{};
     }
 
-    Fd root_;
+    UniqueFd root_;
     std::string root_name_;
 };
 
@@ -332,7 +301,7 @@ int gather_into(const GatherArgs& args, const std::string& target, TreeWriter& w
 }
 
 Result<TreeWriter> open_tree(const std::string& dir) {
-    Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (fd.get() < 0) return make_file_error(dir, 0, std::string("cannot open: ") + std::strerror(errno));
     return TreeWriter(std::move(fd), dir);
 }

@@ -9,24 +9,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "util/file_descriptor.h"
 #include "util/input_file.h"
 
 namespace launchguard {
-namespace {
-
-bool write_all(int fd, std::string_view content) {
-    while (!content.empty()) {
-        ssize_t n = ::write(fd, content.data(), content.size());
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return false;
-        }
-        content.remove_prefix(static_cast<std::size_t>(n));
-    }
-    return true;
-}
-
-}  // namespace
 
 Status write_file_atomically(const std::string& path, std::string_view content, mode_t mode) {
     // rename() replaces whatever the name holds: a device node (as root,

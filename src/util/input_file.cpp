@@ -10,23 +10,11 @@
 #include <cstdint>
 #include <cstring>
 
+#include "util/file_descriptor.h"
 #include "util/size_parser.h"
 
 namespace launchguard {
 namespace {
-
-class FdCloser {
-public:
-    explicit FdCloser(int fd) : fd_(fd) {}
-    ~FdCloser() {
-        if (fd_ >= 0) ::close(fd_);
-    }
-    FdCloser(const FdCloser&) = delete;
-    FdCloser& operator=(const FdCloser&) = delete;
-
-private:
-    int fd_;
-};
 
 // " (a symlink to /dev/zero)" when the path itself is a link, so the message
 // names what the user actually pointed at.
@@ -78,7 +66,7 @@ Result<std::string> read_text_file(const std::string& path, std::size_t max_byte
     int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (follow == FollowLinks::no ? O_NOFOLLOW : 0);
     int fd = ::open(path.c_str(), flags);
     if (fd < 0) return make_file_error(path, 0, std::string("cannot open: ") + std::strerror(errno));
-    FdCloser closer(fd);
+    UniqueFd closer(fd);
     if (::fstat(fd, &st) != 0) return make_file_error(path, 0, std::string("cannot stat: ") + std::strerror(errno));
     if (!S_ISREG(st.st_mode)) return not_regular(path, st.st_mode);
 
