@@ -92,15 +92,7 @@ int run_check(const CheckArgs& args) {
     } else {
         std::cout << render_text(report, TextStyle{stdout_is_terminal()});
     }
-    switch (report.decision) {
-        case Decision::block:
-            return kExitBlock;
-        case Decision::patch:
-            return kExitPatch;
-        case Decision::allow:
-            return kExitAllow;
-    }
-    return kExitAllow;
+    return exit_code_for(report.decision);
 }
 
 }  // namespace

@@ -6,6 +6,10 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 
+namespace launchguard {
+enum class Decision;  // engine/engine.h
+}
+
 namespace launchguard::cli {
 
 inline constexpr int kExitAllow = 0;
@@ -27,6 +31,8 @@ void add_gather_command(CLI::App& app, CommandRunner& runner);
 
 // Prints "launchguard: <message>" to stderr and returns kExitBadInput.
 int bad_input(const std::string& message);
+// The exit code of a launch's decision: allow 0, block 1, patch 3.
+int exit_code_for(Decision decision);
 bool stdout_is_terminal();
 // A whole number in [min, INT_MAX] whose error names the bound in digits a
 // person can read (CLI11's own number checks print DBL_MAX in full).

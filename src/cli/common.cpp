@@ -7,9 +7,22 @@
 #include <limits>
 
 #include "cli/command.h"
+#include "engine/engine.h"
 #include "util/text_escape.h"
 
 namespace launchguard::cli {
+
+int exit_code_for(Decision decision) {
+    switch (decision) {
+        case Decision::block:
+            return kExitBlock;
+        case Decision::patch:
+            return kExitPatch;
+        case Decision::allow:
+            return kExitAllow;
+    }
+    return kExitAllow;
+}
 
 int bad_input(const std::string& message) {
     // Messages quote paths and values from the input: keep them one line and

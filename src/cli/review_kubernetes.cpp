@@ -20,18 +20,6 @@ namespace {
 namespace json = boost::json;
 namespace k8s = launchguard::kubernetes;
 
-int exit_code_for(const Report& report) {
-    switch (report.decision) {
-        case Decision::block:
-            return kExitBlock;
-        case Decision::patch:
-            return kExitPatch;
-        case Decision::allow:
-            return kExitAllow;
-    }
-    return kExitAllow;
-}
-
 std::string object_label(const k8s::WorkloadReview& review) {
     std::string name = review.namespace_name.empty() ? review.name : review.namespace_name + "/" + review.name;
     return review.kind + (name.empty() ? "" : " " + name);
@@ -124,7 +112,8 @@ int review_kubernetes(const std::vector<ReviewInput>& inputs, const ReviewSettin
                 continue;
             }
             const k8s::WorkloadReview& review = *reviewed;
-            int document_code = review.supported && review.requests_gpus ? exit_code_for(review.report) : kExitAllow;
+            int document_code =
+                review.supported && review.requests_gpus ? exit_code_for(review.report.decision) : kExitAllow;
             code = combine_exit_codes(code, document_code);
 
             if (settings.print_patch) {

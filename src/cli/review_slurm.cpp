@@ -27,18 +27,6 @@ std::string step_summary(const StepReview& step) {
     return out;
 }
 
-int exit_code(Decision decision) {
-    switch (decision) {
-        case Decision::block:
-            return kExitBlock;
-        case Decision::patch:
-            return kExitPatch;
-        case Decision::allow:
-            return kExitAllow;
-    }
-    return kExitAllow;
-}
-
 boost::json::object spec_json(const ReviewInput& input, const slurm_script::ScriptReview& review) {
     boost::json::object spec;
     spec["kind"] = "slurm";
@@ -101,7 +89,7 @@ int review_slurm_script(const ReviewInput& input, const ReviewSettings& settings
             }
         }
     }
-    return exit_code(report.decision);
+    return exit_code_for(report.decision);
 }
 
 }  // namespace launchguard::cli
