@@ -27,6 +27,10 @@ TimedRun run_timed(const NodeCheckRequest& request, std::chrono::seconds timeout
 // Writes the metrics file atomically; an error message when it cannot.
 std::optional<std::string> write_metrics(const std::string& path, const TimedRun& timed);
 
+// Writes the node record (the check's, or one that says the check could not
+// run) as DIR/<hostname>.json atomically; an error message when it cannot.
+std::optional<std::string> write_record(const std::string& dir, const NodeCheckConfig& config, const TimedRun& timed);
+
 // --slurm: everything comes from the configuration (with what the command
 // line set explicitly laid over it). Returns the exit code.
 int run_slurm_health_check(const NodeCheckConfig& config);

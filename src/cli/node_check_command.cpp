@@ -3,12 +3,15 @@
 // --npd speaks node-problem-detector's plugin contract; --slurm acts as
 // Slurm's HealthCheckProgram (node_check_slurm.cpp); --metrics-file writes
 // the result for node_exporter's textfile collector.
+#include <boost/json.hpp>
 #include <cstdlib>
 #include <iostream>
 
 #include "cli/command.h"
 #include "cli/node_check.h"
 #include "node/node_metrics.h"
+#include "node/node_record.h"
+#include "report/json_report.h"
 #include "util/atomic_file.h"
 #include "util/text_escape.h"
 
@@ -28,6 +31,8 @@ struct NodeCheckArgs {
     bool slurm = false;
     bool npd = false;
     std::string metrics_file;
+    std::string record_dir;
+    std::string node_class;
     std::string config;
 
     // Options given on the command line; with --slurm they override the
@@ -40,6 +45,8 @@ struct NodeCheckArgs {
     CLI::Option* cache_age_opt = nullptr;
     CLI::Option* timeout_opt = nullptr;
     CLI::Option* metrics_opt = nullptr;
+    CLI::Option* record_dir_opt = nullptr;
+    CLI::Option* node_class_opt = nullptr;
 };
 
 std::string config_path(const NodeCheckArgs& args, bool& named) {
@@ -61,6 +68,8 @@ void apply_overrides(const NodeCheckArgs& args, NodeCheckConfig& config) {
     if (args.cache_age_opt->count() > 0) config.options.topology_cache_max_age = args.topology_cache_max_age;
     if (args.timeout_opt->count() > 0) config.timeout = std::chrono::seconds(args.timeout);
     if (args.metrics_opt->count() > 0) config.metrics_file = args.metrics_file;
+    if (args.record_dir_opt->count() > 0) config.record_dir = args.record_dir;
+    if (args.node_class_opt->count() > 0) config.node_class = args.node_class;
 }
 
 NodeCheckConfig config_from_args(const NodeCheckArgs& args) {
@@ -73,6 +82,8 @@ NodeCheckConfig config_from_args(const NodeCheckArgs& args) {
     config.options.topology_cache_max_age = args.topology_cache_max_age;
     config.timeout = std::chrono::seconds(args.timeout);
     if (!args.metrics_file.empty()) config.metrics_file = args.metrics_file;
+    if (!args.record_dir.empty()) config.record_dir = args.record_dir;
+    config.node_class = args.node_class;
     return config;
 }
 
@@ -95,6 +106,8 @@ int run_node_check_command(const NodeCheckArgs& args) {
     NodeCheckRequest request;
     request.profile = config.profile;
     request.options = config.options;
+    request.record = config.record_dir.has_value();
+    request.node_class = config.node_class;
     if (!args.npd) {
         request.format = args.format == "json" ? NodeReportFormat::json : NodeReportFormat::text;
         request.color = args.format == "text" && stdout_is_terminal();
@@ -106,6 +119,12 @@ int run_node_check_command(const NodeCheckArgs& args) {
     int code = exit_code_for(run.verdict.health);
     if (config.metrics_file) {
         if (auto failed = write_metrics(*config.metrics_file, timed)) {
+            std::cerr << "launchguard: " << printable_text(*failed) << "\n";
+            if (code != kExitBlock) code = kExitBadInput;
+        }
+    }
+    if (config.record_dir) {
+        if (auto failed = write_record(*config.record_dir, config, timed)) {
             std::cerr << "launchguard: " << printable_text(*failed) << "\n";
             if (code != kExitBlock) code = kExitBadInput;
         }
@@ -150,6 +169,31 @@ std::optional<std::string> write_metrics(const std::string& path, const TimedRun
     auto written =
         write_file_atomically(path, render_node_metrics(timed.run.verdict, timed.finished, timed.duration), 0644);
     if (!written) return "--metrics-file: " + written.error().to_string();
+    return std::nullopt;
+}
+
+std::optional<std::string> write_record(const std::string& dir, const NodeCheckConfig& config, const TimedRun& timed) {
+    std::string content = timed.run.record;
+    std::string hostname;
+    if (content.empty()) {
+        // The check did not run or finish: the fleet report should still
+        // see this node, as unknown, rather than an old record.
+        const NodeRecordHeader header{config.node_class.empty() ? config.profile : config.node_class, timed.finished};
+        auto record = unknown_node_record_json(timed.run.verdict.problem, header);
+        if (const auto* name = record.at("node").as_object().at("hostname").if_string()) hostname = *name;
+        content = pretty_json(record);
+    } else {
+        try {
+            const auto record = boost::json::parse(content).as_object();
+            if (const auto* name = record.at("node").as_object().at("hostname").if_string()) hostname = *name;
+        } catch (const std::exception& e) {
+            return std::string("--record-dir: the node record is malformed: ") + e.what();
+        }
+    }
+    const auto file = record_file_name(hostname);
+    if (!file) return "--record-dir: this node's host name ('" + hostname + "') cannot name a record file";
+    auto written = write_file_atomically(dir + "/" + *file, content, 0644);
+    if (!written) return "--record-dir: " + written.error().to_string();
     return std::nullopt;
 }
 
@@ -200,6 +244,13 @@ void add_node_check_command(CLI::App& app, CommandRunner& runner) {
     args->metrics_opt = cmd->add_option("--metrics-file", args->metrics_file,
                                         "Also write the result as Prometheus text (node_exporter textfile collector), "
                                         "atomically");
+    args->record_dir_opt =
+        cmd->add_option("--record-dir", args->record_dir,
+                        "Also write the node record (the JSON of --format json) to DIR/<hostname>.json, atomically, "
+                        "on every run: a shared directory that `launchguard fleet` reads")
+            ->check(CLI::ExistingDirectory);
+    args->node_class_opt = cmd->add_option("--node-class", args->node_class,
+                                           "Node class named in the record (default: the profile's name)");
     cmd->add_option("--config", args->config,
                     "With --slurm: the configuration file (default: $" + std::string(kNodeCheckConfigEnv) + ", else " +
                         kNodeCheckConfigPath + ")")

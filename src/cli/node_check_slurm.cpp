@@ -183,12 +183,20 @@ int run_slurm_health_check(const NodeCheckConfig& config) {
     NodeCheckRequest request;
     request.profile = config.profile;
     request.options = config.options;
+    request.record = config.record_dir.has_value();
+    request.node_class = config.node_class;
     const TimedRun timed = run_timed(request, config.timeout);
     log_verdict(log, node, timed);
 
     int code = exit_code_for(timed.run.verdict.health);
     if (config.metrics_file) {
         if (auto failed = write_metrics(*config.metrics_file, timed)) {
+            log.error(*failed);
+            if (code != kExitBlock) code = kExitBadInput;
+        }
+    }
+    if (config.record_dir) {
+        if (auto failed = write_record(*config.record_dir, config, timed)) {
             log.error(*failed);
             if (code != kExitBlock) code = kExitBadInput;
         }

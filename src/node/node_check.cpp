@@ -46,6 +46,10 @@ Result<NodeCheck> run_node_check(const Profile& profile, const NodeCheckOptions&
     check.rules = selected_rule_ids(profile, evaluation);
     note("evaluating " + std::to_string(check.rules.size()) + " node rules");
     check.report = evaluate(*context, profile, evaluation);
+    if (options.record_facts) {
+        note("reading the node record's facts");
+        check.record_facts = collect_node_record_facts(*context, profile, options.sysfs_root.value_or("/"));
+    }
     return check;
 }
 

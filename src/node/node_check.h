@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "node/node_record.h"
 #include "profile/profile.h"
 #include "util/error.h"
 
@@ -28,12 +29,15 @@ struct NodeCheckOptions {
     // neither read nor written.
     std::string topology_cache = kDefaultTopologyCachePath;
     long topology_cache_max_age = kDefaultTopologyCacheMaxAge;
+    // Also read what the node record carries (node/node_record.h).
+    bool record_facts = false;
 };
 
 struct NodeCheck {
     Report report;
-    std::vector<std::string> rules;    // every rule evaluated, catalog order
-    std::optional<Error> cache_error;  // the cache could not be refreshed; the check ran on live discovery
+    std::vector<std::string> rules;               // every rule evaluated, catalog order
+    std::optional<Error> cache_error;             // the cache could not be refreshed; the check ran on live discovery
+    std::optional<NodeRecordFacts> record_facts;  // when options.record_facts
 };
 
 // How node checks evaluate: node scope only, and nothing a front end could

@@ -15,7 +15,7 @@ namespace {
 
 constexpr std::string_view kKeys =
     "profile, mode, timeout, on-unknown, topology-cache, topology-cache-max-age, hwloc-xml, sysfs-root, scontrol, "
-    "slurm-conf, node-name, metrics-file, log-file";
+    "slurm-conf, node-name, metrics-file, record-dir, node-class, log-file";
 
 std::optional<long> whole_number(std::string_view text) {
     long value = 0;
@@ -98,6 +98,10 @@ Status apply(NodeCheckConfig& config, const std::string& key, const LineParser& 
         config.node_name = value;
     } else if (key == "metrics-file") {
         return set_path(config.metrics_file);
+    } else if (key == "record-dir") {
+        return set_path(config.record_dir);
+    } else if (key == "node-class") {
+        config.node_class = value;
     } else if (key == "log-file") {
         return set_path(config.log_file);
     } else {

@@ -44,6 +44,10 @@ struct NodeCheckConfig {
     std::optional<std::string> slurm_conf;  // SLURM_CONF for scontrol; default: Slurm's own
     std::optional<std::string> node_name;   // default: SLURMD_NODENAME, else the short host name
     std::optional<std::string> metrics_file;
+    // A directory (shared by the nodes) where each check writes the node
+    // record as <hostname>.json, atomically (node/node_record.h).
+    std::optional<std::string> record_dir;
+    std::string node_class;               // the record's node class; default: the profile's name
     std::optional<std::string> log_file;  // besides syslog
 };
 

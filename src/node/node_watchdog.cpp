@@ -41,6 +41,7 @@ std::string encode(const NodeCheckRun& run) {
                                     {"problem", run.verdict.problem},
                                     {"rules", std::move(rules)},
                                     {"report", run.report},
+                                    {"record", run.record},
                                     {"notes", std::move(notes)}});
 }
 
@@ -62,6 +63,7 @@ Result<NodeCheckRun> decode(std::string_view text) {
                                                     json::value_to<std::string>(r.at("message"))});
         }
         run.report = json::value_to<std::string>(o.at("report"));
+        run.record = json::value_to<std::string>(o.at("record"));
         for (const auto& n : o.at("notes").as_array()) run.notes.push_back(json::value_to<std::string>(n));
         return run;
     } catch (const std::exception& e) {
@@ -77,13 +79,21 @@ NodeCheckRun check_in_this_process(const NodeCheckRequest& request, const StepNo
         run.verdict = unknown_verdict("profile: " + profile.error().to_string());
         return run;
     }
-    auto check = run_node_check(*profile, request.options, note);
+    const bool record = request.record || request.format == NodeReportFormat::json;
+    NodeCheckOptions options = request.options;
+    options.record_facts = options.record_facts || record;
+    auto check = run_node_check(*profile, options, note);
     if (!check) {
         run.verdict = unknown_verdict("cannot inspect the node: " + check.error().to_string());
         return run;
     }
     if (check->cache_error) run.notes.push_back("topology cache not refreshed: " + check->cache_error->to_string());
     run.verdict = verdict_from_report(check->report, check->rules);
+    if (record && check->record_facts) {
+        const NodeRecordHeader header{request.node_class.empty() ? profile->name : request.node_class,
+                                      std::chrono::system_clock::now()};
+        run.record = pretty_json(node_record_json(check->report, run.verdict, *check->record_facts, header));
+    }
     switch (request.format) {
         case NodeReportFormat::none:
             break;
@@ -91,7 +101,8 @@ NodeCheckRun check_in_this_process(const NodeCheckRequest& request, const StepNo
             run.report = render_text(check->report, TextStyle{request.color});
             break;
         case NodeReportFormat::json:
-            run.report = render_json(check->report);
+            // The record holds the report's JSON and names the node.
+            run.report = run.record;
             break;
     }
     return run;
@@ -102,9 +113,9 @@ NodeCheckRun check_in_this_process(const NodeCheckRequest& request, const StepNo
 NodeCheckRun run_node_check_with_deadline(const NodeCheckRequest& request, std::chrono::milliseconds deadline) {
     auto payload = run_forked_with_deadline(
         [&request](const StepNote& note) { return encode(check_in_this_process(request, note)); }, deadline);
-    if (!payload) return NodeCheckRun{unknown_verdict("node check " + payload.error().message), {}, {}};
+    if (!payload) return NodeCheckRun{unknown_verdict("node check " + payload.error().message), {}, {}, {}};
     auto run = decode(*payload);
-    if (!run) return NodeCheckRun{unknown_verdict(run.error().message), {}, {}};
+    if (!run) return NodeCheckRun{unknown_verdict(run.error().message), {}, {}, {}};
     return std::move(run).value();
 }
 

@@ -23,12 +23,17 @@ struct NodeCheckRequest {
     NodeCheckOptions options;
     NodeReportFormat format = NodeReportFormat::none;
     bool color = false;  // text: terminal colours
+    // Also render the node record (node/node_record.h) into NodeCheckRun::record;
+    // json format prints the record itself. Its class: node_class, else the profile's name.
+    bool record = false;
+    std::string node_class;
 };
 
 struct NodeCheckRun {
     NodeVerdict verdict;             // unknown when the check could not run or finish
     std::string report;              // the rendered report, in the requested format
     std::vector<std::string> notes;  // what the operator should hear besides (a cache that could not be written)
+    std::string record;              // the node record's JSON, when requested and the check ran
 };
 
 inline constexpr std::chrono::seconds kDefaultNodeCheckTimeout{10};

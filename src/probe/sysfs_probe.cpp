@@ -469,4 +469,83 @@ void augment_topology_from_sysfs(NodeTopology& topo, const std::string& root,
         topo.source += (topo.source.empty() ? "" : " + ") + std::string("sysfs under ") + (root.empty() ? "/" : root);
 }
 
+namespace {
+
+Fact<std::string> probe_hostname(const std::string& root) {
+    const std::string path = under_root(root, "proc/sys/kernel/hostname");
+    if (auto name = read_attribute(path); name && !name->empty()) return Fact<std::string>::known(*name, path);
+    if (is_live(root)) {
+        char name[256] = {};
+        if (::gethostname(name, sizeof(name) - 1) == 0 && name[0] != '\0')
+            return Fact<std::string>::known(name, "gethostname");
+    }
+    return Fact<std::string>::unknown("cannot read " + path);
+}
+
+Fact<std::string> probe_gpu_driver(const std::string& root) {
+    const std::string module = under_root(root, "sys/module/nvidia/version");
+    if (auto version = read_attribute(module); version && !version->empty())
+        return Fact<std::string>::known(*version, module);
+    // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 ..."
+    const std::string proc = under_root(root, "proc/driver/nvidia/version");
+    if (auto text = read_text_file(proc, kMaxAttributeBytes)) {
+        record_file(proc, *text);
+        const std::string_view marker = "Kernel Module";
+        if (auto at = text->find(marker); at != std::string::npos) {
+            std::string_view rest = trim(std::string_view(*text).substr(at + marker.size()));
+            std::string_view version = rest.substr(0, rest.find_first_of(" \t\n"));
+            if (!version.empty()) return Fact<std::string>::known(std::string(version), proc);
+        }
+    }
+    const std::string modules = under_root(root, "sys/module");
+    if (is_dir(modules) && !is_dir(modules + "/nvidia"))
+        return Fact<std::string>::known("not loaded", modules + " has no nvidia module");
+    return Fact<std::string>::unknown("neither " + module + " nor " + proc + " is readable");
+}
+
+Fact<std::vector<NodeIdentity::Hca>> probe_hcas(const std::string& root) {
+    const std::string dir = under_root(root, "sys/class/infiniband");
+    if (!is_dir(dir)) {
+        if (is_dir(under_root(root, "sys/class")))
+            return Fact<std::vector<NodeIdentity::Hca>>::known({}, dir + " absent: no RDMA device");
+        return Fact<std::vector<NodeIdentity::Hca>>::unknown("no " + under_root(root, "sys/class"));
+    }
+    std::vector<NodeIdentity::Hca> hcas;
+    for (const auto& name : entries(dir)) {
+        NodeIdentity::Hca hca{name, {}, {}};
+        hca.model = read_attribute(dir + "/" + name + "/hca_type").value_or("");
+        if (hca.model.empty()) hca.model = read_attribute(dir + "/" + name + "/board_id").value_or("");
+        hca.firmware = read_attribute(dir + "/" + name + "/fw_ver").value_or("");
+        hcas.push_back(std::move(hca));
+    }
+    return Fact<std::vector<NodeIdentity::Hca>>::known(std::move(hcas), dir);
+}
+
+Fact<std::string> probe_peer_memory(const std::string& root) {
+    const std::string modules = under_root(root, "sys/module");
+    if (!is_dir(modules)) return Fact<std::string>::unknown("no " + modules);
+    for (const char* name : {"nvidia_peermem", "nv_peer_mem"}) {
+        if (is_dir(modules + "/" + name)) return Fact<std::string>::known(name, modules + "/" + name);
+    }
+    return Fact<std::string>::known("none", modules + " has neither nvidia_peermem nor nv_peer_mem");
+}
+
+}  // namespace
+
+NodeIdentity probe_node_identity(const std::string& root) {
+    NodeIdentity identity;
+    identity.hostname = probe_hostname(root);
+    const std::string release = under_root(root, "proc/sys/kernel/osrelease");
+    if (auto text = read_attribute(release); text && !text->empty())
+        identity.kernel_release = Fact<std::string>::known(*text, release);
+    else if (struct utsname uts{}; is_live(root) && ::uname(&uts) == 0)
+        identity.kernel_release = Fact<std::string>::known(uts.release, "uname");
+    else
+        identity.kernel_release = Fact<std::string>::unknown("cannot read " + release);
+    identity.gpu_driver = probe_gpu_driver(root);
+    identity.hcas = probe_hcas(root);
+    identity.peer_memory = probe_peer_memory(root);
+    return identity;
+}
+
 }  // namespace launchguard

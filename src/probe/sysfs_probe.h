@@ -33,6 +33,26 @@ NodeFacts probe_node_facts(const std::string& root);
 void augment_topology_from_sysfs(NodeTopology& topo, const std::string& root,
                                  const std::map<std::string, PcieLinkRecord>* links = nullptr);
 
+// What names a node and its software for the node record (node/node_record.h):
+// what rules do not read but fleets drift in. Each unknown has its reason.
+struct NodeIdentity {
+    Fact<std::string> hostname;        // proc/sys/kernel/hostname (gethostname on a live root)
+    Fact<std::string> kernel_release;  // proc/sys/kernel/osrelease
+    // sys/module/nvidia/version, else the "Kernel Module" line of
+    // proc/driver/nvidia/version; "not loaded" when sys/module lacks nvidia.
+    Fact<std::string> gpu_driver;
+    struct Hca {
+        std::string name;      // "mlx5_0"
+        std::string model;     // hca_type ("MT4129"), else board_id; empty when neither reads
+        std::string firmware;  // fw_ver; empty when unreadable
+    };
+    Fact<std::vector<Hca>> hcas;  // sys/class/infiniband, sorted by name
+    // The GPU peer-memory module NCCL's GPUDirect RDMA needs without DMA-BUF:
+    // "nvidia_peermem", "nv_peer_mem", or "none" when sys/module has neither.
+    Fact<std::string> peer_memory;
+};
+NodeIdentity probe_node_identity(const std::string& root);
+
 // Network interfaces under root/sys/class/net with their operstate.
 std::vector<NetInterface> read_net_interfaces(const std::string& root);
 

@@ -44,6 +44,8 @@ TEST(NodeCheckConfig, EveryKey) {
         "slurm-conf = /etc/slurm/slurm.conf\n"
         "node-name = gpu017\n"
         "metrics-file = /var/lib/node_exporter/launchguard.prom\n"
+        "record-dir = /shared/launchguard/records\n"
+        "node-class = h100-a\n"
         "log-file = /var/log/launchguard-node-check.log\n";
     auto config = parse_node_check_config(text, kOrigin);
     ASSERT_TRUE(config.ok()) << config.error().to_string();
@@ -59,6 +61,8 @@ TEST(NodeCheckConfig, EveryKey) {
     EXPECT_EQ(config->slurm_conf, "/etc/slurm/slurm.conf");
     EXPECT_EQ(config->node_name, "gpu017");
     EXPECT_EQ(config->metrics_file, "/var/lib/node_exporter/launchguard.prom");
+    EXPECT_EQ(config->record_dir, "/shared/launchguard/records");
+    EXPECT_EQ(config->node_class, "h100-a");
     EXPECT_EQ(config->log_file, "/var/log/launchguard-node-check.log");
 }
 
@@ -102,6 +106,7 @@ TEST(NodeCheckConfig, EachBadValueIsRefused) {
         {"node-name = gpu01,gpu02", "node-name", "one Slurm node name"},
         {"metrics-file = launchguard.prom", "metrics-file", "absolute path"},
         {"log-file = node-check.log", "log-file", "absolute path"},
+        {"record-dir = records", "record-dir", "absolute path"},
         {"profile =", "profile", "has no value"},
     };
     for (const auto& c : cases) {
