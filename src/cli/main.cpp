@@ -76,6 +76,7 @@ int main(int argc, char** argv) {
     add_review_command(app, runner);
     add_node_check_command(app, runner);
     add_gather_command(app, runner);
+    add_fleet_command(app, runner);
 
     // CLI11 reads "--gpus=" as the flag without its value and then takes the
     // next argument as the value ("--gpus= --format json" would judge GPU

@@ -1,0 +1,501 @@
+#include "fleet/fleet.h"
+
+#include <algorithm>
+#include <boost/json.hpp>
+#include <cctype>
+#include <filesystem>
+#include <set>
+#include <unordered_map>
+
+#include "node/node_record.h"
+#include "rules/rule.h"
+#include "util/input_file.h"
+#include "util/text.h"
+
+namespace launchguard::fleet {
+namespace json = boost::json;
+namespace fs = std::filesystem;
+namespace {
+
+// Which layer of the launch stack each rule family and each record fact
+// belongs to: the longest matching prefix decides.
+struct LayerEntry {
+    std::string_view prefix;
+    std::string_view layer;
+};
+
+constexpr std::string_view kVirtualization = "virtualization";
+constexpr std::string_view kCpuPower = "CPU power";
+constexpr std::string_view kTopology = "topology";
+constexpr std::string_view kFabric = "fabric";
+constexpr std::string_view kPcie = "PCIe";
+constexpr std::string_view kInventory = "inventory";
+constexpr std::string_view kContainer = "container runtime";
+constexpr std::string_view kKernel = "kernel and driver";
+constexpr std::string_view kOther = "other";
+
+constexpr LayerEntry kRuleLayers[] = {
+    {"virt.", kVirtualization},  {"power.", kCpuPower},        {"numa.", kCpuPower},  {"cpu.", kTopology},
+    {"topo.", kTopology},        {"conf.", kFabric},           {"net.", kFabric},     {"nccl.", kFabric},
+    {"hw.pcie", kPcie},          {"hw.inventory", kInventory}, {"hw.", kInventory},   {"shm.", kContainer},
+    {"mem.", kContainer},
+};
+
+constexpr LayerEntry kFactLayers[] = {
+    {"kernel.", kKernel},      {"gpu.driver", kKernel},         {"virt.", kVirtualization}, {"iommu.", kVirtualization},
+    {"cpu.", kCpuPower},       {"nccl.", kTopology},            {"hca.", kFabric},          {"gpu.peer_memory", kFabric},
+    {"pcie.", kPcie},          {"inventory.", kInventory},
+};
+
+template <std::size_t N>
+std::string_view longest_prefix(const LayerEntry (&table)[N], std::string_view id) {
+    std::string_view best = kOther;
+    std::size_t best_length = 0;
+    for (const auto& entry : table) {
+        if (id.starts_with(entry.prefix) && entry.prefix.size() > best_length) {
+            best = entry.layer;
+            best_length = entry.prefix.size();
+        }
+    }
+    return best;
+}
+
+const json::value* member(const json::object& o, std::string_view key) {
+    auto it = o.find(key);
+    return it == o.end() ? nullptr : &it->value();
+}
+
+// A string member; an error naming it when absent or not a string.
+bool string_member(const json::object& o, std::string_view key, std::string_view path, std::string& out,
+                   RecordError& error, bool required = true) {
+    const json::value* v = member(o, key);
+    if (v == nullptr || v->is_null()) {
+        if (!required) return true;
+        error.message = std::string(path) + ": missing";
+        return false;
+    }
+    if (!v->is_string()) {
+        error.message = std::string(path) + ": not a string";
+        return false;
+    }
+    out = std::string(v->as_string());
+    return true;
+}
+
+std::optional<std::string> display(const json::value& v) {
+    switch (v.kind()) {
+        case json::kind::null:
+            return std::nullopt;
+        case json::kind::string:
+            return std::string(v.as_string());
+        case json::kind::bool_:
+            return v.as_bool() ? "true" : "false";
+        default:
+            return json::serialize(v);
+    }
+}
+
+bool parse_rules(const json::object& o, NodeRecord& node, RecordError& error) {
+    const json::value* rules = member(o, "rules");
+    if (rules == nullptr || !rules->is_array()) {
+        error.message = "rules: missing or not a list";
+        return false;
+    }
+    std::size_t index = 0;
+    for (const auto& r : rules->as_array()) {
+        const std::string path = "rules[" + std::to_string(index++) + "]";
+        if (!r.is_object()) {
+            error.message = path + ": not an object";
+            return false;
+        }
+        NodeRecord::Rule rule;
+        if (!string_member(r.as_object(), "rule", path + ".rule", rule.id, error) ||
+            !string_member(r.as_object(), "outcome", path + ".outcome", rule.outcome, error))
+            return false;
+        if (rule.outcome != "pass" && rule.outcome != "warn" && rule.outcome != "block" && rule.outcome != "unknown") {
+            error.message = path + ".outcome: '" + rule.outcome + "' is not pass, warn, block or unknown";
+            return false;
+        }
+        node.rules.push_back(std::move(rule));
+    }
+    // The first finding's message for each rule that fired.
+    if (const json::value* findings = member(o, "findings"); findings != nullptr && findings->is_array()) {
+        for (const auto& f : findings->as_array()) {
+            if (!f.is_object()) continue;
+            const json::value* id = member(f.as_object(), "rule");
+            const json::value* message = member(f.as_object(), "message");
+            if (id == nullptr || message == nullptr || !id->is_string() || !message->is_string()) continue;
+            for (auto& rule : node.rules) {
+                if (rule.id == std::string(id->as_string()) && rule.message.empty())
+                    rule.message = std::string(message->as_string());
+            }
+        }
+    }
+    return true;
+}
+
+bool parse_facts(const json::object& o, NodeRecord& node, RecordError& error) {
+    const json::value* facts = member(o, "facts");
+    if (facts == nullptr || !facts->is_object()) {
+        error.message = "facts: missing or not an object";
+        return false;
+    }
+    for (const auto& [name, fact] : facts->as_object()) {
+        const json::value* value = fact.is_object() ? member(fact.as_object(), "value") : nullptr;
+        if (value == nullptr) {
+            error.message = "facts." + std::string(name) + ": not an object with a \"value\"";
+            return false;
+        }
+        node.facts.emplace(std::string(name), display(*value));
+    }
+    return true;
+}
+
+// Lines that start a record: those beginning with '{'. Pretty-printed records
+// close at column 0 and indent everything else, so this holds for a stream of
+// them as for JSON lines.
+std::vector<std::pair<std::size_t, std::string_view>> record_chunks(std::string_view text) {
+    std::vector<std::pair<std::size_t, std::string_view>> chunks;
+    std::size_t line = 1;
+    std::size_t start = std::string_view::npos;
+    std::size_t start_line = 0;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t end = text.find('\n', pos);
+        if (end == std::string_view::npos) end = text.size();
+        if (text[pos] == '{') {
+            if (start != std::string_view::npos) chunks.emplace_back(start_line, text.substr(start, pos - start));
+            start = pos;
+            start_line = line;
+        } else if (start == std::string_view::npos && !trim(text.substr(pos, end - pos)).empty()) {
+            // Text before the first record: a chunk of its own, so that it
+            // is reported rather than skipped.
+            start = pos;
+            start_line = line;
+        }
+        pos = end + 1;
+        ++line;
+    }
+    if (start != std::string_view::npos) chunks.emplace_back(start_line, text.substr(start));
+    return chunks;
+}
+
+void add_file(const std::string& path, FleetInput& input) {
+    auto text = read_text_file(path, std::size_t{1} << 34);
+    if (!text) {
+        input.errors.push_back({path, text.error().to_string()});
+        return;
+    }
+    read_records_text(*text, path, input);
+}
+
+int digit_run_compare(std::string_view a, std::size_t& i, std::string_view b, std::size_t& j) {
+    std::size_t ai = i;
+    std::size_t bj = j;
+    while (ai < a.size() && a[ai] == '0') ++ai;
+    while (bj < b.size() && b[bj] == '0') ++bj;
+    std::size_t ae = ai;
+    std::size_t be = bj;
+    while (ae < a.size() && std::isdigit(static_cast<unsigned char>(a[ae]))) ++ae;
+    while (be < b.size() && std::isdigit(static_cast<unsigned char>(b[be]))) ++be;
+    int result = 0;
+    if (ae - ai != be - bj)
+        result = ae - ai < be - bj ? -1 : 1;
+    else
+        result = a.substr(ai, ae - ai).compare(b.substr(bj, be - bj));
+    i = ae;
+    j = be;
+    return result;
+}
+
+}  // namespace
+
+bool natural_less(std::string_view a, std::string_view b) {
+    std::size_t i = 0;
+    std::size_t j = 0;
+    while (i < a.size() && j < b.size()) {
+        const bool da = std::isdigit(static_cast<unsigned char>(a[i])) != 0;
+        const bool db = std::isdigit(static_cast<unsigned char>(b[j])) != 0;
+        if (da && db) {
+            const int c = digit_run_compare(a, i, b, j);
+            if (c != 0) return c < 0;
+            continue;
+        }
+        if (a[i] != b[j]) return a[i] < b[j];
+        ++i;
+        ++j;
+    }
+    if (a.size() - i != b.size() - j) return a.size() - i < b.size() - j;
+    return a < b;
+}
+
+std::string_view layer_of_rule(std::string_view rule) { return longest_prefix(kRuleLayers, rule); }
+std::string_view layer_of_fact(std::string_view fact) { return longest_prefix(kFactLayers, fact); }
+
+const std::vector<std::string_view>& layer_order() {
+    static const std::vector<std::string_view> order = {kVirtualization, kCpuPower, kTopology, kFabric,
+                                                        kPcie,           kInventory, kContainer, kKernel,
+                                                        kOther};
+    return order;
+}
+
+std::optional<NodeRecord> parse_node_record(std::string_view text, const std::string& origin, RecordError& error) {
+    error.origin = origin;
+    json::value parsed;
+    try {
+        boost::system::error_code ec;
+        parsed = json::parse(text, ec);
+        if (ec) {
+            error.message = "not JSON: " + ec.message();
+            return std::nullopt;
+        }
+    } catch (const std::exception& e) {
+        error.message = std::string("not JSON: ") + e.what();
+        return std::nullopt;
+    }
+    if (!parsed.is_object()) {
+        error.message = "not a JSON object";
+        return std::nullopt;
+    }
+    const json::object& o = parsed.as_object();
+    NodeRecord node;
+    node.origin = origin;
+    std::string schema;
+    if (!string_member(o, "schema", "schema", schema, error)) return std::nullopt;
+    if (schema != kNodeRecordSchema) {
+        error.message = "schema: '" + schema + "' is not " + std::string(kNodeRecordSchema);
+        return std::nullopt;
+    }
+    const json::value* about = member(o, "node");
+    if (about == nullptr || !about->is_object()) {
+        error.message = "node: missing or not an object";
+        return std::nullopt;
+    }
+    if (!string_member(about->as_object(), "hostname", "node.hostname", node.hostname, error) ||
+        !string_member(about->as_object(), "class", "node.class", node.node_class, error) ||
+        !string_member(o, "checked_at", "checked_at", node.checked_at, error) ||
+        !string_member(o, "health", "health", node.health, error) ||
+        !string_member(o, "problem", "problem", node.problem, error, false))
+        return std::nullopt;
+    if (node.hostname.empty() || node.node_class.empty()) {
+        error.message = node.hostname.empty() ? "node.hostname: empty" : "node.class: empty";
+        return std::nullopt;
+    }
+    if (node.health != "healthy" && node.health != "warning" && node.health != "degraded" && node.health != "unknown") {
+        error.message = "health: '" + node.health + "' is not healthy, warning, degraded or unknown";
+        return std::nullopt;
+    }
+    if (!parse_rules(o, node, error) || !parse_facts(o, node, error)) return std::nullopt;
+    return node;
+}
+
+void read_records_text(std::string_view text, const std::string& name, FleetInput& input) {
+    for (const auto& [line, chunk] : record_chunks(text)) {
+        RecordError error;
+        const std::string origin = name + ":" + std::to_string(line);
+        if (auto node = parse_node_record(chunk, origin, error))
+            input.nodes.push_back(std::move(*node));
+        else
+            input.errors.push_back(std::move(error));
+    }
+}
+
+void keep_newest(FleetInput& input) {
+    // RFC 3339 UTC timestamps of one format compare as strings; the later
+    // origin wins a tie, as the later line of a stream is the later record.
+    std::unordered_map<std::string, std::size_t> newest;
+    std::vector<bool> keep(input.nodes.size(), false);
+    for (std::size_t i = 0; i < input.nodes.size(); ++i) {
+        auto [it, inserted] = newest.emplace(input.nodes[i].hostname, i);
+        if (!inserted && input.nodes[i].checked_at >= input.nodes[it->second].checked_at) it->second = i;
+    }
+    for (const auto& [host, index] : newest) keep[index] = true;
+    std::vector<NodeRecord> kept;
+    kept.reserve(newest.size());
+    for (std::size_t i = 0; i < input.nodes.size(); ++i) {
+        if (keep[i]) kept.push_back(std::move(input.nodes[i]));
+    }
+    input.superseded += input.nodes.size() - kept.size();
+    input.nodes = std::move(kept);
+}
+
+FleetInput read_fleet(const std::vector<std::string>& paths) {
+    FleetInput input;
+    for (const auto& path : paths) {
+        std::error_code ec;
+        if (fs::is_directory(path, ec)) {
+            std::vector<std::string> files;
+            for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+                const std::string ext = it->path().extension().string();
+                if ((ext == ".json" || ext == ".jsonl") && !it->path().filename().string().starts_with('.'))
+                    files.push_back(it->path().string());
+            }
+            if (ec) input.errors.push_back({path, "cannot list the directory: " + ec.message()});
+            std::sort(files.begin(), files.end());
+            for (const auto& file : files) add_file(file, input);
+        } else {
+            add_file(path, input);
+        }
+    }
+    keep_newest(input);
+    return input;
+}
+
+namespace {
+
+std::size_t rule_rank(const std::string& id) {
+    const auto& rules = all_rules();
+    for (std::size_t i = 0; i < rules.size(); ++i) {
+        if (rules[i]->info().id == id) return i;
+    }
+    return rules.size();
+}
+
+std::string fix_of(const std::string& rule) {
+    const Rule* found = find_rule(rule);
+    return found == nullptr ? std::string() : std::string(found->info().fix);
+}
+
+bool failed(const std::string& outcome) { return outcome == "warn" || outcome == "block"; }
+
+void sort_nodes(std::vector<std::string>& nodes) {
+    std::sort(nodes.begin(), nodes.end(), [](const std::string& a, const std::string& b) { return natural_less(a, b); });
+}
+
+std::vector<Drift> drift_of(const std::vector<const NodeRecord*>& nodes) {
+    std::map<std::string, std::map<std::string, std::vector<std::string>>> values;  // fact -> value -> nodes
+    for (const NodeRecord* node : nodes) {
+        if (node->health == "unknown") continue;  // no facts: its check did not run
+        for (const auto& [fact, value] : node->facts) values[fact][value.value_or("unknown")].push_back(node->hostname);
+    }
+    // A node whose record lacks a fact others carry (an older launchguard)
+    // holds "absent".
+    std::size_t with_facts = 0;
+    for (const NodeRecord* node : nodes) with_facts += node->health == "unknown" ? 0 : 1;
+    std::vector<Drift> drift;
+    for (auto& [fact, by_value] : values) {
+        std::size_t counted = 0;
+        for (const auto& [value, holders] : by_value) counted += holders.size();
+        if (counted < with_facts) {
+            auto& absent = by_value["absent"];
+            for (const NodeRecord* node : nodes) {
+                if (node->health != "unknown" && !node->facts.contains(fact)) absent.push_back(node->hostname);
+            }
+        }
+        if (by_value.size() < 2) continue;
+        std::vector<DriftValue> ranked;
+        for (auto& [value, holders] : by_value) {
+            sort_nodes(holders);
+            ranked.push_back({value, std::move(holders)});
+        }
+        std::sort(ranked.begin(), ranked.end(), [](const DriftValue& a, const DriftValue& b) {
+            if (a.nodes.size() != b.nodes.size()) return a.nodes.size() > b.nodes.size();
+            return a.value < b.value;
+        });
+        Drift d;
+        d.fact = fact;
+        d.layer = std::string(layer_of_fact(fact));
+        auto first_other = ranked.begin();
+        if (ranked[0].nodes.size() > ranked[1].nodes.size()) {
+            d.majority = ranked[0].value;
+            d.majority_nodes = ranked[0].nodes.size();
+            ++first_other;
+        }
+        d.others.assign(std::make_move_iterator(first_other), std::make_move_iterator(ranked.end()));
+        drift.push_back(std::move(d));
+    }
+    return drift;
+}
+
+ClassReport judge_class(const std::string& name, std::vector<const NodeRecord*> nodes) {
+    ClassReport report;
+    report.name = name;
+    report.nodes = nodes.size();
+    std::sort(nodes.begin(), nodes.end(),
+              [](const NodeRecord* a, const NodeRecord* b) { return natural_less(a->hostname, b->hostname); });
+
+    std::map<std::string, std::size_t> columns;
+    for (const NodeRecord* node : nodes) {
+        for (const auto& rule : node->rules) columns.emplace(rule.id, 0);
+    }
+    for (const auto& [id, column] : columns) report.rules.push_back(id);
+    std::sort(report.rules.begin(), report.rules.end(), [](const std::string& a, const std::string& b) {
+        const std::size_t ra = rule_rank(a);
+        const std::size_t rb = rule_rank(b);
+        return ra != rb ? ra < rb : a < b;
+    });
+    for (std::size_t i = 0; i < report.rules.size(); ++i) columns[report.rules[i]] = i;
+
+    std::map<std::string_view, LayerConformance> layers;
+    for (const auto& rule : report.rules) {
+        auto& layer = layers[layer_of_rule(rule)];
+        layer.layer = std::string(layer_of_rule(rule));
+        layer.nodes = nodes.size();
+    }
+
+    std::map<std::vector<std::string>, std::size_t> row_of;
+    for (const NodeRecord* node : nodes) {
+        std::vector<std::string> outcomes(report.rules.size());
+        const bool ran = node->health != "unknown";
+        bool conforming = ran;
+        std::set<std::string_view> failing_layers;
+        if (ran) {
+            for (const auto& rule : node->rules) {
+                outcomes[columns[rule.id]] = rule.outcome;
+                if (!failed(rule.outcome)) continue;
+                conforming = false;
+                auto& layer = layers[layer_of_rule(rule.id)];
+                failing_layers.insert(layer_of_rule(rule.id));
+                layer.failures.push_back({node->hostname, rule.id, rule.outcome, rule.message, fix_of(rule.id)});
+            }
+        } else {
+            std::fill(outcomes.begin(), outcomes.end(), "none");
+            for (auto& [id, layer] : layers) {
+                failing_layers.insert(id);
+                layer.failures.push_back({node->hostname, "", "check unknown", node->problem,
+                                          "run node-check on the node and read its notes"});
+            }
+        }
+        if (conforming) ++report.conforming;
+        for (auto& [id, layer] : layers) {
+            if (!failing_layers.contains(id)) ++layer.conforming;
+        }
+        auto [it, inserted] = row_of.emplace(outcomes, report.rows.size());
+        if (inserted) {
+            OutcomeRow row;
+            row.outcomes = outcomes;
+            row.failing = ran ? static_cast<std::size_t>(std::count_if(outcomes.begin(), outcomes.end(), failed))
+                              : outcomes.size() + 1;
+            report.rows.push_back(std::move(row));
+        }
+        report.rows[it->second].nodes.push_back(node->hostname);
+    }
+    std::stable_sort(report.rows.begin(), report.rows.end(), [](const OutcomeRow& a, const OutcomeRow& b) {
+        if (a.failing != b.failing) return a.failing > b.failing;
+        return a.nodes.size() < b.nodes.size();
+    });
+    for (const auto layer : layer_order()) {
+        if (auto it = layers.find(layer); it != layers.end()) report.layers.push_back(std::move(it->second));
+    }
+    report.drift = drift_of(nodes);
+    return report;
+}
+
+}  // namespace
+
+FleetReport analyze_fleet(FleetInput input, double threshold) {
+    FleetReport report;
+    report.threshold = threshold;
+    report.errors = std::move(input.errors);
+    report.superseded = input.superseded;
+    std::map<std::string, std::vector<const NodeRecord*>> classes;
+    for (const auto& node : input.nodes) classes[node.node_class].push_back(&node);
+    for (auto& [name, nodes] : classes) {
+        report.classes.push_back(judge_class(name, std::move(nodes)));
+        report.nodes += report.classes.back().nodes;
+        report.conforming += report.classes.back().conforming;
+    }
+    return report;
+}
+
+}  // namespace launchguard::fleet

@@ -1,0 +1,140 @@
+// `launchguard fleet`: many node records (node/node_record.h) judged
+// together. Per node class and per layer, the share of nodes that conform and
+// the nodes that do not, with the rule and its fix; drift, every fact whose
+// value differs from the majority of its class, with the nodes that hold each
+// value; an overall verdict against a threshold. The renderers are in
+// fleet/fleet_render.h.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace launchguard::fleet {
+
+// One node as its record describes it. Facts are display strings; a fact the
+// node could not read is nullopt (its reason stays in the record).
+struct NodeRecord {
+    std::string origin;  // "records/a17.json", "fleet.jsonl:12"
+    std::string hostname;
+    std::string node_class;
+    std::string checked_at;  // as written, RFC 3339 UTC
+    std::string health;      // healthy, warning, degraded, unknown
+    std::string problem;     // health unknown: why
+    struct Rule {
+        std::string id;
+        std::string outcome;  // pass, warn, block, unknown
+        std::string message;  // the finding's message, when the rule fired
+    };
+    std::vector<Rule> rules;
+    std::map<std::string, std::optional<std::string>> facts;
+};
+
+struct RecordError {
+    std::string origin;  // file:line of the record, or the file
+    std::string message;
+};
+
+// One record's JSON; errors name the field ("node.hostname: missing").
+// Never throws.
+std::optional<NodeRecord> parse_node_record(std::string_view text, const std::string& origin, RecordError& error);
+
+struct FleetInput {
+    std::vector<NodeRecord> nodes;
+    std::vector<RecordError> errors;
+    std::size_t superseded = 0;  // older records of a host that has a newer one
+};
+
+// Records from files and directories. A directory contributes its *.json and
+// *.jsonl files. A file holds one or more records, each starting on a line
+// that begins with '{' (a JSON-lines stream, pretty-printed records one after
+// another, or one record). Of several records of one host the newest counts.
+// A record that cannot be read is an error naming file:line; the rest is read.
+FleetInput read_fleet(const std::vector<std::string>& paths);
+// The same over text already in memory, `name` standing for its file.
+void read_records_text(std::string_view text, const std::string& name, FleetInput& input);
+// Keeps each host's newest record (by checked_at), counting the others.
+void keep_newest(FleetInput& input);
+
+// The layers of the launch stack the report is organised by, and which rule
+// (by id prefix) and which fact (by name prefix) belongs to which; one table
+// each (fleet.cpp). Unlisted ids fall in "other".
+std::string_view layer_of_rule(std::string_view rule);
+std::string_view layer_of_fact(std::string_view fact);
+const std::vector<std::string_view>& layer_order();
+
+struct Failure {
+    std::string node;
+    std::string rule;
+    std::string outcome;  // warn, block, or "check unknown" for a node whose check did not run
+    std::string message;
+    std::string fix;  // the rule's fix (rule catalog)
+};
+
+struct LayerConformance {
+    std::string layer;
+    std::size_t conforming = 0;
+    std::size_t nodes = 0;
+    std::vector<Failure> failures;  // sorted by node, then rule
+    [[nodiscard]] double share() const { return nodes == 0 ? 1.0 : static_cast<double>(conforming) / nodes; }
+};
+
+struct DriftValue {
+    std::string value;  // "unknown" for nodes that could not read it
+    std::vector<std::string> nodes;
+};
+
+struct Drift {
+    std::string fact;
+    std::string layer;
+    // The value most nodes hold; nullopt on a tie for first place (then no
+    // value is the class's and every value is listed as drift).
+    std::optional<std::string> majority;
+    std::size_t majority_nodes = 0;
+    std::vector<DriftValue> others;  // the other values, most nodes first, then by value
+};
+
+// Nodes whose rule outcomes are the same, as one row of the nodes x rules view.
+struct OutcomeRow {
+    std::vector<std::string> outcomes;  // per Class::rules column: pass, warn, block, unknown, "" (not run)
+    std::vector<std::string> nodes;
+    std::size_t failing = 0;  // warn + block cells
+};
+
+struct ClassReport {
+    std::string name;
+    std::size_t nodes = 0;
+    std::size_t conforming = 0;
+    std::vector<LayerConformance> layers;  // layer_order(), those with rules only
+    std::vector<Drift> drift;              // by fact name
+    std::vector<std::string> rules;        // columns of the outcome view, catalog order
+    std::vector<OutcomeRow> rows;          // outliers (most failing cells, fewest nodes) first
+    [[nodiscard]] double share() const { return nodes == 0 ? 1.0 : static_cast<double>(conforming) / nodes; }
+};
+
+struct FleetReport {
+    std::vector<ClassReport> classes;  // by name
+    std::size_t nodes = 0;
+    std::size_t conforming = 0;
+    double threshold = 0.95;
+    std::vector<RecordError> errors;
+    std::size_t superseded = 0;
+    [[nodiscard]] double share() const { return nodes == 0 ? 0.0 : static_cast<double>(conforming) / nodes; }
+    // The verdict: at least one node, and the share of conforming nodes at
+    // or above the threshold.
+    [[nodiscard]] bool passes() const { return nodes > 0 && share() + 1e-12 >= threshold; }
+};
+
+// A node conforms when its check ran and no rule warned or blocked; it
+// conforms in a layer when no rule of that layer did. A rule that could not
+// decide (unknown) does not make a node non-conforming: it is shown in the
+// outcome view, and its cause is usually a fact the drift table lists.
+FleetReport analyze_fleet(FleetInput input, double threshold);
+
+// Host names in an order people expect: "node-a2" before "node-a10".
+bool natural_less(std::string_view a, std::string_view b);
+
+}  // namespace launchguard::fleet
