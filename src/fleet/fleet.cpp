@@ -35,16 +35,16 @@ constexpr std::string_view kKernel = "kernel and driver";
 constexpr std::string_view kOther = "other";
 
 constexpr LayerEntry kRuleLayers[] = {
-    {"virt.", kVirtualization},  {"power.", kCpuPower},        {"numa.", kCpuPower},  {"cpu.", kTopology},
-    {"topo.", kTopology},        {"conf.", kFabric},           {"net.", kFabric},     {"nccl.", kFabric},
-    {"hw.pcie", kPcie},          {"hw.inventory", kInventory}, {"hw.", kInventory},   {"shm.", kContainer},
+    {"virt.", kVirtualization}, {"power.", kCpuPower},        {"numa.", kCpuPower}, {"cpu.", kTopology},
+    {"topo.", kTopology},       {"conf.", kFabric},           {"net.", kFabric},    {"nccl.", kFabric},
+    {"hw.pcie", kPcie},         {"hw.inventory", kInventory}, {"hw.", kInventory},  {"shm.", kContainer},
     {"mem.", kContainer},
 };
 
 constexpr LayerEntry kFactLayers[] = {
-    {"kernel.", kKernel},      {"gpu.driver", kKernel},         {"virt.", kVirtualization}, {"iommu.", kVirtualization},
-    {"cpu.", kCpuPower},       {"nccl.", kTopology},            {"hca.", kFabric},          {"gpu.peer_memory", kFabric},
-    {"pcie.", kPcie},          {"inventory.", kInventory},
+    {"kernel.", kKernel}, {"gpu.driver", kKernel},    {"virt.", kVirtualization}, {"iommu.", kVirtualization},
+    {"cpu.", kCpuPower},  {"nccl.", kTopology},       {"hca.", kFabric},          {"gpu.peer_memory", kFabric},
+    {"pcie.", kPcie},     {"inventory.", kInventory},
 };
 
 template <std::size_t N>
@@ -233,9 +233,8 @@ std::string_view layer_of_rule(std::string_view rule) { return longest_prefix(kR
 std::string_view layer_of_fact(std::string_view fact) { return longest_prefix(kFactLayers, fact); }
 
 const std::vector<std::string_view>& layer_order() {
-    static const std::vector<std::string_view> order = {kVirtualization, kCpuPower, kTopology, kFabric,
-                                                        kPcie,           kInventory, kContainer, kKernel,
-                                                        kOther};
+    static const std::vector<std::string_view> order = {kVirtualization, kCpuPower,  kTopology, kFabric, kPcie,
+                                                        kInventory,      kContainer, kKernel,   kOther};
     return order;
 }
 
@@ -359,7 +358,8 @@ std::string fix_of(const std::string& rule) {
 bool failed(const std::string& outcome) { return outcome == "warn" || outcome == "block"; }
 
 void sort_nodes(std::vector<std::string>& nodes) {
-    std::sort(nodes.begin(), nodes.end(), [](const std::string& a, const std::string& b) { return natural_less(a, b); });
+    std::sort(nodes.begin(), nodes.end(),
+              [](const std::string& a, const std::string& b) { return natural_less(a, b); });
 }
 
 std::vector<Drift> drift_of(const std::vector<const NodeRecord*>& nodes) {

@@ -1,7 +1,7 @@
 #include "fleet/fleet_render.h"
 
-#include <boost/json.hpp>
 #include <algorithm>
+#include <boost/json.hpp>
 #include <cstdio>
 #include <map>
 
@@ -59,8 +59,8 @@ std::string rule_name(const RuleFailures& group) { return group.rule.empty() ? "
 
 // "28.39.1002 on 1,021 nodes; 28.37.1014 on 3: node-a17, …"
 std::string drift_text(const Drift& drift) {
-    std::string out = drift.majority ? *drift.majority + " on " + plural(drift.majority_nodes, "node")
-                                     : std::string("no majority");
+    std::string out =
+        drift.majority ? *drift.majority + " on " + plural(drift.majority_nodes, "node") : std::string("no majority");
     for (const auto& other : drift.others) {
         out += "; " + other.value + " on " + thousands(other.nodes.size()) + ": " + abbreviate_nodes(other.nodes);
     }
@@ -197,10 +197,11 @@ void html_node_list(const std::vector<std::string>& nodes, std::string& out) {
 }
 
 void html_outcomes(const ClassReport& c, std::string& out) {
-    out += "<h3>Nodes × rules</h3><p class=\"legend muted\">Nodes with the same outcomes share a row; rows with the "
-           "most failing rules and the fewest nodes first.<span class=\"o-pass\"></span>pass<span "
-           "class=\"o-warn\"></span>warn<span class=\"o-block\"></span>block<span "
-           "class=\"o-unknown\"></span>unknown<span class=\"o-none\"></span>check did not run</p>\n";
+    out +=
+        "<h3>Nodes × rules</h3><p class=\"legend muted\">Nodes with the same outcomes share a row; rows with the "
+        "most failing rules and the fewest nodes first.<span class=\"o-pass\"></span>pass<span "
+        "class=\"o-warn\"></span>warn<span class=\"o-block\"></span>block<span "
+        "class=\"o-unknown\"></span>unknown<span class=\"o-none\"></span>check did not run</p>\n";
     out += "<table><tr><th>nodes</th>";
     for (const auto& rule : c.rules) out += "<th class=\"r\">" + html_escape(rule) + "</th>";
     out += "</tr>\n";
@@ -227,8 +228,10 @@ void html_failures(const ClassReport& c, std::string& out) {
     bool any = false;
     for (const auto& layer : c.layers) {
         if (layer.failures.empty()) continue;
-        if (!any) out += "<h3>Non-conforming nodes</h3><table><tr><th>layer</th><th>rule</th><th>outcomes</th>"
-                         "<th>nodes</th><th>example</th><th>fix</th></tr>\n";
+        if (!any)
+            out +=
+                "<h3>Non-conforming nodes</h3><table><tr><th>layer</th><th>rule</th><th>outcomes</th>"
+                "<th>nodes</th><th>example</th><th>fix</th></tr>\n";
         any = true;
         for (const auto& group : by_rule(layer)) {
             out += "<tr><td>" + html_escape(layer.layer) + "</td><td>" + html_escape(rule_name(group)) + "</td><td>" +
@@ -249,8 +252,8 @@ void html_drift(const ClassReport& c, std::string& out) {
     out += "<table><tr><th>fact</th><th>layer</th><th>majority</th><th>other values</th></tr>\n";
     for (const auto& d : c.drift) {
         out += "<tr><td>" + html_escape(d.fact) + "</td><td>" + html_escape(d.layer) + "</td><td>" +
-               (d.majority ? html_escape(*d.majority) + " <span class=\"muted\">(" +
-                                 plural(d.majority_nodes, "node") + ")</span>"
+               (d.majority ? html_escape(*d.majority) + " <span class=\"muted\">(" + plural(d.majority_nodes, "node") +
+                                 ")</span>"
                            : std::string("<b>no majority</b>")) +
                "</td><td>";
         for (const auto& other : d.others) {
@@ -287,7 +290,8 @@ std::string render_fleet_text(const FleetReport& report) {
     std::string out;
     auto line = [&out](const std::string& text) { out += printable_text(text) + "\n"; };
     line(verdict_line(report));
-    if (report.superseded > 0) line("  " + plural(report.superseded, "older record") + " of the same hosts not counted");
+    if (report.superseded > 0)
+        line("  " + plural(report.superseded, "older record") + " of the same hosts not counted");
     for (const auto& c : report.classes) {
         out += "\n";
         line("class " + c.name + ": " + plural(c.nodes, "node") + ", " + thousands(c.conforming) + " conform (" +
@@ -343,16 +347,20 @@ json::value fleet_to_json(const FleetReport& report) {
         for (const auto& d : c.drift) {
             json::array others;
             for (const auto& o : d.others) {
-                others.push_back(json::object{{"value", o.value}, {"count", o.nodes.size()}, {"nodes", names(o.nodes)}});
+                others.push_back(
+                    json::object{{"value", o.value}, {"count", o.nodes.size()}, {"nodes", names(o.nodes)}});
             }
             json::value majority = nullptr;
             if (d.majority) majority = json::object{{"value", *d.majority}, {"count", d.majority_nodes}};
-            drift.push_back(json::object{
-                {"fact", d.fact}, {"layer", d.layer}, {"majority", std::move(majority)}, {"others", std::move(others)}});
+            drift.push_back(json::object{{"fact", d.fact},
+                                         {"layer", d.layer},
+                                         {"majority", std::move(majority)},
+                                         {"others", std::move(others)}});
         }
         json::array rows;
         for (const auto& row : c.rows) {
-            rows.push_back(json::object{{"outcomes", names(row.outcomes)}, {"count", row.nodes.size()}, {"nodes", names(row.nodes)}});
+            rows.push_back(json::object{
+                {"outcomes", names(row.outcomes)}, {"count", row.nodes.size()}, {"nodes", names(row.nodes)}});
         }
         classes.push_back(json::object{{"class", c.name},
                                        {"nodes", c.nodes},
@@ -377,15 +385,17 @@ json::value fleet_to_json(const FleetReport& report) {
 }
 
 std::string render_fleet_html(const FleetReport& report) {
-    std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>launchguard fleet "
-                      "conformance</title><style>";
+    std::string out =
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>launchguard fleet "
+        "conformance</title><style>";
     out += kStyle;
     out += "</style></head><body>\n<h1>Fleet conformance</h1>\n<p>" + plural(report.nodes, "node") + ", " +
            thousands(report.conforming) + " conform (" + percent(report.share()) + "); threshold " +
            percent(report.threshold) + ": <span class=\"" + (report.passes() ? "pass\">PASS" : "fail\">FAIL") +
            "</span></p>\n";
     if (report.superseded > 0)
-        out += "<p class=\"muted\">" + plural(report.superseded, "older record") + " of the same hosts not counted.</p>\n";
+        out +=
+            "<p class=\"muted\">" + plural(report.superseded, "older record") + " of the same hosts not counted.</p>\n";
     out += "<h2>Conformance by class and layer</h2>\n";
     html_summary_chart(report, out);
     html_class_layer_table(report, out);

@@ -202,9 +202,10 @@ TEST(Fleet, AnUnknownCheckIsNotConformingAnywhereAndHasNoFacts) {
 }
 
 TEST(Fleet, BadRecordsAreNamedAndTheRestIsReported) {
-    const std::string bad = "{\"schema\": \"launchguard.node-record/v1\"}\n"
-                            "{not json\n"
-                            "{\"schema\": \"launchguard.node-record/v9\"}\n";
+    const std::string bad =
+        "{\"schema\": \"launchguard.node-record/v1\"}\n"
+        "{not json\n"
+        "{\"schema\": \"launchguard.node-record/v9\"}\n";
     const FleetReport report = analyze(many("node-a", 3), 0.95, bad);
     EXPECT_EQ(report.nodes, 3U);
     EXPECT_TRUE(report.passes());
