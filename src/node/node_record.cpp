@@ -40,12 +40,20 @@ std::string join(const std::set<std::string>& values, std::string_view separator
     return rules::join(std::vector<std::string>(values.begin(), values.end()), separator);
 }
 
-// Distinct values of one attribute of every HCA; a device whose attribute
-// did not read counts as "?" so that it is not silently dropped.
-json::object hca_attribute(const Fact<std::vector<NodeIdentity::Hca>>& hcas, std::string NodeIdentity::Hca::*field) {
+// Distinct values of one attribute of every HCA. Unknown when no device's
+// reads; a device whose attribute alone did not read counts as "?", so that
+// it is not silently dropped from the others' value.
+json::object hca_attribute(const Fact<std::vector<NodeIdentity::Hca>>& hcas, std::string NodeIdentity::Hca::*field,
+                           std::string_view attribute) {
     if (!hcas) return unknown(hcas.reason());
     std::set<std::string> values;
-    for (const auto& hca : *hcas) values.insert((hca.*field).empty() ? std::string("?") : hca.*field);
+    bool any = false;
+    for (const auto& hca : *hcas) {
+        any = any || !(hca.*field).empty();
+        values.insert((hca.*field).empty() ? std::string("?") : hca.*field);
+    }
+    if (!values.empty() && !any)
+        return unknown("no RDMA device under " + hcas.source() + " has a readable " + std::string(attribute));
     return known(values.empty() ? "none" : join(values, ", "), hcas.source());
 }
 
@@ -200,8 +208,8 @@ NodeRecordFacts collect_node_record_facts(const LaunchContext& ctx, const Profil
     facts[record_fact::kVirtualization] = from_fact(ctx.node.virtualization);
     facts[record_fact::kIommuMode] = iommu_mode(ctx.node.iommu_groups);
     facts[record_fact::kGpuDriver] = from_fact(identity.gpu_driver);
-    facts[record_fact::kHcaModels] = hca_attribute(identity.hcas, &NodeIdentity::Hca::model);
-    facts[record_fact::kHcaFirmware] = hca_attribute(identity.hcas, &NodeIdentity::Hca::firmware);
+    facts[record_fact::kHcaModels] = hca_attribute(identity.hcas, &NodeIdentity::Hca::model, "hca_type or board_id");
+    facts[record_fact::kHcaFirmware] = hca_attribute(identity.hcas, &NodeIdentity::Hca::firmware, "fw_ver");
     // Where the context comes to carry a peer-memory fact of its own (for
     // transport rules), the record should take it from there instead.
     facts[record_fact::kPeerMemory] = from_fact(identity.peer_memory);
@@ -245,11 +253,11 @@ json::object record_head(const NodeRecordHeader& header, json::value hostname, c
 
 json::object node_record_json(const Report& report, const NodeVerdict& verdict, const NodeRecordFacts& facts,
                               const NodeRecordHeader& header) {
-    json::object record =
-        record_head(header, facts.hostname ? json::value(*facts.hostname) : json::value(nullptr),
-                    facts.hostname_reason, to_string(verdict.health));
+    json::object record = record_head(header, facts.hostname ? json::value(*facts.hostname) : json::value(nullptr),
+                                      facts.hostname_reason, to_string(verdict.health));
     json::array rules;
-    for (const auto& rule : verdict.rules) rules.push_back(json::object{{"rule", rule.rule}, {"outcome", to_string(rule.outcome)}});
+    for (const auto& rule : verdict.rules)
+        rules.push_back(json::object{{"rule", rule.rule}, {"outcome", to_string(rule.outcome)}});
     record["rules"] = std::move(rules);
     record["facts"] = facts.facts;
     json::value report_json = report_to_json(report);
