@@ -281,7 +281,7 @@ def test_http_errors(port, cafile):
           and b"launchguard_webhook_request_duration_seconds_bucket" in body, "GET /metrics: Prometheus text")
     status, body, _ = client.post("/validate", b"{not json")
     check(status == 400 and b"not JSON" in body, "malformed JSON: 400 with the reason")
-    # The response head is written by hand (webhook/server.cpp): its fields must be exact.
+    # The response head (Beast's serializer, webhook/server.cpp): its fields must be exact.
     status, body, r = client.post("/mutate", review({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "h"},
                                                      "spec": {"containers": [{"name": "c", "image": "i"}]}}, "head"))
     check(status == 200 and r.getheader("Content-Type") == "application/json"
