@@ -14,6 +14,6 @@ python3 "$here/../tests/integration/fleet/make_node_records.py" "$n" "$dir/recor
 echo "$n records, $(du -m "$dir/records.jsonl" | cut -f1) MiB of JSON lines"
 "$build/bench/fleet_bench" "$dir/records.jsonl" "$runs"
 for format in text json html; do
-  /usr/bin/time -f "CLI --format $format: %e s wall, %M KiB peak RSS" \
+  /usr/bin/time -f "CLI --format $format: %e s wall, %U s user + %S s system, %M KiB peak RSS" \
     "$build/src/cli/launchguard" fleet --format "$format" -o "$dir/out.$format" "$dir/records.jsonl" || true
 done
