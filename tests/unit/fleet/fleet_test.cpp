@@ -153,7 +153,8 @@ TEST(Fleet, ATieHasNoMajority) {
     nodes[1].firmware = "1.0";
     nodes[2].firmware = "2.0";
     nodes[3].firmware = "2.0";
-    const Drift* fw = drift_of(analyze(nodes).classes[0], "hca.firmware");
+    const FleetReport report = analyze(nodes);
+    const Drift* fw = drift_of(report.classes[0], "hca.firmware");
     ASSERT_NE(fw, nullptr);
     EXPECT_FALSE(fw->majority.has_value());
     ASSERT_EQ(fw->others.size(), 2U) << "every value is listed";
@@ -164,7 +165,8 @@ TEST(Fleet, ATieHasNoMajority) {
     auto five = many("node-b", 5);
     five[0].firmware = "x";
     five[1].firmware = "y";
-    const Drift* top = drift_of(analyze(five).classes[0], "hca.firmware");
+    const FleetReport five_report = analyze(five);
+    const Drift* top = drift_of(five_report.classes[0], "hca.firmware");
     ASSERT_NE(top, nullptr);
     ASSERT_TRUE(top->majority.has_value());
     EXPECT_EQ(top->majority_nodes, 3U);
