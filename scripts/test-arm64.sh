@@ -46,5 +46,17 @@ else
 fi
 ctest --test-dir "$build_dir" -L unit -E "$excluded" --output-on-failure --timeout 900 -j "$jobs"
 if [ "$packages" -eq 1 ]; then
+  rm -rf "$build_dir/packages"
   (cd "$build_dir" && cpack -G DEB)
+  # What dpkg -i would check first on a Grace node, which this machine cannot do.
+  debs=("$build_dir"/packages/*.deb)
+  [ "${#debs[@]}" -eq 3 ] || { echo "test-arm64.sh: expected 3 packages, got ${debs[*]}" >&2; exit 1; }
+  for deb in "${debs[@]}"; do
+    arch=$(dpkg-deb -f "$deb" Architecture)
+    [ "$arch" = arm64 ] || { echo "test-arm64.sh: $deb is for $arch" >&2; exit 1; }
+    echo "$(basename "$deb"): Depends: $(dpkg-deb -f "$deb" Depends)"
+  done
+  dpkg-deb -c "$build_dir"/packages/launchguard-slurm_*_arm64.deb |
+    grep -q ' \./usr/lib/aarch64-linux-gnu/slurm-wlm/spank_launchguard\.so$' ||
+    { echo "test-arm64.sh: the SPANK plugin is not in Debian's arm64 PluginDir" >&2; exit 1; }
 fi
