@@ -91,11 +91,20 @@ sysroot_libraries() {
 }
 
 # A sysroot library at IMAGE-PATH in OUT (written through the merged-/usr
-# links), and the copyright file of the sysroot package that ships it.
+# links), and the copyright file of the sysroot package that ships it. A file
+# wanted under a second path (the loader: /lib/ld-linux-aarch64.so.1 and
+# /usr/lib/aarch64-linux-gnu/) is a link to the first copy.
+declare -A sysroot_copied
 copy_sysroot_library() {
-  local from=$1 path=$2 soname package
+  local from=$1 path=$2 soname package real
   [ -e "$out$path" ] && return 0
   mkdir -p "$out$(dirname "$path")"
+  real=$(realpath "$from")
+  if [ -n "${sysroot_copied[$real]:-}" ]; then
+    ln -s "$(realpath -m --relative-to="$(dirname "$path")" "${sysroot_copied[$real]}")" "$out$path"
+    return 0
+  fi
+  sysroot_copied[$real]=$path
   cp -L "$from" "$out$path"
   soname=$(basename "$path")
   package=$(awk -v s="$soname" '$1 == s {print $2; exit}' "$sysroot/.launchguard-shlibs")
