@@ -16,54 +16,13 @@ namespace {
 inline constexpr std::string_view kShmPath = "/dev/shm";
 inline constexpr std::string_view kShmVolumeStem = "launchguard-dshm";
 
-std::vector<std::string> split_pointer(std::string_view pointer, bool& ok) {
-    std::vector<std::string> tokens;
-    ok = pointer.empty() || pointer.front() == '/';
-    if (!ok || pointer.empty()) return tokens;
-    std::size_t start = 1;
-    while (true) {
-        std::size_t slash = pointer.find('/', start);
-        std::string_view raw =
-            pointer.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
-        std::string token;
-        for (std::size_t i = 0; i < raw.size(); ++i) {
-            if (raw[i] == '~' && i + 1 < raw.size() && (raw[i + 1] == '0' || raw[i + 1] == '1')) {
-                token += raw[i + 1] == '0' ? '~' : '/';
-                ++i;
-            } else if (raw[i] == '~') {
-                ok = false;
-                return tokens;
-            } else {
-                token += raw[i];
-            }
-        }
-        tokens.push_back(std::move(token));
-        if (slash == std::string_view::npos) break;
-        start = slash + 1;
-    }
-    return tokens;
-}
-
-std::optional<std::size_t> array_index(const std::string& token, std::size_t size, bool allow_end) {
-    if (token == "-") return allow_end ? std::optional<std::size_t>(size) : std::nullopt;
-    if (token.empty() || (token.size() > 1 && token[0] == '0')) return std::nullopt;
-    std::size_t index = 0;
-    for (char c : token) {
-        if (c < '0' || c > '9') return std::nullopt;
-        index = index * 10 + static_cast<std::size_t>(c - '0');
-        if (index > size + 1) return std::nullopt;
-    }
-    if (index > size || (!allow_end && index == size)) return std::nullopt;
-    return index;
-}
-
 json::value* walk(json::value& root, const std::vector<std::string>& tokens, std::size_t count) {
     json::value* at = &root;
     for (std::size_t i = 0; i < count; ++i) {
         if (at->is_object()) {
             at = at->get_object().if_contains(tokens[i]);
         } else if (at->is_array()) {
-            auto index = array_index(tokens[i], at->get_array().size(), false);
+            auto index = json_pointer_index(tokens[i], at->get_array().size(), false);
             at = index ? &at->get_array()[*index] : nullptr;
         } else {
             at = nullptr;
@@ -79,9 +38,9 @@ Status apply_one(json::value& document, std::string_view op, std::string_view pa
         e.field = "patch";
         return Status(e);
     };
-    bool ok = true;
-    auto tokens = split_pointer(path, ok);
-    if (!ok) return fail("not a JSON Pointer");
+    auto parsed = json_pointer_tokens(path);
+    if (!parsed) return fail("not a JSON Pointer");
+    const std::vector<std::string>& tokens = *parsed;
     if (tokens.empty()) {
         if (op == "remove") return fail("cannot remove the whole document");
         if (value == nullptr) return fail("no value");
@@ -109,7 +68,7 @@ Status apply_one(json::value& document, std::string_view op, std::string_view pa
     }
     if (parent->is_array()) {
         json::array& array = parent->get_array();
-        auto index = array_index(last, array.size(), op == "add");
+        auto index = json_pointer_index(last, array.size(), op == "add");
         if (!index) return fail("no such array element");
         if (op == "add") {
             array.insert(array.begin() + static_cast<std::ptrdiff_t>(*index), *value);
@@ -154,6 +113,46 @@ std::string string_member(const json::object& object, std::string_view key) {
 
 }  // namespace
 
+std::optional<std::vector<std::string>> json_pointer_tokens(std::string_view pointer) {
+    std::vector<std::string> tokens;
+    if (pointer.empty()) return tokens;
+    if (pointer.front() != '/') return std::nullopt;
+    std::size_t start = 1;
+    while (true) {
+        std::size_t slash = pointer.find('/', start);
+        std::string_view raw =
+            pointer.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+        std::string token;
+        for (std::size_t i = 0; i < raw.size(); ++i) {
+            if (raw[i] == '~' && i + 1 < raw.size() && (raw[i + 1] == '0' || raw[i + 1] == '1')) {
+                token += raw[i + 1] == '0' ? '~' : '/';
+                ++i;
+            } else if (raw[i] == '~') {
+                return std::nullopt;
+            } else {
+                token += raw[i];
+            }
+        }
+        tokens.push_back(std::move(token));
+        if (slash == std::string_view::npos) break;
+        start = slash + 1;
+    }
+    return tokens;
+}
+
+std::optional<std::size_t> json_pointer_index(const std::string& token, std::size_t size, bool allow_end) {
+    if (token == "-") return allow_end ? std::optional<std::size_t>(size) : std::nullopt;
+    if (token.empty() || (token.size() > 1 && token[0] == '0')) return std::nullopt;
+    std::size_t index = 0;
+    for (char c : token) {
+        if (c < '0' || c > '9') return std::nullopt;
+        index = index * 10 + static_cast<std::size_t>(c - '0');
+        if (index > size + 1) return std::nullopt;
+    }
+    if (index > size || (!allow_end && index == size)) return std::nullopt;
+    return index;
+}
+
 Result<json::value> apply_json_patch(json::value document, const json::array& patch) {
     for (std::size_t i = 0; i < patch.size(); ++i) {
         const json::value& entry = patch[i];
@@ -186,9 +185,8 @@ std::string quantity_for_bytes(std::uint64_t bytes) {
 }
 
 json::value* PodPatchBuilder::find(const std::string& pointer) {
-    bool ok = true;
-    auto tokens = split_pointer(pointer, ok);
-    return ok ? walk(document_, tokens, tokens.size()) : nullptr;
+    auto tokens = json_pointer_tokens(pointer);
+    return tokens ? walk(document_, *tokens, tokens->size()) : nullptr;
 }
 
 void PodPatchBuilder::emit(std::string_view op, const std::string& path, const json::value* value) {
