@@ -83,9 +83,17 @@ struct HostView {
 struct LaunchContext {
     Runtime runtime = Runtime::unknown;
     Fact<Environment> env;  // the task's environment, as NCCL reads it
-    // Sources that may add variables to a known `env` but that launchguard
-    // cannot read (a pod's envFrom ConfigMap): a name absent from `env` is
-    // then unknown, not unset, while the names `env` holds are decided.
+    // Variables the task gets whose value launchguard cannot know before it
+    // runs, each with the one construct that sets it ("spec.containers[0].
+    // env[2] (NCCL_SOCKET_IFNAME): valueFrom.fieldRef is read when the pod
+    // starts", "line 12: export NCCL_IB_HCA=$(...)"). Such a construct can
+    // set only that name: every other name stays decided. Not in `env`.
+    std::map<std::string, std::string, std::less<>> env_unknown;
+    // Constructs that may set ANY variable and that launchguard cannot read
+    // (a pod's envFrom of an unread ConfigMap, `source FILE`, `module load`,
+    // `eval`, `export $(...)`), each naming itself and where it is written:
+    // a name absent from `env` is then unknown, not unset, while the names
+    // `env` holds are decided.
     std::vector<std::string> env_unread_sources;
     std::shared_ptr<const FileView> files;  // the task's filesystem view; never null once probed
     Fact<CpuSet> cpu_mask;                  // sched_getaffinity of the task

@@ -77,7 +77,7 @@ ContainerEnv read_environment(const json::object& container, const std::string& 
                 return;
             }
         }
-        env.unread.push_back(std::move(what));
+        env.unread.push_back(item_field + ": " + what + " may set any variable, and the review does not have it");
         env.env_from = true;
     });
     for_each_object(container, "env", where, [&](const json::object& item, const std::string& item_field) {
@@ -85,17 +85,24 @@ ContainerEnv read_environment(const json::object& container, const std::string& 
         if (!name || name->empty()) throw SpecError{field_path(item_field, "name"), "missing"};
         env.sources[*name] = EnvSource::env_list;
         auto value = string_field(item, "value", item_field);
-        if (object_field(item, "valueFrom", item_field) != nullptr) {
+        std::string entry = item_field + " (" + *name + ")";
+        if (const json::object* from = object_field(item, "valueFrom", item_field)) {
+            // fieldRef, secretKeyRef, configMapKeyRef, resourceFieldRef: one
+            // value, read when the pod starts; it can set only this name.
+            std::string kind =
+                from->empty() ? std::string("valueFrom") : "valueFrom." + std::string(from->begin()->key());
             env.values.erase(*name);
-            env.unread.push_back("the value of " + *name + " (valueFrom)");
+            env.unknown[*name] = entry + ": " + kind + " is read when the pod starts";
         } else if (value && value->find("$(") != std::string::npos) {
             // Kubernetes expands $(VAR) from other variables: not read here.
             env.values.erase(*name);
-            env.unread.push_back("the value of " + *name + " ($(...) expansion)");
+            env.unknown[*name] = entry + ": the kubelet expands its $(...) when the pod starts";
         } else {
             env.values[*name] = value.value_or("");
+            env.unknown.erase(*name);
         }
     });
+    std::string shell_field = where + " command and args";
     for (const auto& set : shell.exports) {
         env.sources[set.name] = EnvSource::shell;
         // Each export sees what the ones before it set.
@@ -103,12 +110,15 @@ ContainerEnv read_environment(const json::object& container, const std::string& 
         if (!value && set.pattern) value = expand_variables(*set.pattern, env.values);
         if (value) {
             env.values[set.name] = *value;
+            env.unknown.erase(set.name);
         } else {
             env.values.erase(set.name);
-            env.unread.push_back("the value of " + set.name + " (" + set.origin + ")");
+            env.unknown[set.name] = shell_field + ", " + set.origin + ": " + set.name + "=" +
+                                    (set.pattern ? *set.pattern + " names a variable the spec does not set"
+                                                 : set.why_unknown + " is computed when the container runs");
         }
     }
-    for (const auto& script : shell.sourced) env.unread.push_back("the script it sources (" + script + ")");
+    for (const auto& source : shell.open_sources) env.unread.push_back(shell_field + ", " + source);
     return env;
 }
 
@@ -432,11 +442,14 @@ ContainerEnv rank_environment(const ContainerLaunch& launcher) {
     ContainerEnv ranks;
     for (const auto& set : launcher.shell.rank_exports) {
         ranks.sources[set.name] = EnvSource::launcher;
+        std::string where = launcher.field + " command and args, " + set.origin;
         if (set.forwarded) {
             if (auto it = launcher.env.values.find(set.name); it != launcher.env.values.end()) {
                 ranks.values[set.name] = it->second;
+            } else if (auto unknown = launcher.env.unknown.find(set.name); unknown != launcher.env.unknown.end()) {
+                ranks.unknown[set.name] = where + " passes the launcher's value: " + unknown->second;
             } else if (!launcher.env.unread.empty()) {
-                ranks.unread.push_back("the value of " + set.name + " (" + set.origin + " on " + launcher.field + ")");
+                ranks.unknown[set.name] = where + " passes the launcher's value, which " + launcher.env.unread.front();
             } else {
                 ranks.sources.erase(set.name);  // unset on the launcher: mpirun passes nothing
             }
@@ -446,7 +459,9 @@ ContainerEnv rank_environment(const ContainerLaunch& launcher) {
             // The launcher's shell expands -x NAME=${X} from its own environment.
             ranks.values[set.name] = *expanded;
         } else {
-            ranks.unread.push_back("the value of " + set.name + " (" + set.origin + " on " + launcher.field + ")");
+            ranks.unknown[set.name] = where + ": the value " +
+                                      (set.pattern ? "names a variable the launcher's spec does not set"
+                                                   : "is computed when the container runs");
         }
     }
     return ranks;
@@ -456,8 +471,10 @@ ContainerEnv overlay_environment(ContainerEnv base, const ContainerEnv& overlay)
     for (const auto& [name, source] : overlay.sources) {
         base.sources[name] = source;
         base.values.erase(name);
+        base.unknown.erase(name);
     }
     for (const auto& [name, value] : overlay.values) base.values[name] = value;
+    for (const auto& [name, why] : overlay.unknown) base.unknown[name] = why;
     base.unread.insert(base.unread.end(), overlay.unread.begin(), overlay.unread.end());
     base.env_from = base.env_from || overlay.env_from;
     return base;

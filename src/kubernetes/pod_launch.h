@@ -25,7 +25,13 @@ enum class EnvSource { env_list, env_from, shell, launcher };
 
 struct ContainerEnv {
     Environment values;
-    std::vector<std::string> unread;  // sources that may add variables (envFrom, sourced scripts, valueFrom)
+    // Variables whose value is known only when the pod runs (valueFrom,
+    // `-x NAME=$X`, `export NAME=$(cmd)`), each with the one construct that
+    // sets it: only these names are unknown.
+    std::map<std::string, std::string, std::less<>> unknown;
+    // Constructs that may set any variable (envFrom of an unread ConfigMap,
+    // `source`, `module load`, `eval`), each naming where it is written.
+    std::vector<std::string> unread;
     std::map<std::string, EnvSource, std::less<>> sources;
     bool env_from = false;
 };

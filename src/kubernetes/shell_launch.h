@@ -1,9 +1,12 @@
 // What a container's command and args tell about its launch, read the way
-// a shell would run them: `export NAME=value`, `NAME=value cmd`, sourced
-// scripts, `mpirun -x` (Open MPI) and `-genv` (MPICH, Intel MPI), and the
-// torchrun flags that decide the job's shape. Real manifests set most NCCL
-// variables here rather than in `env`. Nothing is executed: a value that
-// needs an expansion ($VAR, $(cmd)) is unknown, never guessed.
+// a shell would run them by the shared shell reader (shell/interpreter.h,
+// which reads Slurm batch scripts too): `export NAME=value`, `NAME=value
+// cmd`, wrappers (`env X=1 prog`), blocks whose conditions it decides or
+// not, what may set any variable (`source`, `module load`, `eval`), plus what
+// the launchers mean: `mpirun -x` (Open MPI) and `-genv` (MPICH, Intel MPI),
+// and the torchrun flags that decide the job's shape. Real manifests set
+// most NCCL variables here rather than in `env`. Nothing is executed: a
+// value that needs an expansion ($VAR, $(cmd)) is unknown, never guessed.
 #pragma once
 
 #include <optional>
@@ -11,6 +14,7 @@
 #include <vector>
 
 #include "context/launch_context.h"
+#include "shell/pattern.h"
 
 namespace launchguard::kubernetes {
 
@@ -21,14 +25,18 @@ struct ShellAssignment {
     // The value with its $NAME / ${NAME} references, when those are all it
     // needs: expand_variables resolves it against the environment it runs in.
     std::optional<std::string> pattern;
-    std::string origin;  // "export NCCL_IB_HCA=mlx5" as written
+    std::string origin;       // "export on line 2", "mpirun -x NCCL_IB_HCA=mlx5" as written
+    std::string why_unknown;  // for a value that is neither known nor a pattern: the construct
 };
 
 struct ShellLaunch {
     // Variables the container's own processes get, in the order written.
     std::vector<ShellAssignment> exports;
-    // Scripts the shell sources: they may set anything.
-    std::vector<std::string> sourced;
+    // Constructs that may set any variable, each with its line in the script:
+    // "line 3: source /etc/nccl-env.sh may set any variable".
+    std::vector<std::string> open_sources;
+    // What the reader could not follow.
+    std::vector<std::string> notes;
     // What an MPI launcher passes to every rank, local and on the workers.
     std::vector<ShellAssignment> rank_exports;
     std::optional<int> mpi_ranks;             // mpirun -np N
@@ -41,10 +49,11 @@ struct ShellLaunch {
 // script is read as the script it is.
 ShellLaunch read_shell_launch(const std::vector<std::string>& command, const std::vector<std::string>& args);
 
-// `pattern` with $NAME and ${NAME} replaced from `env`. A name `env` lacks
-// leaves the result unknown, since the image's own ENV may set it (an empty
-// guess could invent a finding); so does any other expansion ($(cmd),
-// ${X:-y}, $1).
-std::optional<std::string> expand_variables(std::string_view pattern, const Environment& env);
+// `pattern` with $NAME and ${NAME} replaced from `env` (shell::expand_pattern).
+// A name `env` lacks leaves the result unknown, since the image's own ENV may
+// set it; so does any other expansion ($(cmd), ${X:-y}, $1).
+inline std::optional<std::string> expand_variables(std::string_view pattern, const Environment& env) {
+    return shell::expand_pattern(pattern, env);
+}
 
 }  // namespace launchguard::kubernetes

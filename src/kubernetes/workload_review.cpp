@@ -129,6 +129,7 @@ LaunchContext container_context(const ContainerLaunch& container, const Containe
     LaunchContext ctx;
     ctx.runtime = Runtime::kubernetes;
     ctx.env = Fact<Environment>::known(env.values, container.field + " env, envFrom, command and args");
+    ctx.env_unknown = env.unknown;
     ctx.env_unread_sources = env.unread;
     ctx.files = container.files;
     const std::string node = "a pod spec does not describe its node; node facts come from the profile";

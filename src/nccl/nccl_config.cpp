@@ -325,9 +325,11 @@ public:
     [[nodiscard]] std::string describe() const override { return "no file view"; }
 };
 
-EffectiveConfig resolve_impl(const Environment& env, const FileView& files, bool env_known) {
+EffectiveConfig resolve_impl(const Environment& env, const FileView& files, bool env_known,
+                             const std::map<std::string, std::string, std::less<>>& unknown = {}) {
     EffectiveConfig config;
     config.env_known = env_known;
+    config.unknown = unknown;
     for (const auto& [name, value] : env) {
         if (!name.starts_with("NCCL_")) continue;
         config.settings.emplace(name, Setting{name, value, Source::environment, std::string(kEnvironmentOrigin)});
@@ -340,7 +342,12 @@ EffectiveConfig resolve_impl(const Environment& env, const FileView& files, bool
     };
     std::vector<Candidate> candidates;
     auto conf_file = env.find("NCCL_CONF_FILE");
-    if (!env_known) {
+    auto unknown_choice = unknown.find("NCCL_CONF_FILE");
+    if (unknown_choice == unknown.end() && conf_file == env.end()) unknown_choice = unknown.find("HOME");
+    if (unknown_choice != unknown.end()) {
+        config.notes.push_back(unknown_choice->first + " is unknown (" + unknown_choice->second +
+                               "): cannot tell which conf file besides /etc/nccl.conf applies");
+    } else if (!env_known) {
         config.notes.push_back(
             "task environment unknown: cannot tell whether NCCL_CONF_FILE or $HOME/.nccl.conf apply; only "
             "/etc/nccl.conf was considered");
@@ -365,6 +372,8 @@ EffectiveConfig resolve_impl(const Environment& env, const FileView& files, bool
         apply_conf(*file, candidate.source, env, config);
         config.loaded.push_back(std::move(*file));
     }
+    // An unknown value in the environment may beat a conf file's: neither is in effect for sure.
+    for (const auto& [name, why] : unknown) config.settings.erase(name);
     return config;
 }
 
@@ -537,10 +546,10 @@ EffectiveConfig resolve(const LaunchContext& ctx) {
         if (ctx.env.is_known()) {
             // Variables the env lists are decided; any other may come from a
             // source launchguard cannot read, so an absent one is unknown.
-            EffectiveConfig config = resolve_impl(ctx.env.value(), files, ctx.env_unread_sources.empty());
+            EffectiveConfig config =
+                resolve_impl(ctx.env.value(), files, ctx.env_unread_sources.empty(), ctx.env_unknown);
             for (const auto& source : ctx.env_unread_sources) {
-                config.notes.push_back("the environment may hold more variables from " + source +
-                                       ", which launchguard cannot read");
+                config.notes.push_back("the environment may hold more variables: " + source);
             }
             return config;
         }

@@ -78,9 +78,14 @@ struct EffectiveConfig {
     std::map<std::string, Setting, std::less<>> settings;
     std::vector<ConfFile> loaded;    // conf files NCCL would load, in load order
     std::vector<std::string> notes;  // "NCCL_CONF_FILE=/x names a missing file: skipped"
-    bool env_known = true;           // false when the task env is unknown (then only files count)
+    bool env_known = true;           // false when the task env is unknown or may hold any variable
+    // Variables whose value is unknown, each with the construct that sets it
+    // (LaunchContext::env_unknown); they are not in `settings`.
+    std::map<std::string, std::string, std::less<>> unknown;
 
     [[nodiscard]] const Setting* get(std::string_view name) const;
+    // Whether `name` is decided: known to be set (get) or known to be unset.
+    [[nodiscard]] bool decided(std::string_view name) const { return env_known && unknown.find(name) == unknown.end(); }
     [[nodiscard]] std::optional<std::string> value(std::string_view name) const;
 };
 

@@ -95,7 +95,7 @@ void check_host_not_visible(const RuleInput& in, RuleOutput& out) {
         if (value.task != nullptr && value.task->value == value.entry->value) continue;
         if (value.task != nullptr && value.task->source == nccl::Source::environment) {
             overridden.push_back(&value);
-        } else if (value.task == nullptr && !in.nccl.env_known) {
+        } else if (value.task == nullptr && !in.nccl.decided(value.entry->name)) {
             undecided.push_back(&value);
         } else {
             missed.push_back(&value);
@@ -104,7 +104,7 @@ void check_host_not_visible(const RuleInput& in, RuleOutput& out) {
     if (missed.empty()) {
         if (!undecided.empty()) {
             out.unknown("cannot tell whether the task gets " + undecided.front()->entry->name + " from the host's " +
-                        conf_path + " because " + rules::env_unknown_reason(in.ctx));
+                        conf_path + " because " + rules::env_unknown_reason(in.ctx, undecided.front()->entry->name));
         }
         return;
     }

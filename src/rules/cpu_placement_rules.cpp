@@ -108,7 +108,8 @@ GpuPlacement place(const std::vector<Gpu>& gpus, const CpuSet& mask) {
 // cannot decide or have nothing to check.
 bool affinity_facts_ready(const RuleInput& in, RuleOutput& out, std::string_view what) {
     if (nccl_ignores_affinity(in)) return false;
-    if (rules::setting_or_unknown(in, out, "NCCL_IGNORE_CPU_AFFINITY", what) == nullptr && !in.nccl.env_known) {
+    if (rules::setting_or_unknown(in, out, "NCCL_IGNORE_CPU_AFFINITY", what) == nullptr &&
+        !in.nccl.decided("NCCL_IGNORE_CPU_AFFINITY")) {
         return false;
     }
     const LaunchContext& ctx = in.ctx;

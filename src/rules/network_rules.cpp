@@ -401,9 +401,9 @@ Condition no_net_plugin(const RuleInput& in) {
 
 void check_fallback_unguarded(const RuleInput& in, RuleOutput& out) {
     if (in.nccl.get("NCCL_NET") != nullptr) return;
-    if (!in.nccl.env_known) {
+    if (!in.nccl.decided("NCCL_NET")) {
         out.unknown(in.ctx.env ? "cannot tell whether NCCL_NET guards against a silent socket fallback because " +
-                                     rules::env_unknown_reason(in.ctx)
+                                     rules::env_unknown_reason(in.ctx, "NCCL_NET")
                                : "cannot tell whether NCCL_NET guards against a silent socket fallback because the "
                                  "task environment is unknown: " +
                                      in.ctx.env.reason());
@@ -583,9 +583,9 @@ void check_qps_low(const RuleInput& in, RuleOutput& out) {
     if (!in.profile.nccl.qps) return;
     const auto& qps = *in.profile.nccl.qps;
     const nccl::Setting* setting = in.nccl.get("NCCL_IB_QPS_PER_CONNECTION");
-    if (setting == nullptr && !in.nccl.env_known) {
+    if (setting == nullptr && !in.nccl.decided("NCCL_IB_QPS_PER_CONNECTION")) {
         out.unknown(in.ctx.env ? "cannot tell how many queue pairs NCCL opens per connection because " +
-                                     rules::env_unknown_reason(in.ctx)
+                                     rules::env_unknown_reason(in.ctx, "NCCL_IB_QPS_PER_CONNECTION")
                                : "cannot tell how many queue pairs NCCL opens per connection because the task "
                                  "environment is unknown: " +
                                      in.ctx.env.reason());

@@ -25,11 +25,17 @@ std::vector<RemediationOp> restore_default(const nccl::Setting& setting, std::st
                                        setting.origin + ") so that no launch inherits it")};
 }
 
-std::string env_unknown_reason(const LaunchContext& ctx) {
+std::string env_unknown_reason(const LaunchContext& ctx, std::string_view name) {
     if (!ctx.env) return "the task's environment is unknown (" + ctx.env.reason() + ")";
+    if (auto it = ctx.env_unknown.find(name); it != ctx.env_unknown.end()) {
+        return std::string(name) + " is set to a value known only when the job runs: " + it->second;
+    }
     if (!ctx.env_unread_sources.empty()) {
-        return "the task environment may hold variables from " + join(ctx.env_unread_sources) +
-               ", which launchguard cannot read";
+        std::string reason = ctx.env_unread_sources.front();
+        if (ctx.env_unread_sources.size() > 1) {
+            reason += " (and " + std::to_string(ctx.env_unread_sources.size() - 1) + " more such constructs)";
+        }
+        return reason;
     }
     return "the task environment is incomplete";
 }
@@ -37,13 +43,13 @@ std::string env_unknown_reason(const LaunchContext& ctx) {
 const nccl::Setting* setting_or_unknown(const RuleInput& in, RuleOutput& out, std::string_view name,
                                         std::string_view what) {
     if (const nccl::Setting* setting = in.nccl.get(name)) return setting;
-    if (!in.nccl.env_known && !in.ctx.env) {
+    if (!in.ctx.env) {
         std::string reason = in.ctx.env.reason().empty() ? "the task environment is unknown" : in.ctx.env.reason();
         out.unknown("cannot tell " + std::string(what) + " because " + std::string(name) +
                     " may be set in the task environment, which is unknown: " + reason);
-    } else if (!in.nccl.env_known) {
+    } else if (!in.nccl.decided(name)) {
         out.unknown("cannot tell " + std::string(what) + " because " + std::string(name) +
-                    " may be set: " + env_unknown_reason(in.ctx));
+                    " may be set: " + env_unknown_reason(in.ctx, name));
     }
     return nullptr;
 }

@@ -34,10 +34,11 @@ std::vector<RemediationOp> restore_default(const nccl::Setting& setting, std::st
 // task environment is unknown an absent name may still be set there: then the
 // rule says it cannot tell (with `what`, e.g. "whether P2P is disabled") and
 // nullptr is returned too.
-// Why a variable absent from the task environment may still be set there:
-// the environment is unknown, or it may hold variables from sources
-// launchguard cannot read (a pod's envFrom ConfigMap).
-std::string env_unknown_reason(const LaunchContext& ctx);
+// Why `name`, absent from the task environment, may still be set there: the
+// environment is unknown, the one construct that sets `name` to a value
+// known only at run time (LaunchContext::env_unknown), or the first
+// construct that may set any variable (a pod's envFrom ConfigMap, `source`).
+std::string env_unknown_reason(const LaunchContext& ctx, std::string_view name);
 const nccl::Setting* setting_or_unknown(const RuleInput& in, RuleOutput& out, std::string_view name,
                                         std::string_view what);
 

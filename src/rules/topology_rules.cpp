@@ -52,9 +52,9 @@ struct TopoLookup {
 TopoLookup find_topo_file(const RuleInput& in) {
     const nccl::Setting* setting = in.nccl.get(kTopoVariable);
     bool set_in_env = setting != nullptr && setting->source == nccl::Source::environment;
-    if (!in.nccl.env_known && !set_in_env) {
+    if (!in.nccl.decided(kTopoVariable) && !set_in_env) {
         // The environment beats every conf file, so a conf value proves nothing.
-        return {std::nullopt, rules::env_unknown_reason(in.ctx)};
+        return {std::nullopt, rules::env_unknown_reason(in.ctx, kTopoVariable)};
     }
     if (!in.files) return {std::nullopt, "there is no view of the task's filesystem"};
 

@@ -2,13 +2,16 @@
 // #SBATCH directives, the variables it exports, and each srun step with its
 // own options and environment. Only what the text states is known; anything
 // computed when the job runs ($(...), backticks, variables the script does
-// not set, assignments inside if/case/loops) stays unknown, never guessed.
+// not set, assignments inside if/case/loops whose condition the script does
+// not decide) stays unknown, never guessed, and `source`/`module load` may
+// set any variable (SrunStep::open_sources).
 //
-// The reader is a small shell lexer, not a shell: it follows quoting,
-// line continuations, heredocs (skipped), arrays (`declare -a A=(...)`,
-// `A+=(...)`, `"${A[@]}"`) and `bash -c '...'` in a step, and gives up on a
-// construct with a note instead of failing. Every loop advances through the
-// input, and the input is bounded, so hostile text cannot make it hang.
+// The shell is read by the shared reader (shell/interpreter.h), which the
+// manifest reader uses too; this file adds what Slurm means: #SBATCH
+// directives, srun steps behind their wrappers, srun's options and --export,
+// and the program each step runs (`bash -c '...'`, `env X=1 prog`). A
+// construct it cannot follow gives a note instead of a failure; the input
+// is bounded, so hostile text cannot make it hang.
 #pragma once
 
 #include <cstddef>
@@ -65,7 +68,11 @@ struct SrunStep {
     bool environment_complete = true;     // false when the step's environment cannot be known
     std::string environment_why_unknown;  // why, when it is not complete
     bool conditional = false;             // inside if/case/loop: runs only when a condition holds
-    std::string program;                  // first word after the options ("" when unknown)
+    // Constructs read before the step that may set any variable ("line 12:
+    // source /etc/profile.d/nccl.sh may set any variable"): a variable absent
+    // from `environment` is then unknown, not unset.
+    std::vector<std::string> open_sources;
+    std::string program;  // first word after the options ("" when unknown)
     // Where srun's own options may be added: the physical line (1-based) and
     // the byte column just after the srun word; line 0 when the srun word
     // comes out of an expansion with other words, or ends inside a quote that
@@ -76,15 +83,16 @@ struct SrunStep {
 
 struct BatchScript {
     std::string path;
-    std::vector<Option> directives;  // #SBATCH, in order
-    VariableMap exported;            // exported at the end of the script (for steps: see SrunStep)
-    std::vector<SrunStep> steps;     // at most kMaxSteps (more is an error)
-    std::vector<std::string> notes;  // what the reader could not follow, with line numbers
-    std::vector<std::string> lines;  // the script's physical lines, for `review --patched`
-    int last_directive_line = 0;     // 0 when there is none
-    int shebang_lines = 0;           // 1 when the first line is "#!..."
-    bool final_newline = true;       // false when the last line has no line break
-    bool crlf = false;               // a line ends with CR LF (DOS line breaks), with a note
+    std::vector<Option> directives;         // #SBATCH, in order
+    VariableMap exported;                   // exported at the end of the script (for steps: see SrunStep)
+    std::vector<std::string> open_sources;  // as SrunStep::open_sources, at the end of the script
+    std::vector<SrunStep> steps;            // at most kMaxSteps (more is an error)
+    std::vector<std::string> notes;         // what the reader could not follow, with line numbers
+    std::vector<std::string> lines;         // the script's physical lines, for `review --patched`
+    int last_directive_line = 0;            // 0 when there is none
+    int shebang_lines = 0;                  // 1 when the first line is "#!..."
+    bool final_newline = true;              // false when the last line has no line break
+    bool crlf = false;                      // a line ends with CR LF (DOS line breaks), with a note
 };
 
 // Errors for input that is not a batch script at all (too large, binary) and

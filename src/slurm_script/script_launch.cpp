@@ -192,6 +192,17 @@ JobShape job_shape(const OptionLookup& options, const Profile& profile) {
     return shape;
 }
 
+// What makes a step's variable unknown, as one line: "export on line 30:
+// $(uname -m) is computed when the job runs".
+std::string unknown_cause(const Variable& variable) {
+    std::string cause = variable.origin.empty() ? "line " + std::to_string(variable.line) : variable.origin;
+    if (variable.why_unknown.empty()) return cause + ": the value is known only when the job runs";
+    if (variable.why_unknown.starts_with("set ") || variable.why_unknown.starts_with("unset ")) {
+        return cause + ": " + variable.why_unknown;
+    }
+    return cause + ": " + variable.why_unknown + " is known only when the job runs";
+}
+
 // pyxis starts a container only for --container-image or --container-name;
 // its other options are ignored (with an error) without one of them.
 bool starts_container(const Option& option) { return option.is("--container-image") || option.is("--container-name"); }
@@ -245,6 +256,7 @@ std::vector<StepLaunch> launches_from_script(const BatchScript& script, const Pr
     if (batch_step) {
         SrunStep step;
         step.environment = script.exported;
+        step.open_sources = script.open_sources;
         steps.push_back(std::move(step));
     }
 
@@ -267,10 +279,25 @@ std::vector<StepLaunch> launches_from_script(const BatchScript& script, const Pr
             if (variable.value) {
                 env[name] = *variable.value;
             } else {
+                // Unknown, not unset: only this name, with what sets it.
+                ctx.env_unknown[name] = unknown_cause(variable);
                 launch.notes.push_back(name + " (" + variable.origin + ") is not known before the job runs" +
                                        (variable.why_unknown.empty() ? "" : ": " + variable.why_unknown) +
-                                       "; rules judged the step without it");
+                                       "; only this variable is unknown, and rules that need it say so");
             }
+        }
+        for (const auto& option : container_options) {
+            if (!option.is("--container-env") || !option.value_known) continue;
+            for (const auto& name : split_list(option.value, ',')) {
+                if (!name.empty() && env.count(name) == 0 && ctx.env_unknown.count(name) == 0) {
+                    ctx.env_unknown[name] = option.written + " on line " + std::to_string(option.line) + " passes " +
+                                            name + " from the submitting shell, which a review does not see";
+                }
+            }
+        }
+        ctx.env_unread_sources = step.open_sources;
+        for (const auto& source : step.open_sources) {
+            launch.notes.push_back(source + ": a variable the script does not set is unknown, not unset");
         }
         if (const Option* bind = options.get("--cpu-bind"); bind && bind->value_known) {
             ctx.requested_cpu_bind = Fact<std::string>::known(bind->value, where(*bind));

@@ -27,8 +27,8 @@ TEST(ShellLaunch, ExportsAndPrefixAssignments) {
     EXPECT_EQ(value_of(launch.exports, "NCCL_IB_HCA"), "mlx5_0:1");
     EXPECT_EQ(value_of(launch.exports, "NCCL_PROTO"), "<absent>");
     EXPECT_EQ(value_of(launch.exports, "NCCL_SOCKET_IFNAME"), "<unknown>");
-    ASSERT_EQ(launch.sourced.size(), 1U);
-    EXPECT_EQ(launch.sourced[0], "/etc/nccl-env.sh");
+    ASSERT_EQ(launch.open_sources.size(), 1U);
+    EXPECT_EQ(launch.open_sources[0], "line 5: source /etc/nccl-env.sh may set any variable");
 }
 
 TEST(ShellLaunch, MpirunMinusXAndTheProgramsOwnFlags) {

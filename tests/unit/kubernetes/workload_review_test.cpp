@@ -211,6 +211,65 @@ TEST(KubernetesRules, FallbackUnguardedFiresOnAMultiNodeJobWithoutNcclNet) {
     EXPECT_FALSE(fired(review(single, profile_named("h100-cx7-ib"))).count("net.fallback-unguarded"));
 }
 
+// ---------------------------------------------------------------- unknowns, per variable
+
+const Unknown* unknown_of(const WorkloadReview& review, const std::string& rule) {
+    for (const auto& u : review.report.unknowns) {
+        if (u.rule == rule) return &u;
+    }
+    return nullptr;
+}
+
+TEST(KubernetesUnknowns, AValueFromMakesOnlyItsOwnVariableUnknown) {
+    json::value job = good_job();
+    without_net_plugin(job, kJobPod);
+    json::object& container = first_container(job, kJobPod);
+    container["env"].as_array().push_back(json::object{
+        {"name", "NCCL_SOCKET_IFNAME"},
+        {"valueFrom", json::object{{"fieldRef", json::object{{"fieldPath", "metadata.annotations['net']"}}}}}});
+    container["env"].as_array().push_back(
+        json::object{{"name", "NCCL_IB_QPS_PER_CONNECTION"},
+                     {"valueFrom", json::object{{"configMapKeyRef", json::object{{"name", "x"}, {"key", "qps"}}}}}});
+    const WorkloadReview reviewed = review(job, profile_named("h100-cx7-ib"));
+    // The unset-NCCL_NET warning still fires next to them.
+    EXPECT_TRUE(fired(reviewed).count("net.fallback-unguarded"));
+    const Unknown* qps = unknown_of(reviewed, "net.qps-low");
+    if (qps != nullptr) {
+        EXPECT_NE(qps->reason.find("spec.template.spec.containers[0].env[2] (NCCL_IB_QPS_PER_CONNECTION): "
+                                   "valueFrom.configMapKeyRef is read when the pod starts"),
+                  std::string::npos)
+            << qps->reason;
+    }
+}
+
+TEST(KubernetesUnknowns, OnlyWhatMaySetAnyVariableWidensTheUnknown) {
+    for (const std::string construct :
+         {"source /etc/nccl.sh", ". /etc/nccl.sh", "module load nccl", "eval \"$X\"", "export $(cat /etc/nccl.env)"}) {
+        json::value job = good_job();
+        without_net_plugin(job, kJobPod);
+        first_container(job, kJobPod)["command"] =
+            json::array{"/bin/bash", "-c", "export NCCL_IB_HCA=mlx5_0\n" + construct + "\npython train.py"};
+        const WorkloadReview reviewed = review(job, profile_named("h100-cx7-ib"));
+        EXPECT_FALSE(fired(reviewed).count("net.fallback-unguarded")) << construct;
+        const Unknown* u = unknown_of(reviewed, "net.fallback-unguarded");
+        ASSERT_NE(u, nullptr) << construct;
+        EXPECT_NE(u->reason.find("spec.template.spec.containers[0] command and args, line 2: "), std::string::npos)
+            << u->reason;
+        EXPECT_NE(u->reason.find("may set any variable"), std::string::npos) << u->reason;
+    }
+    // envFrom of a ConfigMap the review does not have.
+    json::value job = good_job();
+    without_net_plugin(job, kJobPod);
+    first_container(job, kJobPod)["envFrom"] =
+        json::array{json::object{{"configMapRef", json::object{{"name", "nccl-env"}}}}};
+    const Unknown* u = unknown_of(review(job, profile_named("h100-cx7-ib")), "net.fallback-unguarded");
+    ASSERT_NE(u, nullptr);
+    EXPECT_NE(u->reason.find("spec.template.spec.containers[0].envFrom[0]: ConfigMap nccl-env (envFrom) may set any "
+                             "variable"),
+              std::string::npos)
+        << u->reason;
+}
+
 TEST(KubernetesRules, RdmaResourcesAreEvidenceOfAnRdmaNode) {
     // The default profile names no RDMA NICs; an rdma/ib device does.
     json::value job = good_job();
@@ -931,6 +990,16 @@ TEST(KubernetesNodeLabels, SelectorAndSingleValueAffinity) {
     EXPECT_EQ(labels["node.kubernetes.io/instance-type"], "Standard_ND96isr_H100_v5");
     EXPECT_EQ(labels["nvidia.com/gpu.product"], "NVIDIA-H100-80GB-HBM3");
     EXPECT_TRUE(requested_node_labels(json::value("x")).empty());
+}
+
+TEST(KubernetesUnknowns, MpirunMinusXOfAnUnknownValueSetsOnlyThatName) {
+    // LD_LIBRARY_PATH is not in the launcher's env: only it is unknown.
+    json::value job = mpi_job(
+        "mpirun -np 32 -x NCCL_NET_PLUGIN=none -x LD_LIBRARY_PATH=/opt/extra/lib:$LD_LIBRARY_PATH "
+        "all_reduce_perf");
+    job.at_pointer("/spec/mpiReplicaSpecs/Worker/template/spec/containers/0/env").as_array().clear();
+    const WorkloadReview reviewed = review(job, profile_named("h100-cx7-ib"));
+    EXPECT_TRUE(fired(reviewed).count("net.fallback-unguarded")) << reviewed.report.unknowns.size();
 }
 
 }  // namespace

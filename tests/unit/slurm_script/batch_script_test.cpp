@@ -115,9 +115,64 @@ TEST(BatchScript, AssignmentsUnderAConditionAreUnknown) {
         "srun ./a\n");
     ASSERT_EQ(script.steps.size(), 1U);
     EXPECT_EQ(value_of(script.steps[0].environment, "NCCL_DEBUG"),
-              "<unknown: set inside if/case/loop, so only when a condition holds>");
+              "<unknown: set inside the if on line 1, so only when a condition the script does not decide holds>");
     EXPECT_EQ(value_of(script.steps[0].environment, "NCCL_NET"), "IB");
     EXPECT_FALSE(script.steps[0].conditional);
+}
+
+TEST(BatchScript, AConditionTheScriptDecidesDecidesTheBranch) {
+    const std::string body =
+        "if [[ $SLURM_JOB_NUM_NODES -gt 1 ]]; then\n"
+        "    export NCCL_IB_DISABLE=0\n"
+        "else\n"
+        "    export NCCL_IB_DISABLE=1\n"
+        "fi\n"
+        "HCA=mlx5\n"
+        "[ -n \"$HCA\" ] && export NCCL_IB_HCA=$HCA\n"
+        "srun ./a\n";
+    BatchScript two = parse("#!/bin/bash\n#SBATCH --nodes=2\n" + body);
+    ASSERT_EQ(two.steps.size(), 1U);
+    EXPECT_EQ(value_of(two.steps[0].environment, "NCCL_IB_DISABLE"), "0");
+    EXPECT_EQ(value_of(two.steps[0].environment, "NCCL_IB_HCA"), "mlx5");
+    BatchScript one = parse("#!/bin/bash\n#SBATCH -N 1\n" + body);
+    EXPECT_EQ(value_of(one.steps[0].environment, "NCCL_IB_DISABLE"), "1");
+    // A node range is no one number: the branch is not decided, and the line is named.
+    BatchScript range = parse("#!/bin/bash\n#SBATCH --nodes=1-4\n" + body);
+    EXPECT_EQ(value_of(range.steps[0].environment, "NCCL_IB_DISABLE"),
+              "<unknown: set inside the if on line 3, so only when a condition the script does not decide holds>");
+    // The variable stays in the step: unknown, never dropped.
+    EXPECT_EQ(range.steps[0].environment.count("NCCL_IB_DISABLE"), 1U);
+}
+
+TEST(BatchScript, SourceModuleAndEvalMaySetAnyVariable) {
+    BatchScript script = parse(
+        "#!/bin/bash\n"
+        "srun ./before\n"
+        "source /etc/profile.d/nccl.sh\n"
+        "module load nccl/2.21\n"
+        "srun ./after\n");
+    ASSERT_EQ(script.steps.size(), 2U);
+    EXPECT_TRUE(script.steps[0].open_sources.empty());
+    ASSERT_EQ(script.steps[1].open_sources.size(), 2U);
+    EXPECT_EQ(script.steps[1].open_sources[0], "line 3: source /etc/profile.d/nccl.sh may set any variable");
+    EXPECT_EQ(script.steps[1].open_sources[1], "line 4: module load nccl/2.21 may set any variable");
+    EXPECT_EQ(script.open_sources.size(), 2U);
+}
+
+TEST(BatchScript, TheProgramSrunRunsIsReadLikeAContainersCommand) {
+    BatchScript script = parse(
+        "#!/bin/bash\n"
+        "srun --container-image=img bash -c 'NCCL_TOPO_FILE=/opt/topo.xml python train.py'\n"
+        "srun env NCCL_DEBUG=INFO NCCL_ALGO=$(pick) python train.py\n"
+        "srun bash -lc 'source /opt/env.sh; export NCCL_NET=IB; exec python train.py'\n");
+    ASSERT_EQ(script.steps.size(), 3U);
+    EXPECT_EQ(value_of(script.steps[0].environment, "NCCL_TOPO_FILE"), "/opt/topo.xml");
+    EXPECT_EQ(value_of(script.steps[1].environment, "NCCL_DEBUG"), "INFO");
+    EXPECT_EQ(value_of(script.steps[1].environment, "NCCL_ALGO"), "<unknown: $(pick)>");
+    EXPECT_EQ(value_of(script.steps[2].environment, "NCCL_NET"), "IB");
+    ASSERT_EQ(script.steps[2].open_sources.size(), 1U);
+    EXPECT_EQ(script.steps[2].open_sources[0],
+              "bash -c in the srun on line 4, line 4: source /opt/env.sh may set any variable");
 }
 
 TEST(BatchScript, SkipsHeredocBodies) {
@@ -143,8 +198,8 @@ TEST(BatchScript, ReadsTheRealFixtures) {
     BatchScript topology_aware =
         parse(fixture_text("slurm/awsome-topology-aware-nccl-tests-nccl-tests-container.sbatch"));
     ASSERT_EQ(topology_aware.steps.size(), 1U);
-    EXPECT_EQ(value_of(topology_aware.steps[0].environment, "NCCL_DEBUG"),
-              "<unknown: set inside if/case/loop, so only when a condition holds>");
+    // ENABLE_NCCL_DEBUG=${4:-false}: the default counts as the value, so the if on line 94 is decided.
+    EXPECT_EQ(value_of(topology_aware.steps[0].environment, "NCCL_DEBUG"), "<absent>");
     EXPECT_EQ(value_of(topology_aware.steps[0].environment, "NCCL_TESTS_SPLIT_MASK"), "0x0");
 
     BatchScript megatron = parse(fixture_text("slurm/awsome-megatron-megatron-lm-slurm-llama2-pretrain-llama2.sbatch"));

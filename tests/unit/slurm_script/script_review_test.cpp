@@ -245,6 +245,78 @@ bool has_unknown(const ScriptReview& r, const std::string& text) {
                        [&](const Unknown& u) { return u.reason.find(text) != std::string::npos; });
 }
 
+// ---------------------------------------------------------------- unknowns, per variable
+
+const Unknown* unknown_of(const ScriptReview& r, const std::string& rule) {
+    for (const auto& u : r.report.unknowns) {
+        if (u.rule == rule) return &u;
+    }
+    return nullptr;
+}
+
+TEST(ScriptReviewUnknowns, WhatMaySetAnyVariableMakesUnsetUnknownNamingTheLine) {
+    const std::string header = kPyxis + "export NCCL_IB_HCA=mlx5_0 NCCL_NET_PLUGIN=none\n";
+    ScriptReview plain = review(header + "srun ./a\n", "h100-cx7-ib");
+    ASSERT_NE(finding(plain, "net.fallback-unguarded"), nullptr) << ::testing::PrintToString(fired(plain));
+    for (const std::string construct :
+         {"source /etc/profile.d/nccl.sh", ". /etc/profile.d/nccl.sh", "module load nccl/2.21", "eval \"$(ucx env)\"",
+          "export $(cat nccl.env | xargs)"}) {
+        ScriptReview r = review(header + construct + "\nsrun ./a\n", "h100-cx7-ib");
+        EXPECT_EQ(finding(r, "net.fallback-unguarded"), nullptr) << construct;
+        const Unknown* u = unknown_of(r, "net.fallback-unguarded");
+        ASSERT_NE(u, nullptr) << construct;
+        EXPECT_NE(u->reason.find("line 4: "), std::string::npos) << u->reason;
+        EXPECT_NE(u->reason.find("may set any variable"), std::string::npos) << u->reason;
+        // What the script sets itself is still decided.
+        EXPECT_EQ(r.steps[0].launch.context.env.value().at("NCCL_IB_HCA"), "mlx5_0");
+    }
+}
+
+TEST(ScriptReviewUnknowns, AnUnknownValueMakesOnlyItsOwnVariableUnknown) {
+    ScriptReview r = review(
+        kPyxis + "export NCCL_IB_QPS_PER_CONNECTION=$(cat /etc/qps) NCCL_NET_PLUGIN=none\nsrun ./a\n", "h100-cx7-ib");
+    // The unset-NCCL_NET warning still fires next to it.
+    EXPECT_NE(finding(r, "net.fallback-unguarded"), nullptr) << ::testing::PrintToString(fired(r));
+    const auto& ctx = r.steps[0].launch.context;
+    ASSERT_EQ(ctx.env_unknown.count("NCCL_IB_QPS_PER_CONNECTION"), 1U);
+    EXPECT_EQ(ctx.env_unknown.at("NCCL_IB_QPS_PER_CONNECTION"),
+              "export on line 3: $(cat /etc/qps) is known only when the job runs");
+    EXPECT_TRUE(ctx.env_unread_sources.empty());
+}
+
+TEST(ScriptReviewUnknowns, ConditionalExportsAreDecidedOrUnknownNeverDropped) {
+    const std::string body =
+        "if [[ $SLURM_JOB_NUM_NODES -gt 1 ]]; then\n"
+        "  export NCCL_IB_DISABLE=1\n"
+        "fi\n"
+        "export NCCL_NET_PLUGIN=none\n"
+        "srun ./a\n";
+    ScriptReview decided = review("#!/bin/bash\n#SBATCH --nodes=2 --gpus-per-node=8\n" + body, "h100-cx7-ib");
+    EXPECT_NE(finding(decided, "net.ib-disabled"), nullptr) << ::testing::PrintToString(fired(decided));
+
+    ScriptReview undecided = review(
+        "#!/bin/bash\n#SBATCH --nodes=2 --gpus-per-node=8\n"
+        "if [[ -f /etc/no-ib ]]; then\n  export NCCL_IB_DISABLE=1\nfi\n"
+        "export NCCL_NET_PLUGIN=none\nsrun ./a\n",
+        "h100-cx7-ib");
+    EXPECT_EQ(finding(undecided, "net.ib-disabled"), nullptr);
+    const Unknown* u = unknown_of(undecided, "net.ib-disabled");
+    ASSERT_NE(u, nullptr) << ::testing::PrintToString(fired(undecided));
+    EXPECT_NE(u->reason.find("inside the if on line 3"), std::string::npos) << u->reason;
+    // Other variables stay decided.
+    EXPECT_NE(finding(undecided, "net.fallback-unguarded"), nullptr) << ::testing::PrintToString(fired(undecided));
+}
+
+TEST(ScriptReviewUnknowns, TheVariableSetInsideTheProgramSrunRunsCounts) {
+    ScriptReview r = review(kPyxis +
+                                "srun --container-image=nvcr.io/nvidia/pytorch:25.01-py3 "
+                                "--container-mounts=/opt/microsoft/ndv5-topo.xml:/opt/microsoft/ndv5-topo.xml "
+                                "bash -c 'NCCL_TOPO_FILE=/opt/microsoft/ndv5-topo.xml python train.py'\n",
+                            "azure-ndv5");
+    EXPECT_EQ(finding(r, "topo.required"), nullptr) << ::testing::PrintToString(fired(r));
+    EXPECT_EQ(finding(r, "topo.not-propagated"), nullptr) << ::testing::PrintToString(fired(r));
+}
+
 TEST(ScriptReview, StepsBehindWrappersAreJudged) {
     for (const std::string step :
          {"env NCCL_IB_DISABLE=1 srun ./a", "export NCCL_IB_DISABLE=1; timeout 2h srun ./a",
