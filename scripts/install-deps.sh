@@ -4,8 +4,8 @@
 #   (no flag)          what compiles and runs the CLI and the webhook: compilers, CMake, Ninja
 #                      and the libraries (scripts/check-this-machine.sh)
 #   --with-test-tools  also what the tests need: GoogleTest, Google Benchmark, clang and its
-#                      sanitizer runtimes, buildah, dpkg-dev, systemd, Python, Node.js and npm
-#                      (scripts/test.sh, scripts/sanitize.sh)
+#                      sanitizer runtimes, buildah, dpkg-dev, systemd, Python, Node.js and npm,
+#                      kubectl (scripts/test.sh, scripts/sanitize.sh)
 #   --with-slurm       also the Slurm daemons and headers (the Slurm plugins and their tests)
 #   --compile-only     the default alone, named for the Containerfile's build stage
 # Idempotent; must run as root (or with sudo available).
@@ -55,6 +55,9 @@ if [ "$with_test_tools" -eq 1 ]; then
   # The webhook's schema check runs on Node.js (npm kubernetes-models); the
   # machine's own node is used when there is one.
   command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
+  # tests/integration/kubectl: `kubectl apply --dry-run=client` parses the
+  # --patched output; any kubectl already installed does.
+  command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
 fi
 if [ "$with_slurm" -eq 1 ]; then packages+=("${slurm_packages[@]}"); fi
 
