@@ -183,8 +183,10 @@ TEST(NetVerbsMissing, QuietForSingleNodeJobsAndWhenIbIsOffOrAnotherNetIsChosen) 
 }
 
 TEST(NetVerbsMissing, UnknownWhenTheViewCannotTell) {
-    auto result = run_rule("net.verbs-missing",
-                           launch_from_yaml(kIbNode + kDevices + "unknown_files: [/usr/lib/x86_64-linux-gnu]\n"));
+    auto result =
+        run_rule("net.verbs-missing", launch_from_yaml(kIbNode + kDevices +
+                                                       "unknown_files: [/usr/lib/x86_64-linux-gnu/libibverbs.so, "
+                                                       "/usr/lib/x86_64-linux-gnu/libibverbs.so.1]\n"));
     EXPECT_TRUE(undecided_because(result, "net.verbs-missing", "cannot say whether"));
     auto no_nodes =
         run_rule("net.verbs-missing", launch_from_yaml("hwloc_xml: hwloc/32em64t-2n8c2t-pci-normalio.xml\n"));
