@@ -68,6 +68,7 @@ int run_check(const CheckArgs& args) {
     if (!args.gpus.empty()) probe.gpus = args.gpus;
     if (args.job_gpus >= 0) probe.job_gpus = args.job_gpus;
     if (args.job_nodes >= 0) probe.job_nodes = args.job_nodes;
+    probe.pci_capabilities = true;  // `check` runs the node rules too
     if (!args.runtime.empty()) {
         auto runtime = parse_runtime(args.runtime);
         if (!runtime)

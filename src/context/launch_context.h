@@ -37,9 +37,10 @@ struct JobShape {
 };
 
 struct ContainerFacts {
-    Fact<std::uint64_t> shm_bytes;                // size of /dev/shm as the task sees it
-    Fact<std::optional<std::uint64_t>> memlock;   // RLIMIT_MEMLOCK soft limit; nullopt = unlimited
-    Fact<std::vector<std::string>> capabilities;  // effective capabilities, "CAP_IPC_LOCK"
+    Fact<std::uint64_t> shm_bytes;                  // size of /dev/shm as the task sees it
+    Fact<std::optional<std::uint64_t>> memlock;     // RLIMIT_MEMLOCK soft limit; nullopt = unlimited
+    Fact<std::optional<std::uint64_t>> open_files;  // RLIMIT_NOFILE soft limit; nullopt = unlimited
+    Fact<std::vector<std::string>> capabilities;    // effective capabilities, "CAP_IPC_LOCK"
     Fact<bool> runs_as_root;
     // What the launcher says it starts, as written: pyxis --container-image,
     // a pod's image. Evidence only; the image's content stays unknown.

@@ -58,6 +58,11 @@ struct Nic {
     std::vector<std::string> pci_bridges;  // as Gpu::pci_bridges
     std::vector<IbPort> ports;
     PciLinkState link;
+    // The PCI driver of an RDMA device ("mlx5_core"), which names the verbs
+    // provider the container needs; empty when sysfs does not say.
+    std::string driver;
+    // Its verbs character devices ("uverbs0"), /dev/infiniband/<name> in a task.
+    std::vector<std::string> uverbs;
 };
 
 struct NetInterface {

@@ -27,6 +27,7 @@ Result<NodeCheck> run_node_check(const Profile& profile, const NodeCheckOptions&
     probe.environment = Environment{};
     probe.hwloc_xml = options.hwloc_xml;
     probe.sysfs_root = options.sysfs_root;
+    probe.pci_capabilities = true;  // hw.pcie-acs-p2p, virt.ats-off
     if (!options.hwloc_xml && !options.topology_cache.empty()) {
         // Link and port states are read live from sysfs over the cache
         // either way; only the device inventory comes from it.

@@ -159,6 +159,34 @@ Fact<std::vector<NetInterface>> probe_interfaces(const ProbeOptions& o, const Fa
                                                     " and no interfaces in the node topology");
 }
 
+// The devices whose ACS and ATS settings node rules judge: every bridge
+// above a GPU or a NIC, and the NICs themselves.
+std::vector<std::string> pci_capability_devices(const NodeTopology& topo) {
+    std::vector<std::string> busids;
+    for (const auto& gpu : topo.gpus) busids.insert(busids.end(), gpu.pci_bridges.begin(), gpu.pci_bridges.end());
+    for (const auto& nic : topo.nics) {
+        busids.insert(busids.end(), nic.pci_bridges.begin(), nic.pci_bridges.end());
+        if (!nic.busid.empty()) busids.push_back(nic.busid);
+    }
+    return busids;
+}
+
+void probe_pci_capabilities_into(const ProbeOptions& o, NodeFacts& node, const Fact<NodeTopology>& topo) {
+    if (!o.pci_capabilities) return;
+    if (!topo) {
+        node.pci_capabilities = Fact<std::map<std::string, PciCapabilities>>::unknown(
+            "the node topology, which names the GPUs' and NICs' bridges, is unknown: " + topo.reason());
+        return;
+    }
+    if (o.hwloc_xml && !o.sysfs_root) {
+        // The XML may describe another node: its bus ids say nothing about this one's config space.
+        node.pci_capabilities = Fact<std::map<std::string, PciCapabilities>>::unknown(
+            "the topology comes from " + *o.hwloc_xml + " and no sysfs tree of the same node was given");
+        return;
+    }
+    node.pci_capabilities = probe_pci_capabilities(o.sysfs_root.value_or("/"), pci_capability_devices(*topo));
+}
+
 // "mnt:DEV:INO net:DEV:INO" of this process; empty when procfs cannot say.
 std::optional<std::string> current_namespaces() {
     std::string key;
@@ -243,6 +271,7 @@ Result<NodeSnapshot> probe_node_snapshot(const ProbeOptions& o) {
     snapshot.node = probe_node_facts(o.sysfs_root.value_or("/"));
     snapshot.topology = probe_topology(o, error, &snapshot.node);
     if (error) return *error;
+    probe_pci_capabilities_into(o, snapshot.node, snapshot.topology);
     if (o.root == "/") {
         snapshot.read_in_namespaces = current_namespaces();
         snapshot.interfaces = probe_interfaces(o, snapshot.topology);
@@ -267,6 +296,7 @@ Result<LaunchContext> build_context(ProbeOptions o) {
         ctx.node = probe_node_facts(o.sysfs_root.value_or("/"));
         ctx.topology = probe_topology(o, error, &ctx.node);
         if (error) return *error;
+        probe_pci_capabilities_into(o, ctx.node, ctx.topology);
     }
 
     static const Environment kNoEnv;

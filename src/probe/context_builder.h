@@ -44,6 +44,10 @@ struct ProbeOptions {
     std::optional<int> job_nodes;
     Runtime runtime = Runtime::unknown;   // unknown = detect
     bool use_current_process_env = true;  // fall back to launchguard's own environment
+    // Read the PCIe extended capabilities (ACS, ATS) of the bridges on the
+    // GPUs' and NICs' paths and of the NICs: node checks and `check` do; a
+    // task check does not need them (no task rule reads them).
+    bool pci_capabilities = false;
     // The node's part read once for every task (probe_node_snapshot, with
     // these options); absent, build_context reads it itself.
     std::optional<NodeSnapshot> node_snapshot;

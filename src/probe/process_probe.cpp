@@ -129,25 +129,41 @@ Result<std::uint64_t> shm_size(const std::string& root) {
     return static_cast<std::uint64_t>(vfs.f_blocks) * static_cast<std::uint64_t>(vfs.f_frsize);
 }
 
-Result<std::optional<std::uint64_t>> current_memlock() {
-    struct rlimit lim {};
-    if (::getrlimit(RLIMIT_MEMLOCK, &lim) != 0)
-        return make_error(std::string("getrlimit(RLIMIT_MEMLOCK): ") + std::strerror(errno));
+namespace {
+
+// The soft limit getrlimit gave (`ok`: it succeeded); nullopt means
+// unlimited. The resource is not a parameter: glibc types it as an enum in C++.
+Result<std::optional<std::uint64_t>> soft_limit(bool ok, const struct rlimit& lim, const char* name) {
+    if (!ok) return make_error(std::string("getrlimit(") + name + "): " + std::strerror(errno));
     if (lim.rlim_cur == RLIM_INFINITY) return std::optional<std::uint64_t>();
     return std::optional<std::uint64_t>(static_cast<std::uint64_t>(lim.rlim_cur));
 }
 
-Result<std::optional<std::uint64_t>> parse_memlock_limit(std::string_view text, const std::string& origin) {
-    constexpr std::string_view kKey = "Max locked memory";
+}  // namespace
+
+Result<std::optional<std::uint64_t>> current_memlock() {
+    struct rlimit lim {};
+    const bool ok = ::getrlimit(RLIMIT_MEMLOCK, &lim) == 0;
+    return soft_limit(ok, lim, "RLIMIT_MEMLOCK");
+}
+
+Result<std::optional<std::uint64_t>> current_open_files() {
+    struct rlimit lim {};
+    const bool ok = ::getrlimit(RLIMIT_NOFILE, &lim) == 0;
+    return soft_limit(ok, lim, "RLIMIT_NOFILE");
+}
+
+Result<std::optional<std::uint64_t>> parse_process_limit(std::string_view text, std::string_view key,
+                                                         const std::string& origin) {
     int line_no = 0;
     while (!text.empty()) {
         std::size_t nl = text.find('\n');
         std::string_view line = text.substr(0, nl);
         text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
         ++line_no;
-        if (line.substr(0, kKey.size()) != kKey) continue;
+        if (line.substr(0, key.size()) != key) continue;
         // Columns: name, soft limit, hard limit, unit.
-        std::string_view soft = trim(line.substr(kKey.size()));
+        std::string_view soft = trim(line.substr(key.size()));
         soft = soft.substr(0, soft.find_first_of(" \t"));
         if (soft == "unlimited") return std::optional<std::uint64_t>();
         std::uint64_t value = 0;
@@ -157,7 +173,11 @@ Result<std::optional<std::uint64_t>> parse_memlock_limit(std::string_view text, 
         }
         return std::optional<std::uint64_t>(value);
     }
-    return make_file_error(origin, 0, "no 'Max locked memory' line");
+    return make_file_error(origin, 0, "no '" + std::string(key) + "' line");
+}
+
+Result<std::optional<std::uint64_t>> parse_memlock_limit(std::string_view text, const std::string& origin) {
+    return parse_process_limit(text, "Max locked memory", origin);
 }
 
 Result<std::optional<std::uint64_t>> process_memlock(int pid, const std::string& proc_root) {
@@ -215,11 +235,19 @@ ContainerFacts probe_container(const std::string& root, std::optional<int> pid, 
     facts.shm_bytes = to_fact(shm_size(root), "statvfs " + under_root(root, "dev/shm"));
     if (pid) {
         std::string dir = pid_dir(*pid, proc_root);
-        facts.memlock = to_fact(process_memlock(*pid, proc_root), dir + "/limits");
+        // One read of the limits file for both limits.
+        std::string path = dir + "/limits";
+        auto text = read_text_file(path);
+        facts.memlock =
+            to_fact(text ? parse_memlock_limit(*text, path) : Result<std::optional<std::uint64_t>>(text.error()), path);
+        facts.open_files = to_fact(text ? parse_process_limit(*text, "Max open files", path)
+                                        : Result<std::optional<std::uint64_t>>(text.error()),
+                                   path);
         facts.capabilities = to_fact(process_capabilities(*pid, proc_root), dir + "/status CapEff");
         facts.runs_as_root = to_fact(process_runs_as_root(*pid, proc_root), dir + "/status Uid");
     } else {
         facts.memlock = to_fact(current_memlock(), "getrlimit(RLIMIT_MEMLOCK) of launchguard");
+        facts.open_files = to_fact(current_open_files(), "getrlimit(RLIMIT_NOFILE) of launchguard");
         facts.capabilities = to_fact(current_capabilities(), "capget() of launchguard");
         facts.runs_as_root = Fact<bool>::known(current_runs_as_root(), "geteuid() of launchguard");
     }

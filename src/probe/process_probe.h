@@ -27,6 +27,12 @@ Result<std::uint64_t> shm_size(const std::string& root);
 Result<std::optional<std::uint64_t>> current_memlock();
 // The soft "Max locked memory" of proc_root/PID/limits.
 Result<std::optional<std::uint64_t>> process_memlock(int pid, const std::string& proc_root = "/proc");
+// RLIMIT_NOFILE soft limit of this process; nullopt means unlimited.
+Result<std::optional<std::uint64_t>> current_open_files();
+// The soft limit on the line of a /proc/PID/limits text that starts with
+// `key` ("Max open files"); nullopt means unlimited.
+Result<std::optional<std::uint64_t>> parse_process_limit(std::string_view limits_text, std::string_view key,
+                                                         const std::string& origin);
 // Parses the text of a /proc/PID/limits file; origin names it in errors.
 Result<std::optional<std::uint64_t>> parse_memlock_limit(std::string_view limits_text, const std::string& origin);
 

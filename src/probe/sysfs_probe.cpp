@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
@@ -471,6 +472,49 @@ void apply_link(PciLinkState& state, const std::map<std::string, PcieLinkRecord>
     if (it->second.max.width > 0 || it->second.max.speed_gts > 0) state.max = it->second.max;
 }
 
+// NCCL's peer-memory markers (ncclIbGdrSupport, src/transport/net_ib/gdr.cc),
+// relative to the root.
+constexpr std::array kPeerMemoryMarkers = std::to_array<std::string_view>({
+    "sys/kernel/mm/memory_peers/nv_mem/version",
+    "sys/kernel/mm/memory_peers/nv_mem_nc/version",
+    "sys/module/nvidia_peermem/version",
+});
+
+// Five small reads: this is in every node snapshot, the Slurm step's too.
+Fact<GpuDirectRdma> probe_gpudirect(const std::string& root) {
+    GpuDirectRdma gdr;
+    for (auto marker : kPeerMemoryMarkers) {
+        std::string path = under_root(root, marker);
+        std::error_code ec;
+        // NCCL tests with access(F_OK): existence is enough.
+        if (fs::exists(path, ec)) {
+            gdr.peer_memory.push_back(path);
+            read_attribute(path);  // for a gathered tree: the file must be there to be found again
+        }
+    }
+    gdr.peermem_module_loaded = is_dir(under_root(root, "sys/module/nvidia_peermem"));
+    if (auto text = read_text_file(under_root(root, "proc/driver/nvidia/version"), kMaxAttributeBytes)) {
+        record_file(under_root(root, "proc/driver/nvidia/version"), *text);
+        std::string_view first = *text;
+        first = trim(first.substr(0, first.find('\n')));
+        gdr.nvidia_driver = std::string(first);
+    }
+    gdr.kernel_release = read_attribute(under_root(root, "proc/sys/kernel/osrelease"));
+    if (!is_dir(under_root(root, "sys/kernel")) && !is_dir(under_root(root, "sys/module"))) {
+        return Fact<GpuDirectRdma>::unknown("no " + under_root(root, "sys/kernel") + " or " +
+                                            under_root(root, "sys/module") + " to look for peer-memory modules in");
+    }
+    return Fact<GpuDirectRdma>::known(
+        std::move(gdr), under_root(root, "sys/kernel/mm/memory_peers") + ", " + under_root(root, "sys/module"));
+}
+
+std::uint32_t read_le(std::string_view bytes, std::size_t offset, std::size_t width) {
+    std::uint32_t v = 0;
+    for (std::size_t i = 0; i < width; ++i)
+        v |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[offset + i])) << (8 * i);
+    return v;
+}
+
 // sys/class/infiniband/<hca>/device links to the PCI device directory.
 std::string hca_busid(const std::string& hca_dir) {
     std::error_code ec;
@@ -481,7 +525,62 @@ std::string hca_busid(const std::string& hca_dir) {
     return name.find(':') != std::string::npos ? lower(name) : std::string();
 }
 
+// The last component of where a sysfs link points ("mlx5_core" for a
+// device's driver link); empty when it does not resolve.
+std::string link_name(const std::string& link) {
+    std::error_code ec;
+    fs::path target = fs::canonical(link, ec);
+    if (ec) return {};
+    record_link(link, target);
+    return target.filename().string();
+}
+
 }  // namespace
+
+PciCapabilities parse_pci_capabilities(std::string_view config) {
+    constexpr std::size_t kExtendedStart = 0x100;
+    constexpr std::size_t kConfigSize = 0x1000;
+    constexpr std::uint32_t kAcsId = 0x000D;
+    constexpr std::uint32_t kAtsId = 0x000F;
+    constexpr std::size_t kControlOffset = 6;
+    PciCapabilities caps;
+    if (config.size() < kExtendedStart + 4) return caps;
+    caps.extended_readable = true;
+    std::size_t offset = kExtendedStart;
+    // At most one capability per dword of the extended space: a loop in the
+    // list (a broken device) ends there.
+    for (int guard = 0; guard < static_cast<int>((kConfigSize - kExtendedStart) / 4); ++guard) {
+        if (offset < kExtendedStart || offset + 8 > config.size()) break;
+        std::uint32_t header = read_le(config, offset, 4);
+        // An all-zero or all-ones header ends the list (no capability, or a
+        // device that did not answer).
+        if (header == 0 || header == 0xffffffffU) break;
+        std::uint32_t id = header & 0xffffU;
+        if (id == kAcsId) caps.acs_control = static_cast<std::uint16_t>(read_le(config, offset + kControlOffset, 2));
+        if (id == kAtsId) caps.ats_control = static_cast<std::uint16_t>(read_le(config, offset + kControlOffset, 2));
+        std::size_t next = (header >> 20) & 0xffcU;
+        if (next == 0) break;
+        offset = next;
+    }
+    return caps;
+}
+
+Fact<std::map<std::string, PciCapabilities>> probe_pci_capabilities(const std::string& root,
+                                                                    const std::vector<std::string>& busids) {
+    std::string dir = under_root(root, "sys/bus/pci/devices");
+    if (!is_dir(dir)) return Fact<std::map<std::string, PciCapabilities>>::unknown("no " + dir);
+    std::map<std::string, PciCapabilities> out;
+    for (const auto& busid : busids) {
+        if (busid.empty() || out.count(busid) != 0) continue;
+        std::string path = dir + "/" + busid + "/config";
+        // Config space is 4 KiB at most; read_text_file takes bytes as they are.
+        auto bytes = read_text_file(path, 4096);
+        if (!bytes) continue;
+        record_file(path, *bytes);
+        out[busid] = parse_pci_capabilities(*bytes);
+    }
+    return Fact<std::map<std::string, PciCapabilities>>::known(std::move(out), dir + "/*/config");
+}
 
 std::optional<double> parse_link_speed(std::string_view text) {
     text = trim(text);
@@ -519,6 +618,9 @@ NodeFacts probe_node_facts(const std::string& root) {
     facts.iommu_groups = probe_iommu(root);
     facts.iommu_units = probe_iommu_units(root);
     facts.pcie_links = probe_pcie(root);
+    facts.gpudirect = probe_gpudirect(root);
+    facts.pci_capabilities =
+        Fact<std::map<std::string, PciCapabilities>>::unknown("PCI capabilities are read by node checks only");
     if (is_live(root)) {
         long page = ::sysconf(_SC_PAGESIZE);
         facts.page_size = page > 0 ? Fact<long>::known(page, "sysconf(_SC_PAGESIZE)")
@@ -564,6 +666,12 @@ void augment_topology_from_sysfs(NodeTopology& topo, const std::string& root,
             }
             topo.nics.push_back(std::move(added));
             nic = topo.nics.end() - 1;
+        }
+        if (nic->driver.empty()) nic->driver = link_name(hca_dir + "/device/driver");
+        if (nic->uverbs.empty()) {
+            for (const auto& name : entries(hca_dir + "/device/infiniband_verbs")) {
+                if (name.starts_with("uverbs")) nic->uverbs.push_back(name);
+            }
         }
         for (const auto& port_name : entries(hca_dir + "/ports")) {
             auto number = numbered(port_name, "");

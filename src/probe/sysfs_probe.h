@@ -3,6 +3,7 @@
 // A fact whose files are absent is unknown, with the path that was missing.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -55,6 +56,21 @@ struct NodeIdentity {
     Fact<std::string> peer_memory;
 };
 NodeIdentity probe_node_identity(const std::string& root);
+
+// The PCI Express extended capabilities of the devices named (lower-case bus
+// ids), from the binary root/sys/bus/pci/devices/<busid>/config. One small
+// read per device: callers pass the bridges on the GPU-NIC paths and the
+// NICs, never every device of the node. A device whose config cannot be read
+// is left out; unknown when root has no sys/bus/pci/devices at all.
+Fact<std::map<std::string, PciCapabilities>> probe_pci_capabilities(const std::string& root,
+                                                                    const std::vector<std::string>& busids);
+// The same from one config space's bytes: the extended capability list
+// starts at 0x100; each header holds the ID (bits 15:0), the version (19:16)
+// and the next offset (31:20). ACS is ID 0x000D and ATS ID 0x000F; both keep
+// their 16-bit Control register at capability + 6 (PCI Express Base
+// Specification, "ACS Extended Capability" and "ATS Extended Capability";
+// Linux include/uapi/linux/pci_regs.h PCI_ACS_CTRL, PCI_ATS_CTRL).
+PciCapabilities parse_pci_capabilities(std::string_view config);
 
 // Network interfaces under root/sys/class/net with their operstate.
 std::vector<NetInterface> read_net_interfaces(const std::string& root);

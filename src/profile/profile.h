@@ -36,6 +36,7 @@ struct Profile {
         std::optional<double> ib_rate_gbps;  // minimum port rate
         std::optional<long> page_size;       // bytes
         std::vector<std::string> hcas;       // the HCAs jobs should use
+        bool gpudirect_rdma = false;         // the class needs GPUDirect RDMA (net.gdr-unavailable)
         bool operator==(const Node&) const = default;
     } node;
 
@@ -56,7 +57,8 @@ struct Profile {
             double min_link_gbps = 800;  // applies when the node's ports run at least this fast
             bool operator==(const Qps&) const = default;
         };
-        std::optional<Qps> qps;  // net.qps-low threshold; absent = rule quiet
+        std::optional<Qps> qps;                  // net.qps-low threshold; absent = rule quiet
+        std::optional<std::string> min_version;  // oldest NCCL the images may carry ("2.27.3"); nccl.version-old
         bool operator==(const Nccl&) const = default;
     } nccl;
 
@@ -71,11 +73,14 @@ struct Profile {
     struct Container {
         std::uint64_t shm_min_bytes = 1ULL << 30;
         bool memlock_unlimited = true;
+        std::uint64_t open_files_min = 65536;  // RLIMIT_NOFILE floor (mem.nofile-low)
+        int open_files_min_job_gpus = 64;      // ... for jobs of at least this many GPUs
         bool operator==(const Container&) const = default;
     } container;
 
     struct Virtualization {
         bool require_iommu_passthrough = false;  // block-level on Grace VM profiles
+        bool require_nic_ats = false;            // passed-through NICs must have ATS on (virt.ats-off)
         bool operator==(const Virtualization&) const = default;
     } virt;
 

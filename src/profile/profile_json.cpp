@@ -93,6 +93,7 @@ json::object node_json(const Profile::Node& node) {
         for (const auto& hca : node.hcas) hcas.emplace_back(hca);
         o["hcas"] = std::move(hcas);
     }
+    o["gpudirect_rdma"] = node.gpudirect_rdma;
     return o;
 }
 
@@ -106,6 +107,7 @@ json::object nccl_json(const Profile::Nccl& nccl) {
                                                {"min_total_gpus", nccl.qps->min_total_gpus},
                                                {"min_link_gbps", number_value(nccl.qps->min_link_gbps)}};
     }
+    if (nccl.min_version) o["min_version"] = *nccl.min_version;
     return o;
 }
 
@@ -126,8 +128,11 @@ std::string profile_to_json(const Profile& profile) {
                             {"min_affinity_overlap", number_value(profile.cpu.min_affinity_overlap)},
                             {"numa_balancing_allowed", profile.cpu.numa_balancing_allowed}};
     o["container"] = json::object{{"shm_min", profile.container.shm_min_bytes},
-                                  {"memlock_unlimited", profile.container.memlock_unlimited}};
-    o["virtualization"] = json::object{{"require_iommu_passthrough", profile.virt.require_iommu_passthrough}};
+                                  {"memlock_unlimited", profile.container.memlock_unlimited},
+                                  {"open_files_min", profile.container.open_files_min},
+                                  {"open_files_min_job_gpus", profile.container.open_files_min_job_gpus}};
+    o["virtualization"] = json::object{{"require_iommu_passthrough", profile.virt.require_iommu_passthrough},
+                                       {"require_nic_ats", profile.virt.require_nic_ats}};
     if (!profile.actions.empty()) {
         json::object rules;
         for (const auto& [id, action] : profile.actions) rules[id] = to_string(action);

@@ -38,6 +38,24 @@ inline constexpr std::uint64_t kMaxPageSize = 64U << 10;
 inline constexpr std::array<std::string_view, 6> kGovernors = {"performance",  "powersave", "ondemand",
                                                                "conservative", "schedutil", "userspace"};
 
+// "2.27" or "2.27.3": the NCCL versions a profile may name (nccl.min_version).
+inline bool valid_nccl_version(std::string_view text) {
+    int dots = 0;
+    bool digit_before = false;
+    for (char c : text) {
+        if (c == '.') {
+            if (!digit_before) return false;
+            ++dots;
+            digit_before = false;
+        } else if (std::isdigit(static_cast<unsigned char>(c)) != 0) {
+            digit_before = true;
+        } else {
+            return false;
+        }
+    }
+    return digit_before && (dots == 1 || dots == 2);
+}
+
 // Thrown inside the readers only; each parser turns it into an Error.
 struct SchemaError {
     int line;
@@ -228,6 +246,7 @@ void read_node(StrictMap<Node>& m, Profile::Node& node) {
         node.page_size = static_cast<long>(bytes);
     }
     if (auto v = m.take("hcas")) node.hcas = string_list(v, m.child_path("hcas"));
+    if (auto v = m.take("gpudirect_rdma")) node.gpudirect_rdma = boolean(v, m.child_path("gpudirect_rdma"));
     m.reject_unknown_keys();
 }
 
@@ -267,6 +286,14 @@ void read_nccl(StrictMap<Node>& m, Profile::Nccl& nccl) {
         q.reject_unknown_keys();
         nccl.qps = qps;
     }
+    if (auto v = m.take("min_version")) {
+        std::string text = scalar(v, m.child_path("min_version"), "a version such as 2.27.3");
+        if (!valid_nccl_version(text)) {
+            throw SchemaError{v.line(), m.child_path("min_version"),
+                              "expected a version such as 2.27 or 2.27.3, got '" + text + "'"};
+        }
+        nccl.min_version = text;
+    }
     m.reject_unknown_keys();
 }
 
@@ -298,6 +325,12 @@ template <class Node>
 void read_container(StrictMap<Node>& m, Profile::Container& c) {
     if (auto v = m.take("shm_min")) c.shm_min_bytes = byte_size(v, m.child_path("shm_min"));
     if (auto v = m.take("memlock_unlimited")) c.memlock_unlimited = boolean(v, m.child_path("memlock_unlimited"));
+    if (auto v = m.take("open_files_min")) {
+        c.open_files_min = static_cast<std::uint64_t>(integer(v, m.child_path("open_files_min"), 0, 1LL << 40));
+    }
+    if (auto v = m.take("open_files_min_job_gpus")) {
+        c.open_files_min_job_gpus = static_cast<int>(integer(v, m.child_path("open_files_min_job_gpus"), 0, 1 << 24));
+    }
     m.reject_unknown_keys();
 }
 
@@ -306,6 +339,7 @@ void read_virtualization(StrictMap<Node>& m, Profile::Virtualization& virt) {
     if (auto v = m.take("require_iommu_passthrough")) {
         virt.require_iommu_passthrough = boolean(v, m.child_path("require_iommu_passthrough"));
     }
+    if (auto v = m.take("require_nic_ats")) virt.require_nic_ats = boolean(v, m.child_path("require_nic_ats"));
     m.reject_unknown_keys();
 }
 

@@ -108,7 +108,13 @@ void check_memlock(const RuleInput& in, RuleOutput& out) {
             : "the container has no effective IPC_LOCK while the job uses RDMA (" + *rdma +
                   "), so RLIMIT_MEMLOCK stays the container runtime's, unlimited only where the node's runtime "
                   "was configured for it";
-    if (ipc_lock) message += " and IPC_LOCK does not apply to a non-root container";
+    if (root_known_false) {
+        // The trap: a capability lifts the limit for root only (ib_umem_get
+        // checks can_do_mlock: CAP_IPC_LOCK or the rlimit), and a non-root
+        // process's capabilities are not effective.
+        message += std::string(ipc_lock ? " and the container's IPC_LOCK" : "; adding IPC_LOCK") +
+                   " does not raise it for a non-root process: only the runtime's or the node's limit can";
+    }
     message +=
         ": NCCL cannot pin its network buffers with ibv_reg_mr, which ends in a fallback to TCP sockets or a "
         "failed init";
@@ -122,6 +128,8 @@ void check_memlock(const RuleInput& in, RuleOutput& out) {
     }
     if (container.runs_as_root) finding.evidence.emplace_back("runs_as_root", *container.runs_as_root ? "yes" : "no");
     if (!root_known_false) finding.remediation.push_back(RemediationOp::capability("IPC_LOCK"));
+    if (root_known_false)
+        finding.evidence.emplace_back("non_root", "a capability does not raise RLIMIT_MEMLOCK for a non-root process");
     finding.remediation.push_back(RemediationOp::manual_step(
         "raise the limit to unlimited where the job's processes inherit it: docker/podman --ulimit memlock=-1; "
         "Slurm: LimitMEMLOCK=infinity for slurmd and PropagateResourceLimitsExcept=MEMLOCK in slurm.conf; "
@@ -174,11 +182,76 @@ const TableRule kMemlock{
     },
     check_memlock};
 
+// ---------------------------------------------------------------------------
+// mem.nofile-low
+
+void check_nofile_low(const RuleInput& in, RuleOutput& out) {
+    const std::uint64_t minimum = in.profile.container.open_files_min;
+    if (minimum == 0) return;
+    const int min_gpus = in.profile.container.open_files_min_job_gpus;
+    const auto& gpus = in.ctx.job.total_gpus;
+    const auto& limit = in.ctx.container.open_files;
+    if (limit && !limit->has_value()) return;  // unlimited
+    if (limit && **limit >= minimum) return;
+    if (min_gpus > 0) {
+        if (!gpus) {
+            out.unknown(
+                "cannot tell whether the open-files limit is enough for the job because its GPU count is "
+                "unknown: " +
+                gpus.reason());
+            return;
+        }
+        if (*gpus < min_gpus) return;
+    }
+    if (!limit) {
+        out.unknown(
+            "cannot tell whether the open-files limit is enough for the job because RLIMIT_NOFILE is "
+            "unknown: " +
+            limit.reason());
+        return;
+    }
+    std::string size = gpus ? std::to_string(*gpus) + "-GPU job" : "job";
+    Finding& finding = out.fire("RLIMIT_NOFILE is " + std::to_string(**limit) + ", below the " +
+                                std::to_string(minimum) + " profile " + in.profile.name + " asks for a " + size +
+                                ": NCCL's bootstrap and proxy sockets, IPC handles and data loader workers each "
+                                "take descriptors, and init fails with \"Too many open files\" at scale");
+    finding.evidence.emplace_back("open_files", std::to_string(**limit) + " (" + limit.source() + ")");
+    finding.evidence.emplace_back("minimum",
+                                  std::to_string(minimum) + " (profile " + in.profile.name +
+                                      (min_gpus > 0 ? ", jobs of " + std::to_string(min_gpus) + "+ GPUs" : "") + ")");
+    if (gpus) finding.evidence.emplace_back("job_gpus", std::to_string(*gpus) + " (" + gpus.source() + ")");
+    finding.remediation.push_back(RemediationOp::manual_step(
+        "raise the soft open-files limit to at least " + std::to_string(minimum) +
+        ": ulimit -n in the job script (up to the hard limit), docker/podman --ulimit nofile=" +
+        std::to_string(minimum) + ", LimitNOFILE= for slurmd or the container runtime's systemd unit"));
+}
+
+const TableRule kNofileLow{
+    RuleInfo{
+        .id = "mem.nofile-low",
+        .title = "Open-files limit too low for the job's size",
+        .default_action = Action::warn,
+        .severity = Severity::warning,
+        .scopes = kScopeLive | kScopeCli,
+        .checks = "The task's soft RLIMIT_NOFILE against the profile's `container.open_files_min` (default "
+                  "65536), for jobs of at least `container.open_files_min_job_gpus` GPUs (default 64; 0 for every "
+                  "job).",
+        .why = "Each rank holds sockets to its bootstrap and proxy peers, and with NCCL's socket transport (or a "
+               "fallback to it) one per connection and channel; the root rank accepts one per rank at init, and "
+               "PyTorch data loader workers pass tensors as file descriptors. Limits of 1024, the usual soft "
+               "default, end in \"Too many open files\" failures only once the job is large.",
+        .evidence = "The limit and where it was read, the profile's minimum and the job's GPU count.",
+        .fix = "Raise the soft limit: `ulimit -n` up to the hard limit, `--ulimit nofile=` for docker or podman, "
+               "`LimitNOFILE=` for slurmd or the container runtime's unit.",
+    },
+    check_nofile_low};
+
 }  // namespace
 
 void register_container_rules(std::vector<const Rule*>& rules) {
     rules.push_back(&kShmSmall);
     rules.push_back(&kMemlock);
+    rules.push_back(&kNofileLow);
 }
 
 }  // namespace launchguard

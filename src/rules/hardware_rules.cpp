@@ -1,7 +1,10 @@
 // Silent hardware-installation defects: PCIe links trained below their
 // capability and devices missing from the node. Both are node findings: the
 // fix is to drain the node, not to change the job.
+#include <cstdint>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -227,11 +230,124 @@ const TableRule kInventory{
     },
     check_inventory};
 
+// ---------------------------------------------------------------------------
+// hw.pcie-acs-p2p
+
+std::string hex16(std::uint16_t v) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    std::string text = "0x";
+    for (int shift = 12; shift >= 0; shift -= 4) text += kDigits[(v >> shift) & 0xfU];
+    return text;
+}
+
+std::string acs_bits(std::uint16_t control) {
+    std::vector<std::string> names;
+    if ((control & PciCapabilities::kAcsSourceValidation) != 0) names.emplace_back("Source Validation");
+    if ((control & PciCapabilities::kAcsRequestRedirect) != 0) names.emplace_back("P2P Request Redirect");
+    if ((control & PciCapabilities::kAcsCompletionRedirect) != 0) names.emplace_back("P2P Completion Redirect");
+    return join(names);
+}
+
+constexpr std::uint16_t kAcsBlocking = PciCapabilities::kAcsSourceValidation | PciCapabilities::kAcsRequestRedirect |
+                                       PciCapabilities::kAcsCompletionRedirect;
+
+// The bridges a GPU's and a NIC's peer traffic crosses below the switch they
+// share: those after their common prefix ("nearest the CPU first"). Empty
+// when they share no bridge: then the traffic goes through the root complex
+// whatever ACS says.
+std::vector<std::string> p2p_bridges(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+    std::size_t common = 0;
+    while (common < a.size() && common < b.size() && a[common] == b[common]) ++common;
+    if (common == 0) return {};
+    std::vector<std::string> out(a.begin() + static_cast<std::ptrdiff_t>(common), a.end());
+    out.insert(out.end(), b.begin() + static_cast<std::ptrdiff_t>(common), b.end());
+    return out;
+}
+
+void check_pcie_acs_p2p(const RuleInput& in, RuleOutput& out) {
+    if (in.profile.node.virtual_machine) return;  // in a VM, ACS must stay on
+    const LaunchContext& ctx = in.ctx;
+    rules::Condition bare = rules::node_is_vm(ctx, false);
+    rules::Condition topo = rules::topology_known(ctx);
+    rules::Condition caps = rules::pci_capabilities_known(ctx, "the bridges' ACS settings");
+    if (!rules::all_hold(out, "whether PCIe ACS redirects GPU-NIC peer traffic", {bare, topo, caps})) return;
+
+    const auto& capabilities = *ctx.node.pci_capabilities;
+    std::map<std::string, std::string> offending;  // bridge -> "ACS Control 0x.. (bits) between GPU .. and NIC .."
+    std::set<std::string> unreadable;
+    for (const Gpu& gpu : ctx.topology->gpus) {
+        for (const Nic& nic : ctx.topology->nics) {
+            if (nic.busid.empty()) continue;
+            for (const auto& bridge : p2p_bridges(gpu.pci_bridges, nic.pci_bridges)) {
+                auto it = capabilities.find(bridge);
+                if (it == capabilities.end() || !it->second.extended_readable) {
+                    unreadable.insert(bridge);
+                    continue;
+                }
+                if (!it->second.acs_control || (*it->second.acs_control & kAcsBlocking) == 0) continue;
+                if (offending.count(bridge) != 0) continue;
+                offending[bridge] = "ACS Control " + hex16(*it->second.acs_control) + " (" +
+                                    acs_bits(*it->second.acs_control) + ") between GPU " + gpu.busid + " and NIC " +
+                                    nic_name(nic) + " " + nic.busid;
+            }
+        }
+    }
+    if (offending.empty()) {
+        if (!unreadable.empty()) {
+            out.unknown(
+                "cannot tell whether PCIe ACS redirects GPU-NIC peer traffic because the extended "
+                "configuration space of " +
+                join(std::vector<std::string>(unreadable.begin(), unreadable.end())) +
+                " could not be read past its first 64 bytes, or not at all (the extended space needs root)");
+        }
+        return;
+    }
+    std::vector<std::string> bridges;
+    for (const auto& entry : offending) bridges.push_back(entry.first);
+    Finding& finding =
+        out.fire("PCIe ACS is enabled on " + std::to_string(bridges.size()) + " bridge" +
+                 (bridges.size() == 1 ? "" : "s") + " between GPUs and NICs on this bare-metal node (" + join(bridges) +
+                 "): GPUDirect RDMA and peer-to-peer traffic is redirected through the root complex, "
+                 "which slows it or hangs it");
+    for (const auto& [bridge, what] : offending) finding.evidence.emplace_back(bridge, what);
+    finding.evidence.emplace_back("virtualization", *ctx.node.virtualization);
+    finding.evidence.emplace_back("source", ctx.node.pci_capabilities.source());
+    std::string setpci;
+    for (const auto& bridge : bridges) setpci += "; setpci -s " + bridge + " ECAP_ACS+0x6.w=0000";
+    finding.remediation.push_back(RemediationOp::manual_step(
+        "disable ACS on the GPU-NIC bridges: in the BIOS (PCIe ACS / ACS Control off), or at every boot" + setpci));
+}
+
+const TableRule kPcieAcsP2p{
+    RuleInfo{
+        .id = "hw.pcie-acs-p2p",
+        .title = "PCIe ACS redirects GPU-NIC peer traffic",
+        .default_action = Action::block,
+        .severity = Severity::error,
+        .scopes = kScopeNode | kScopeCli,
+        .checks = "On bare metal only (the node is no VM and the profile does not say `node.virtual_machine`): "
+                  "for each GPU and NIC that share a PCIe switch, the bridges below the switch they share. Each "
+                  "bridge's ACS Control register (ACS extended capability, ID 0x000D, register at +6 in the binary "
+                  "`/sys/bus/pci/devices/<bridge>/config`) must have Source Validation (bit 0), P2P Request Redirect "
+                  "(bit 2) and P2P Completion Redirect (bit 3) clear. Reading the extended configuration space needs "
+                  "root: node checks run as root; elsewhere the rule says it cannot tell.",
+        .why = "With ACS redirect on, every peer-to-peer request between a GPU and a NIC under the same switch goes "
+               "up to the root complex and back: GPUDirect RDMA loses most of its bandwidth or hangs (NCCL's "
+               "troubleshooting guide asks for ACS off on bare metal). In a VM ACS must stay on, for isolation, so "
+               "the rule does not run there.",
+        .evidence = "Each bridge with its ACS Control value and bits, the GPU and NIC it separates, and where the "
+                    "configuration space was read.",
+        .fix = "Turn ACS off for the GPU-NIC switches in the BIOS, or at every boot with `setpci -s <bridge> "
+               "ECAP_ACS+0x6.w=0000` for each bridge named. In node checks the node is drained until then.",
+    },
+    check_pcie_acs_p2p};
+
 }  // namespace
 
 void register_hardware_rules(std::vector<const Rule*>& rules) {
     rules.push_back(&kPcieDegraded);
     rules.push_back(&kInventory);
+    rules.push_back(&kPcieAcsP2p);
 }
 
 }  // namespace launchguard

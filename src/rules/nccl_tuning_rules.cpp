@@ -4,6 +4,7 @@
 // the NCCL_PARAM declarations in its source, e.g. src/transport/nvls.cc and
 // src/misc/cudawrap.cc; ncclMnnvlCheck in src/mnnvl.cc needs P2P and cuMem).
 #include <algorithm>
+#include <cctype>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -434,6 +435,91 @@ const TableRule kBuffsizeSuspicious{
     },
     check_buffsize_suspicious};
 
+// ---------------------------------------------------------------------------
+// nccl.debug-verbose
+
+void check_debug_verbose(const RuleInput& in, RuleOutput& out) {
+    const nccl::Setting* debug = setting_or_unknown(in, out, "NCCL_DEBUG", "NCCL's log level");
+    if (debug == nullptr) return;
+    // initDebug (src/debug.cc) compares the value with strcasecmp.
+    std::string level = debug->value;
+    std::transform(level.begin(), level.end(), level.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    if (level != "INFO" && level != "TRACE") return;
+    Finding& finding = out.fire("NCCL_DEBUG=" + debug->value +
+                                ": every rank logs each communicator's setup (and with TRACE every call), which "
+                                "slows start-up and floods the job's output at scale; keep it for diagnosis");
+    add_setting_evidence(finding, *debug);
+    if (in.ctx.job.total_gpus) finding.evidence.emplace_back("job_gpus", std::to_string(*in.ctx.job.total_gpus));
+    // WARN keeps NCCL's warnings and its version line.
+    finding.remediation.push_back(RemediationOp::set_env("NCCL_DEBUG", "WARN"));
+}
+
+const TableRule kDebugVerbose{
+    RuleInfo{
+        .id = "nccl.debug-verbose",
+        .title = "NCCL_DEBUG left at INFO or TRACE",
+        .default_action = Action::warn,
+        .severity = Severity::warning,
+        .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
+        .checks = "The effective `NCCL_DEBUG` is INFO or TRACE (any case, as NCCL compares it). An advisory: it "
+                  "warns by default and should not be made to block.",
+        .why = "At INFO every rank prints its topology, channels, rings and trees for each communicator; at TRACE "
+               "(in builds that have it) every call. On thousands of ranks that is gigabytes of log and a slower "
+               "start, through a shared filesystem. It is also what makes NCCL's fallbacks visible, so it belongs in "
+               "diagnostic runs (docs/troubleshooting.md), not production ones.",
+        .evidence = "The value and where it was set, and the job's GPU count when known.",
+        .fix = "Set `NCCL_DEBUG=WARN` (warnings and the version line only), or unset it; keep INFO for a diagnostic "
+               "run.",
+    },
+    check_debug_verbose};
+
+// ---------------------------------------------------------------------------
+// nccl.version-old
+
+void check_version_old(const RuleInput& in, RuleOutput& out) {
+    if (!in.profile.nccl.min_version) return;
+    auto minimum = nccl::parse_version(*in.profile.nccl.min_version);
+    if (!minimum) return;  // the schema only lets versions through
+    std::string where;
+    auto version = rules::image_nccl_version(in, where);
+    if (!version) {
+        out.unknown("cannot tell whether the image's NCCL is at least " + minimum->to_string() + " because " + where);
+        return;
+    }
+    if (*version >= *minimum) return;
+    Finding& finding = out.fire("the image carries NCCL " + version->to_string() + " (" + where + "), older than the " +
+                                minimum->to_string() + " profile " + in.profile.name + " asks for");
+    finding.evidence.emplace_back("nccl_version", version->to_string());
+    finding.evidence.emplace_back("library", where);
+    finding.evidence.emplace_back("minimum", minimum->to_string() + " (profile " + in.profile.name + ")");
+    rules::add_container_evidence(finding, in.ctx);
+    finding.remediation.push_back(RemediationOp::manual_step("use an image with NCCL " + minimum->to_string() +
+                                                             " or later (or put a newer libnccl.so.2 first on "
+                                                             "LD_LIBRARY_PATH)"));
+}
+
+const TableRule kVersionOld{
+    RuleInfo{
+        .id = "nccl.version-old",
+        .title = "NCCL in the image older than the profile's minimum",
+        .default_action = Action::warn,
+        .severity = Severity::warning,
+        .scopes = kScopeLive | kScopeCli,
+        .checks = "On profiles that set `nccl.min_version`: the `libnccl.so.2` the task's loader finds "
+                  "(`LD_LIBRARY_PATH`, `/etc/ld.so.conf{,.d}`, the system directories, in the container's view), "
+                  "with the version in the file name its soname link resolves to (`libnccl.so.2.21.5`). The library "
+                  "is never run or read. A library without a versioned name, or one found only through a "
+                  "program's RPATH (a Python wheel's), is unknown.",
+        .why = "Behaviour the node class is tuned for changes with NCCL's version: multi-node NVLink from 2.20.3 and "
+               "fatal without IMEX from 2.27.3, GPUDirect RDMA over C2C by default from 2.27.3, shared memory "
+               "through cuMem host allocations by default from 2.24.3. An old image silently misses them; the "
+               "version is also evidence for the rules that depend on it.",
+        .evidence = "The version, the library and the link it was read from, and the profile's minimum.",
+        .fix = "Use an image with a newer NCCL, or put a newer `libnccl.so.2` first on `LD_LIBRARY_PATH`.",
+    },
+    check_version_old};
+
 }  // namespace
 
 void register_nccl_tuning_rules(std::vector<const Rule*>& rules) {
@@ -445,6 +531,8 @@ void register_nccl_tuning_rules(std::vector<const Rule*>& rules) {
     rules.push_back(&kProtoRestricted);
     rules.push_back(&kChannelsCapped);
     rules.push_back(&kBuffsizeSuspicious);
+    rules.push_back(&kDebugVerbose);
+    rules.push_back(&kVersionOld);
 }
 
 }  // namespace launchguard

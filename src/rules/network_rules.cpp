@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "nccl/device_filter.h"
+#include "nccl/library_search.h"
 #include "rules/families.h"
 #include "rules/rule_helpers.h"
 #include "rules/table_rule.h"
@@ -34,7 +35,13 @@ using rules::setting_or_unknown;
 
 constexpr std::string_view kActiveState = "ACTIVE";
 constexpr std::string_view kDefaultNet = "IB";
-constexpr long long kDefaultQpsPerConnection = 1;  // NCCL_PARAM(IbQpsPerConn, ...), net_ib/connect.cc
+constexpr long long kDefaultQpsPerConnection = 1;
+// The files NCCL's ncclIbGdrSupport takes as "peer memory is there" (src/transport/net_ib/gdr.cc).
+constexpr std::array kPeerMemoryFiles = std::to_array<std::string_view>({
+    "/sys/kernel/mm/memory_peers/nv_mem/version",
+    "/sys/kernel/mm/memory_peers/nv_mem_nc/version",
+    "/sys/module/nvidia_peermem/version",
+});  // NCCL_PARAM(IbQpsPerConn, ...), net_ib/connect.cc
 
 // ---------------------------------------------------------------------------
 // The node's RDMA ports and the job's shape.
@@ -110,20 +117,6 @@ std::string rdma_description(const RuleInput& in) {
 // ---------------------------------------------------------------------------
 // Net plugins: where the container's dynamic loader would find them.
 
-// dlopen's own search (no RPATH/RUNPATH of libnccl known here): the task's
-// LD_LIBRARY_PATH, the directories ld.so.cache is built from, then the
-// system directories.
-constexpr std::array kSystemLibraryDirs = std::to_array<std::string_view>({
-    "/usr/lib/x86_64-linux-gnu",
-    "/lib/x86_64-linux-gnu",
-    "/usr/lib/aarch64-linux-gnu",
-    "/lib/aarch64-linux-gnu",
-    "/usr/lib64",
-    "/lib64",
-    "/usr/lib",
-    "/lib",
-    "/usr/local/lib",
-});
 // Where net plugins are installed but dlopen does not look unless
 // LD_LIBRARY_PATH says so: HPC-X's SHARP plugin, the hostPath GKE's TCPX,
 // TCPXO and gIB pods mount, and the aws-ofi-nccl package of EFA images.
@@ -136,37 +129,9 @@ constexpr std::array kPluginInstallDirs = std::to_array<std::string_view>({
 });
 constexpr std::string_view kDefaultNetPlugin = "libnccl-net.so";
 
-void add_ld_conf_dirs(const FileView& files, const std::string& path, std::vector<std::string>& dirs) {
-    auto text = files.read(path, 64U << 10);
-    if (!text) return;
-    for (const auto& raw : split_list(*text, '\n')) {
-        std::string_view line = trim(raw);
-        if (line.starts_with('/')) dirs.emplace_back(line);
-    }
-}
-
+// dlopen's own search in the task (nccl/library_search.h).
 std::vector<std::string> loader_dirs(const RuleInput& in) {
-    std::vector<std::string> dirs;
-    const LaunchContext& ctx = in.ctx;
-    if (ctx.env) {
-        if (auto it = ctx.env->find("LD_LIBRARY_PATH"); it != ctx.env->end()) {
-            // Empty entries mean the working directory, which the task may not share with us.
-            for (const auto& dir : split_list(it->second, ':')) dirs.push_back(dir);
-        }
-    }
-    if (in.files) {
-        add_ld_conf_dirs(*in.files, "/etc/ld.so.conf", dirs);
-        for (const auto& name : in.files->list("/etc/ld.so.conf.d")) {
-            if (name.ends_with(".conf")) add_ld_conf_dirs(*in.files, "/etc/ld.so.conf.d/" + name, dirs);
-        }
-    }
-    for (auto dir : kSystemLibraryDirs) dirs.emplace_back(dir);
-    std::vector<std::string> unique;
-    std::set<std::string> seen;
-    for (auto& dir : dirs) {
-        if (seen.insert(dir).second) unique.push_back(std::move(dir));
-    }
-    return unique;
+    return nccl::loader_dirs(in.ctx.env ? &in.ctx.env.value() : nullptr, in.files);
 }
 
 // NCCL's openPluginLib (src/plugin/plugin_open.cc) dlopens the name as given
@@ -861,12 +826,24 @@ const TableRule kIbPortDegraded{
 // P2C when NCCL_NET_GDR_C2C is on (its default since 2.27), else PXB. On x86
 // no GPU-NIC path is P2C, so PXB and P2C allow the same pairs there; on Grace
 // a NIC reached through the CPU's C2C link is at P2C.
+// NCCL_NET_GDR_C2C came in 2.26.2 defaulting to 0 and defaults to 1 from
+// 2.27.3 (NCCL_PARAM(NetGdrC2c, ...) in src/graph/paths.cc). With the
+// variable unset the image's NCCL decides; an unknown version is taken as
+// a current one.
+constexpr nccl::Version kGdrC2cDefaultOn{2, 27, 3};
+
 bool gdr_c2c_on(const RuleInput& in) {
     const nccl::Setting* c2c = in.nccl.get("NCCL_NET_GDR_C2C");
-    return c2c == nullptr || effective_int(*c2c).value_or(1) != 0;
+    if (c2c != nullptr) return effective_int(*c2c).value_or(1) != 0;
+    if (!in.profile.node.grace) return true;  // no C2C path: only the fix's wording depends on it
+    std::string where;
+    auto version = rules::image_nccl_version(in, where);
+    return !version || *version >= kGdrC2cDefaultOn;
 }
 
 int default_gdr_level(const RuleInput& in) {
+    // Off Grace no GPU-NIC path is P2C: the default does not matter, and the
+    // image's NCCL is not looked up.
     return in.profile.node.grace && gdr_c2c_on(in) ? rules::kPathP2c : rules::kPathPxb;
 }
 
@@ -947,6 +924,418 @@ const TableRule kGdrReadOff{
     },
     check_gdr_read_off};
 
+// ---------------------------------------------------------------------------
+// net.gdr-unavailable
+
+// Why DMA-BUF, NCCL's other GPUDirect RDMA path (ncclIbDmaBufSupport in
+// src/transport/net_ib/gdr.cc, tried when no peer-memory module is there),
+// certainly cannot work; "" when launchguard cannot rule it out, which is
+// most of the time: NCCL decides it with CUDA's
+// CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED and a trial ibv_reg_dmabuf_mr.
+std::string dmabuf_ruled_out(const RuleInput& in, const GpuDirectRdma& gdr) {
+    if (const nccl::Setting* enable = in.nccl.get("NCCL_DMABUF_ENABLE")) {
+        if (auto value = effective_int(*enable); value && *value == 0)
+            return "NCCL_DMABUF_ENABLE=" + enable->value + " turns it off";
+    }
+    // Only the open GPU kernel modules export GPU memory as DMA-BUF; their
+    // /proc/driver/nvidia/version reads "NVIDIA UNIX Open Kernel Module".
+    if (gdr.nvidia_driver && gdr.nvidia_driver->find("Open Kernel Module") == std::string::npos &&
+        gdr.nvidia_driver->find("NVIDIA") != std::string::npos) {
+        return "the proprietary NVIDIA kernel module is loaded (" + *gdr.nvidia_driver +
+               "); only the open kernel modules export GPU memory as DMA-BUF";
+    }
+    // RDMA registration of DMA-BUF memory (ib_umem_dmabuf) came with Linux 5.12.
+    if (gdr.kernel_release) {
+        // "5.4.0-150-generic": the major and minor numbers lead.
+        std::vector<std::string> parts = split_list(*gdr.kernel_release, '.');
+        auto major =
+            parts.size() >= 2
+                ? nccl::parse_version(parts[0] + "." + parts[1].substr(0, parts[1].find_first_not_of("0123456789")))
+                : std::nullopt;
+        if (major && *major < nccl::Version{5, 12, 0})
+            return "Linux " + *gdr.kernel_release + " predates DMA-BUF memory registration for RDMA (5.12)";
+    }
+    return {};
+}
+
+void check_gdr_unavailable(const RuleInput& in, RuleOutput& out) {
+    if (!in.profile.node.gpudirect_rdma) return;
+    const auto& gdr = in.ctx.node.gpudirect;
+    if (!gdr) {
+        out.unknown("cannot tell whether GPUDirect RDMA is available because " + gdr.reason());
+        return;
+    }
+    if (!gdr->peer_memory.empty()) return;  // ncclIbGdrSupport succeeds
+    std::string dmabuf = dmabuf_ruled_out(in, *gdr);
+    if (dmabuf.empty()) {
+        out.unknown("cannot tell whether GPUDirect RDMA is available: no peer-memory module is registered (" +
+                    join(std::vector<std::string>(kPeerMemoryFiles.begin(), kPeerMemoryFiles.end())) +
+                    " absent), and whether DMA-BUF works is decided by a CUDA driver query launchguard does not make");
+        return;
+    }
+    Finding& finding = out.fire("profile " + in.profile.name +
+                                " needs GPUDirect RDMA, but no peer-memory module is registered "
+                                "(nvidia_peermem not loaded) and DMA-BUF cannot work: " +
+                                dmabuf + ". NCCL stages every network transfer through host memory");
+    finding.evidence.emplace_back(
+        "peer_memory", "none of " + join(std::vector<std::string>(kPeerMemoryFiles.begin(), kPeerMemoryFiles.end())));
+    finding.evidence.emplace_back("nvidia_peermem_module", gdr->peermem_module_loaded ? "loaded" : "not loaded");
+    finding.evidence.emplace_back("dmabuf", dmabuf);
+    if (gdr->nvidia_driver) finding.evidence.emplace_back("nvidia_driver", *gdr->nvidia_driver);
+    if (gdr->kernel_release) finding.evidence.emplace_back("kernel", *gdr->kernel_release);
+    finding.evidence.emplace_back("source", gdr.source());
+    finding.remediation.push_back(RemediationOp::manual_step(
+        "load the peer-memory module on the node: modprobe nvidia_peermem, and list it in /etc/modules-load.d so it "
+        "loads after every boot and driver upgrade; or run the open NVIDIA kernel modules on Linux 5.12 or later "
+        "for DMA-BUF"));
+}
+
+const TableRule kGdrUnavailable{
+    RuleInfo{
+        .id = "net.gdr-unavailable",
+        .title = "GPUDirect RDMA unavailable on the node",
+        .default_action = Action::block,
+        .severity = Severity::error,
+        .scopes = kScopeNode | kScopeLive | kScopeCli,
+        .checks = "On a node class whose profile sets `node.gpudirect_rdma: true`: whether either of NCCL's "
+                  "GPUDirect RDMA paths can work. The peer-memory path works when one of the files NCCL's "
+                  "ncclIbGdrSupport tests exists (`/sys/kernel/mm/memory_peers/nv_mem/version`, "
+                  "`/sys/kernel/mm/memory_peers/nv_mem_nc/version`, `/sys/module/nvidia_peermem/version`). The "
+                  "DMA-BUF path is decided by a CUDA driver query; launchguard rules it out only when "
+                  "`NCCL_DMABUF_ENABLE=0`, the proprietary (not the open) NVIDIA kernel module is loaded, or the "
+                  "kernel predates 5.12. Otherwise it says it cannot tell — never that GDR is missing.",
+        .why = "Without GPUDirect RDMA the NIC cannot read or write GPU memory: NCCL copies every network transfer "
+               "through host memory, with lower bandwidth and CPU memory traffic, and says so only at INFO/TRACE "
+               "(\"GPU Direct RDMA Disabled for GPU ... / HCA ...\", ncclTopoCheckGdr in src/graph/paths.cc). The "
+               "usual cause is an nvidia_peermem module that did not load after a driver upgrade.",
+        .evidence = "Which peer-memory files are absent, whether the nvidia_peermem module is loaded, why DMA-BUF "
+                    "cannot work, the driver and kernel versions.",
+        .fix = "`modprobe nvidia_peermem` and load it at boot (`/etc/modules-load.d`); or use the open NVIDIA kernel "
+               "modules on Linux 5.12 or later, which give NCCL DMA-BUF. In node checks the node is drained until "
+               "then.",
+    },
+    check_gdr_unavailable};
+
+// ---------------------------------------------------------------------------
+// net.verbs-missing
+
+// The rdma-core provider (lib<name>-rdmav<N>.so in a libibverbs/ directory)
+// that drives each kernel RDMA driver.
+std::string verbs_provider(std::string_view driver, std::string_view hca) {
+    struct Pair {
+        std::string_view driver;
+        std::string_view provider;
+    };
+    static constexpr std::array kProviders = std::to_array<Pair>({
+        {"mlx5_core", "mlx5"},
+        {"mlx4_core", "mlx4"},
+        {"bnxt_en", "bnxt_re"},
+        {"irdma", "irdma"},
+        {"ice", "irdma"},
+        {"i40e", "irdma"},
+        {"efa", "efa"},
+        {"qede", "qedr"},
+        {"hfi1", "hfi1verbs"},
+        {"mana", "mana"},
+        {"erdma", "erdma"},
+        {"vmw_pvrdma", "vmw_pvrdma"},
+    });
+    for (const auto& pair : kProviders) {
+        if (driver == pair.driver) return std::string(pair.provider);
+    }
+    // Without a driver link the device name's prefix is the kernel driver's ("mlx5_0").
+    for (const auto& pair : kProviders) {
+        if (hca.starts_with(pair.provider)) return std::string(pair.provider);
+    }
+    return {};
+}
+
+struct VerbsProblems {
+    std::vector<std::string> missing;    // what the container lacks, in words
+    std::vector<std::string> undecided;  // paths the view cannot answer for
+    std::vector<std::string> fixes;
+    std::string library;  // the libibverbs found
+};
+
+// The HCAs NCCL would open: those NCCL_IB_HCA selects, else those with an ACTIVE port.
+std::vector<const Nic*> used_hcas(const RuleInput& in) {
+    std::vector<const Nic*> nics;
+    if (!in.ctx.topology) return nics;
+    const nccl::Setting* hca = in.nccl.get("NCCL_IB_HCA");
+    std::optional<nccl::DeviceFilter> filter;
+    if (hca != nullptr) filter = nccl::parse_hca_filter(hca->value);
+    for (const auto& nic : in.ctx.topology->nics) {
+        if (nic.hca.empty() || !std::any_of(nic.ports.begin(), nic.ports.end(), is_active)) continue;
+        if (filter && !nccl::matches(*filter, nic.hca)) continue;
+        nics.push_back(&nic);
+    }
+    return nics;
+}
+
+void check_verbs_library(const RuleInput& in, const std::vector<std::string>& dirs, VerbsProblems& problems) {
+    // buildIbvSymbols (src/misc/ibvsymbols.cc) dlopens NCCL_IBVERBS_LIB when
+    // set (recent NCCL), then libibverbs.so, then libibverbs.so.1.
+    std::vector<std::string> names;
+    if (const nccl::Setting* lib = in.nccl.get("NCCL_IBVERBS_LIB")) names.push_back(lib->value);
+    names.emplace_back("libibverbs.so");
+    names.emplace_back("libibverbs.so.1");
+    for (const auto& name : names) {
+        if (name.find('/') != std::string::npos) {
+            FileInfo info = in.files->stat(name);
+            if (info.kind == FileKind::regular) {
+                problems.library = name;
+                return;
+            }
+            if (info.kind == FileKind::unknown) problems.undecided.push_back(name);
+            continue;
+        }
+        nccl::LibraryFound found = nccl::find_in_dirs(*in.files, dirs, name);
+        if (!found.path.empty()) {
+            problems.library = found.path;
+            return;
+        }
+        problems.undecided.insert(problems.undecided.end(), found.undecided.begin(), found.undecided.end());
+    }
+    if (!problems.undecided.empty()) return;
+    problems.missing.push_back("no libibverbs.so.1 on the library path");
+    problems.fixes.emplace_back(
+        "use an image with rdma-core's verbs library and providers (Debian/Ubuntu: libibverbs1 and "
+        "ibverbs-providers; RHEL: libibverbs), or mount the host's MOFED/DOCA libraries into the container");
+}
+
+void check_verbs_providers(const RuleInput& in, const std::vector<std::string>& dirs,
+                           const std::vector<const Nic*>& hcas, VerbsProblems& problems) {
+    // rdma-core loads providers from <libdir>/libibverbs/lib<name>-rdmav<ABI>.so.
+    std::vector<std::string> provider_dirs;
+    if (!problems.library.empty())
+        provider_dirs.push_back(problems.library.substr(0, problems.library.rfind('/')) + "/libibverbs");
+    for (const auto& dir : dirs) provider_dirs.push_back(dir + "/libibverbs");
+    std::set<std::string> providers;
+    for (const Nic* nic : hcas) {
+        std::string provider = verbs_provider(nic->driver, nic->hca);
+        if (!provider.empty()) providers.insert(provider);
+    }
+    std::set<std::string> seen;
+    for (const auto& provider : providers) {
+        std::string prefix = "lib" + provider + "-rdmav";
+        bool found = false;
+        for (const auto& dir : provider_dirs) {
+            if (!seen.insert(dir + "|" + provider).second) continue;
+            for (const auto& name : in.files->list(dir)) {
+                if (name.starts_with(prefix) && name.ends_with(".so")) found = true;
+            }
+            if (found) break;
+        }
+        if (!found) {
+            problems.missing.push_back("no " + prefix + "*.so verbs provider for the node's HCAs");
+            problems.fixes.emplace_back(
+                "install rdma-core's providers in the image (ibverbs-providers, or the "
+                "MOFED/DOCA libibverbs and lib" +
+                provider + " packages)");
+        }
+    }
+}
+
+void check_uverbs_devices(const RuleInput& in, const std::vector<const Nic*>& hcas, VerbsProblems& problems) {
+    std::vector<std::string> absent;
+    bool any_named = false;
+    for (const Nic* nic : hcas) {
+        for (const auto& uverbs : nic->uverbs) {
+            any_named = true;
+            std::string path = "/dev/infiniband/" + uverbs;
+            FileInfo info = in.files->stat(path);
+            if (info.kind == FileKind::missing || info.kind == FileKind::dangling_symlink) {
+                absent.push_back(path + " (" + nic->hca + ")");
+            } else if (info.kind == FileKind::unknown) {
+                problems.undecided.push_back(path);
+            }
+        }
+    }
+    if (!any_named) {
+        // sysfs did not name the devices: any uverbs device will do for the question.
+        FileInfo dir = in.files->stat("/dev/infiniband");
+        if (dir.kind == FileKind::unknown) {
+            problems.undecided.emplace_back("/dev/infiniband");
+            return;
+        }
+        auto names = in.files->list("/dev/infiniband");
+        if (std::none_of(names.begin(), names.end(), [](const std::string& n) { return n.starts_with("uverbs"); }))
+            absent.emplace_back("/dev/infiniband/uverbs*");
+    }
+    if (absent.empty()) return;
+    problems.missing.push_back("no " + join(absent));
+    problems.fixes.emplace_back(
+        "pass the RDMA devices into the container: docker/podman --device=/dev/infiniband; enroot/pyxis: mount "
+        "/dev/infiniband (enroot's default hooks do when the host has it); Kubernetes: request the RDMA device "
+        "plugin's resource (e.g. rdma/ib) for the pod");
+}
+
+void check_verbs_missing(const RuleInput& in, RuleOutput& out) {
+    if (const nccl::Setting* disable = in.nccl.get("NCCL_IB_DISABLE")) {
+        if (auto value = effective_int(*disable); value && *value != 0) return;  // net.ib-disabled
+    }
+    if (const nccl::Setting* net = in.nccl.get("NCCL_NET")) {
+        // Another transport chosen on purpose (a net plugin, sockets); NCCL compares names case-insensitively.
+        std::string upper = net->value;
+        std::transform(upper.begin(), upper.end(), upper.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+        if (upper != "IB") return;
+    }
+    Condition rdma = node_has_rdma(in);
+    Condition multi_node = multi_node_job(in.ctx);
+    if (rdma.fails() || multi_node.fails()) return;
+    Condition view =
+        in.files != nullptr ? Condition::known(true) : Condition::unknown("the task's file view is unknown");
+    if (!all_hold(out, "whether the container can open the node's RDMA devices", {rdma, multi_node, view})) return;
+
+    std::vector<std::string> dirs = loader_dirs(in);
+    std::vector<const Nic*> hcas = used_hcas(in);
+    VerbsProblems problems;
+    check_verbs_library(in, dirs, problems);
+    if (!problems.library.empty()) check_verbs_providers(in, dirs, hcas, problems);
+    check_uverbs_devices(in, hcas, problems);
+    if (problems.missing.empty()) {
+        if (!problems.undecided.empty()) {
+            out.unknown("cannot tell whether the container can open the node's RDMA devices because " +
+                        in.files->describe() + " cannot say whether " + join(problems.undecided) + " exists");
+        }
+        return;
+    }
+    Finding& finding = out.fire("this " + std::to_string(*in.ctx.job.nodes) + "-node job runs on " +
+                                rdma_description(in) + ", but the container has " + join(problems.missing, "; ") +
+                                ": NCCL's IB transport cannot open a device and NCCL falls back to TCP sockets");
+    finding.evidence.emplace_back("missing", join(problems.missing, "; "));
+    if (!problems.library.empty()) finding.evidence.emplace_back("libibverbs", problems.library);
+    std::vector<std::string> hca_names;
+    for (const Nic* nic : hcas) {
+        hca_names.push_back(nic->hca + (nic->driver.empty() ? "" : " (" + nic->driver + ")") +
+                            (nic->uverbs.empty() ? "" : " " + join(nic->uverbs, "/")));
+    }
+    if (!hca_names.empty()) finding.evidence.emplace_back("hcas", join(hca_names));
+    finding.evidence.emplace_back("job_nodes", std::to_string(*in.ctx.job.nodes));
+    add_rdma_evidence(finding, in);
+    finding.evidence.emplace_back("searched", join(dirs, ":"));
+    finding.evidence.emplace_back("container_view", in.files->describe());
+    rules::add_container_evidence(finding, in.ctx);
+    for (auto& fix : problems.fixes) finding.remediation.push_back(RemediationOp::manual_step(std::move(fix)));
+}
+
+const TableRule kVerbsMissing{
+    RuleInfo{
+        .id = "net.verbs-missing",
+        .title = "Container cannot open the node's RDMA devices",
+        .default_action = Action::block,
+        .severity = Severity::error,
+        .scopes = kScopeLive | kScopeCli,
+        .checks = "A multi-node job on a node with ACTIVE IB/RoCE ports (or a profile that declares RDMA NICs), "
+                  "unless `NCCL_IB_DISABLE` is set or `NCCL_NET` names another transport. In the container's view: "
+                  "`libibverbs.so` or `libibverbs.so.1` (or `NCCL_IBVERBS_LIB`) along the loader's path; the "
+                  "rdma-core provider for the kernel driver of each HCA NCCL will use (`mlx5_core` → "
+                  "`libibverbs/libmlx5-rdmav*.so`); and the `/dev/infiniband/uverbsN` device of each of those "
+                  "HCAs, as sysfs names them (`/sys/class/infiniband/<hca>/device/infiniband_verbs`).",
+        .why = "NCCL loads libibverbs with dlopen (buildIbvSymbols, src/misc/ibvsymbols.cc) and opens each HCA "
+               "through its uverbs device. An image without rdma-core, without the provider for the HCA, or a "
+               "runtime that did not pass /dev/infiniband gives NCCL no IB device; it logs \"NET/IB : No device "
+               "found\" at INFO and runs over TCP sockets, at a fraction of the fabric's bandwidth.",
+        .evidence = "What is missing, the libibverbs found, the HCAs with their drivers and uverbs devices, the "
+                    "directories searched and the container view.",
+        .fix = "Use an image with rdma-core's libibverbs and providers (or mount the host's MOFED/DOCA libraries), "
+               "and pass `/dev/infiniband` into the container (`--device=/dev/infiniband`, enroot's device mount, "
+               "the RDMA device plugin's resource in Kubernetes).",
+    },
+    check_verbs_missing};
+
+// ---------------------------------------------------------------------------
+// net.imex-channel-missing
+
+// ncclMnnvlCheck (src/mnnvl.cc) allocates FABRIC-handle memory, which needs an
+// IMEX channel device. Multi-node NVLink arrived in NCCL 2.20.3; up to 2.26 a
+// failed allocation silently left MNNVL off, from 2.27.3 it fails init.
+constexpr nccl::Version kMnnvlFirst{2, 20, 3};
+constexpr nccl::Version kMnnvlFatal{2, 27, 3};
+
+void check_imex_channel_missing(const RuleInput& in, RuleOutput& out) {
+    if (!in.profile.node.mnnvl) return;
+    // init.cc: MNNVL is checked when nNodes > 1 and NCCL_MNNVL_ENABLE != 0, or when it is 1.
+    std::optional<long long> enable;
+    if (const nccl::Setting* setting = in.nccl.get("NCCL_MNNVL_ENABLE")) enable = effective_int(*setting);
+    if (enable && *enable == 0) return;
+    Condition multi_node = enable && *enable == 1 ? Condition::known(true) : multi_node_job(in.ctx);
+    Condition view =
+        in.files != nullptr ? Condition::known(true) : Condition::unknown("the task's file view is unknown");
+    if (!all_hold(out, "whether NCCL can use multi-node NVLink", {multi_node, view})) return;
+
+    constexpr std::string_view kDir = "/dev/nvidia-caps-imex-channels";
+    FileInfo dir = in.files->stat(kDir);
+    if (dir.kind == FileKind::unknown) {
+        out.unknown("cannot tell whether the container has an IMEX channel because " + in.files->describe() +
+                    " cannot say whether " + std::string(kDir) + " exists");
+        return;
+    }
+    std::vector<std::string> channels;
+    for (const auto& name : in.files->list(kDir)) {
+        if (name.starts_with("channel")) channels.push_back(name);
+    }
+    if (!channels.empty()) return;
+
+    std::string where;
+    auto version = rules::image_nccl_version(in, where);
+    if (version && *version < kMnnvlFirst) {
+        out.unknown("does not apply: NCCL " + version->to_string() + " in the image (" + where +
+                    ") predates multi-node NVLink (2.20.3) and never uses IMEX channels");
+        return;
+    }
+    std::string consequence;
+    if (!version) {
+        consequence =
+            "NCCL 2.27.3 and later fail communicator init (\"MNNVL ... is available but not working on this "
+            "system. Check the IMEX channel configuration\"); earlier versions silently use the network "
+            "instead of NVLink across nodes";
+    } else if (*version >= kMnnvlFatal) {
+        consequence = "NCCL " + version->to_string() +
+                      " fails communicator init (\"MNNVL ... is available but not working on this system. Check the "
+                      "IMEX channel configuration\")";
+    } else {
+        consequence = "NCCL " + version->to_string() +
+                      " silently skips multi-node NVLink and sends inter-node traffic over the network";
+    }
+    Finding& finding = out.fire("profile " + in.profile.name +
+                                " is a multi-node NVLink class, but the container has "
+                                "no IMEX channel (" +
+                                std::string(kDir) + "/channelN): " + consequence);
+    finding.evidence.emplace_back("imex_channels", std::string(kDir) + " " + std::string(to_string(dir.kind)));
+    finding.evidence.emplace_back("nccl_version",
+                                  version ? version->to_string() + " (" + where + ")" : "unknown: " + where);
+    if (in.ctx.job.nodes) finding.evidence.emplace_back("job_nodes", std::to_string(*in.ctx.job.nodes));
+    rules::add_container_evidence(finding, in.ctx);
+    finding.remediation.push_back(RemediationOp::manual_step(
+        "run nvidia-imex on the nodes and give the container a channel: NVIDIA_IMEX_CHANNELS=0 with the NVIDIA "
+        "container toolkit, or a bind of /dev/nvidia-caps-imex-channels/channel0; in Kubernetes, a ComputeDomain "
+        "of the NVIDIA DRA driver"));
+}
+
+const TableRule kImexChannelMissing{
+    RuleInfo{
+        .id = "net.imex-channel-missing",
+        .title = "No IMEX channel in a multi-node NVLink container",
+        .default_action = Action::block,
+        .severity = Severity::error,
+        .scopes = kScopeLive | kScopeCli,
+        .checks = "On a profile with `node.mnnvl: true` (GB200/GB300 NVL72), a job NCCL checks multi-node NVLink "
+                  "for (more than one node and `NCCL_MNNVL_ENABLE` not 0, or `NCCL_MNNVL_ENABLE=1`) whose container "
+                  "shows no `/dev/nvidia-caps-imex-channels/channelN`. The NCCL in the image decides the message: "
+                  "before 2.20.3 the rule does not apply and says so.",
+        .why = "NCCL shares memory across the NVLink domain through FABRIC handles, which need an IMEX channel "
+               "(ncclMnnvlCheck, src/mnnvl.cc). Without one, NCCL 2.20-2.26 silently left multi-node NVLink off and "
+               "used the network — a fraction of NVLink's bandwidth — and NCCL 2.27.3 and later fail init.",
+        .evidence = "The IMEX channel directory as the container sees it, the NCCL version in the image and where it "
+                    "was read, the job's node count.",
+        .fix = "Run nvidia-imex on the nodes and give the container a channel (`NVIDIA_IMEX_CHANNELS=0` with the "
+               "NVIDIA container toolkit, a bind of `/dev/nvidia-caps-imex-channels/channel0`, or a ComputeDomain "
+               "of the NVIDIA DRA driver in Kubernetes); `NCCL_MNNVL_ENABLE=0` only where NVLink across nodes is "
+               "not wanted.",
+    },
+    check_imex_channel_missing};
 }  // namespace
 
 void register_network_rules(std::vector<const Rule*>& rules) {
@@ -959,6 +1348,9 @@ void register_network_rules(std::vector<const Rule*>& rules) {
     rules.push_back(&kIbPortDegraded);
     rules.push_back(&kGdrLevelLow);
     rules.push_back(&kGdrReadOff);
+    rules.push_back(&kGdrUnavailable);
+    rules.push_back(&kVerbsMissing);
+    rules.push_back(&kImexChannelMissing);
 }
 
 }  // namespace launchguard

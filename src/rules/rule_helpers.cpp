@@ -139,4 +139,46 @@ void add_container_evidence(Finding& finding, const LaunchContext& ctx) {
 
 std::string_view where_task_runs(Runtime runtime) { return runtime == Runtime::bare ? "" : " in the container"; }
 
+Condition node_is_vm(const LaunchContext& ctx, bool vm) {
+    if (!ctx.node.virtualization)
+        return Condition::unknown("whether the node is a VM is unknown: " + ctx.node.virtualization.reason());
+    return Condition::known((*ctx.node.virtualization != "none") == vm);
+}
+
+Condition topology_known(const LaunchContext& ctx) {
+    if (!ctx.topology) return Condition::unknown("the node topology is unknown: " + ctx.topology.reason());
+    return Condition::known(true);
+}
+
+Condition pci_capabilities_known(const LaunchContext& ctx, std::string_view what) {
+    if (!ctx.node.pci_capabilities)
+        return Condition::unknown(std::string(what) + " are unknown: " + ctx.node.pci_capabilities.reason());
+    return Condition::known(true);
+}
+
+std::optional<nccl::Version> image_nccl_version(const RuleInput& in, std::string& where) {
+    if (in.files == nullptr) {
+        where = "the task's file view is unknown";
+        return std::nullopt;
+    }
+    if (!in.ctx.env) {
+        where = "the task environment, whose LD_LIBRARY_PATH the loader searches, is unknown";
+        return std::nullopt;
+    }
+    const nccl::NcclLibrary& lib = in.shared.nccl_library(&in.ctx.env.value(), *in.files);
+    if (lib.found.path.empty()) {
+        where = lib.found.undecided.empty()
+                    ? "no libnccl.so.2 is on the loader's path in " + in.files->describe() +
+                          " (a Python wheel's own NCCL is found through its RPATH, which is not read)"
+                    : in.files->describe() + " cannot say whether " + join(lib.found.undecided) + " exists";
+        return std::nullopt;
+    }
+    if (!lib.version) {
+        where = lib.version_source + " carries no version in its file name";
+        return std::nullopt;
+    }
+    where = lib.version_source;
+    return lib.version;
+}
+
 }  // namespace launchguard::rules

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "finding/finding.h"
+#include "nccl/library_search.h"
 #include "nccl/nccl_config.h"
 #include "rules/rule.h"
 
@@ -79,6 +80,19 @@ void add_container_evidence(Finding& finding, const LaunchContext& ctx);
 // " in the container" for a task that runs in one (or may), "" on the host:
 // where a message says the task looks.
 std::string_view where_task_runs(Runtime runtime);
+
+// Preconditions of the node rules that read PCI configuration space: the
+// node is (vm = true) or is not a VM; its topology is known; the PCI
+// capabilities were read (`what`: "the bridges' ACS settings").
+Condition node_is_vm(const LaunchContext& ctx, bool vm);
+Condition topology_known(const LaunchContext& ctx);
+Condition pci_capabilities_known(const LaunchContext& ctx, std::string_view what);
+
+// The version of the NCCL the task's loader would find in its image
+// (SharedAnalysis::nccl_library), with where it was read; or nullopt with
+// `where` saying why it is unknown ("no libnccl.so.2 on the container's
+// library path", "its file name carries no version").
+std::optional<nccl::Version> image_nccl_version(const RuleInput& in, std::string& where);
 
 // "400" for 400.0, "12.5" for 12.5: rates and sizes in messages.
 std::string format_number(double value);

@@ -5,9 +5,12 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "context/file_view.h"
+#include "context/launch_context.h"
+#include "nccl/library_search.h"
 #include "nccl/topology_file.h"
 #include "util/error.h"
 
@@ -23,8 +26,14 @@ public:
     // Reads `path` through `files` and parses it, or returns the earlier result.
     const ReadTopologyFile& topology_file(const FileView& files, const std::string& path);
 
+    // The NCCL the task's loader would find (nccl/library_search.h), looked
+    // up on the first call: some 25 file lookups, so only rules that need
+    // the version ask.
+    const nccl::NcclLibrary& nccl_library(const Environment* env, const FileView& files);
+
 private:
     std::map<std::string, ReadTopologyFile, std::less<>> topology_files_;
+    std::optional<nccl::NcclLibrary> nccl_library_;
 };
 
 }  // namespace launchguard

@@ -372,12 +372,81 @@ const TableRule kPageSize{
     },
     check_page_size};
 
+// ---------------------------------------------------------------------------
+// virt.ats-off
+
+void check_ats_off(const RuleInput& in, RuleOutput& out) {
+    if (!in.profile.virt.require_nic_ats) return;
+    const LaunchContext& ctx = in.ctx;
+    rules::Condition vm = rules::node_is_vm(ctx, true);
+    rules::Condition topo = rules::topology_known(ctx);
+    rules::Condition caps = rules::pci_capabilities_known(ctx, "the NICs' ATS settings");
+    if (!rules::all_hold(out, "whether the passed-through NICs translate addresses with ATS", {vm, topo, caps})) return;
+
+    std::vector<std::string> off;
+    std::vector<std::string> unreadable;
+    for (const Nic& nic : ctx.topology->nics) {
+        if (nic.hca.empty() || nic.busid.empty()) continue;
+        auto it = ctx.node.pci_capabilities->find(nic.busid);
+        if (it == ctx.node.pci_capabilities->end() || !it->second.extended_readable) {
+            unreadable.push_back(nic.hca + " " + nic.busid);
+        } else if (!it->second.ats_control) {
+            off.push_back(nic.hca + " " + nic.busid + " (no ATS capability exposed to the VM)");
+        } else if ((*it->second.ats_control & PciCapabilities::kAtsEnable) == 0) {
+            off.push_back(nic.hca + " " + nic.busid + " (ATS present, Enable clear)");
+        }
+    }
+    if (off.empty()) {
+        if (!unreadable.empty()) {
+            out.unknown(
+                "cannot tell whether ATS is on for " + rules::join(unreadable) +
+                " because their configuration space could not be read past its first 64 bytes, or not at all (the "
+                "extended space needs root)");
+        }
+        return;
+    }
+    Finding& finding = out.fire("ATS is off on " + std::to_string(off.size()) + " passed-through RDMA NIC" +
+                                (off.size() == 1 ? "" : "s") + " of this " + *ctx.node.virtualization +
+                                " VM, which profile " + in.profile.name + " requires it on (" + rules::join(off) +
+                                "): GPUDirect RDMA traffic is translated by the host IOMMU on every access");
+    finding.evidence.emplace_back("nics", rules::join(off));
+    finding.evidence.emplace_back("virtualization",
+                                  *ctx.node.virtualization + " (" + ctx.node.virtualization.source() + ")");
+    finding.evidence.emplace_back("source", ctx.node.pci_capabilities.source());
+    finding.remediation.push_back(RemediationOp::manual_step(
+        "enable ATS for the NIC on the host (ConnectX firmware: mlxconfig ATS_ENABLED=true, then a firmware reset) and "
+        "pass the capability through to the VM; the guest's driver enables it when it sees it"));
+}
+
+const TableRule kAtsOff{
+    RuleInfo{
+        .id = "virt.ats-off",
+        .title = "ATS off on a passed-through NIC",
+        .default_action = Action::block,
+        .severity = Severity::error,
+        .scopes = kScopeNode | kScopeCli,
+        .checks = "In a VM, on profiles with `virtualization.require_nic_ats: true`: each RDMA NIC's ATS extended "
+                  "capability (ID 0x000F) in its binary `/sys/bus/pci/devices/<nic>/config`, whose ATS Control "
+                  "register (+6) must have Enable (bit 15) set. A NIC that exposes no ATS capability counts as off. "
+                  "Reading the extended configuration space needs root; elsewhere the rule says it cannot tell.",
+        .why = "In a VM, GPUDirect RDMA between a passed-through NIC and GPU goes through the host's IOMMU. With "
+               "ATS the NIC caches translations and peer traffic can go directly between the devices; without it "
+               "every access is translated by the host IOMMU or routed through the root complex, and GDR bandwidth "
+               "collapses. VM classes built for GDR (e.g. those whose hypervisor enables ATS for ConnectX) rely on it.",
+        .evidence = "Each NIC with ATS off or absent, the virtualization, and where the configuration space was "
+                    "read.",
+        .fix = "Enable ATS in the NIC firmware (`mlxconfig ... ATS_ENABLED=true`) and pass it through to the VM; "
+               "then reboot the guest. Drained by node checks until fixed.",
+    },
+    check_ats_off};
+
 }  // namespace
 
 void register_virtualization_rules(std::vector<const Rule*>& rules) {
     rules.push_back(&kIommuTranslating);
     rules.push_back(&kIommuStrict);
     rules.push_back(&kPageSize);
+    rules.push_back(&kAtsOff);
 }
 
 }  // namespace launchguard

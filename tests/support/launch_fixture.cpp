@@ -36,6 +36,9 @@ std::shared_ptr<MemoryFileView> read_files(const YAML::Node& spec, const std::st
     if (auto unreadable = spec["unreadable"]) {
         for (const auto& u : unreadable) view->add_unreadable(u.as<std::string>());
     }
+    if (auto devices = spec["devices"]) {
+        for (const auto& d : devices) view->add_other(d.as<std::string>());
+    }
     if (auto unknown = spec["unknown_files"]) {
         for (const auto& u : unknown) view->add_unknown(u.as<std::string>());
     }
@@ -120,6 +123,11 @@ LaunchContext launch_from_yaml(const std::string& yaml) {
         if (c["caps"]) {
             ctx.container.capabilities =
                 Fact<std::vector<std::string>>::known(c["caps"].as<std::vector<std::string>>(), kFixtureSource);
+        }
+        if (c["nofile"]) {
+            std::optional<std::uint64_t> limit;
+            if (c["nofile"].as<std::string>() != "unlimited") limit = c["nofile"].as<std::uint64_t>();
+            ctx.container.open_files = Fact<std::optional<std::uint64_t>>::known(limit, kFixtureSource);
         }
         if (c["root"]) ctx.container.runs_as_root = Fact<bool>::known(c["root"].as<bool>(), kFixtureSource);
     }

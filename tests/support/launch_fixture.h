@@ -11,11 +11,11 @@
 //   )");
 //
 // Keys (all optional): env, files, directories, symlinks, unreadable,
-// unknown_files, hwloc_xml, sysfs, cpus, gpus (list of ids, as --gpus),
-// interfaces, job {nodes,tasks,gpus}, runtime (bare|enroot|pyxis|kubernetes),
-// container {shm, memlock (bytes or "unlimited"), caps, root}, host {env,
-// files, directories, symlinks}, node {arch, page_size, cmdline, virtualization,
-// numa_balancing}. Anything not given stays unknown ("not in the test fixture").
+// devices (character devices such as /dev/infiniband/uverbs0), unknown_files, hwloc_xml, sysfs, cpus, gpus (list of
+// ids, as --gpus), interfaces, job {nodes,tasks,gpus}, runtime (bare|enroot|pyxis|kubernetes), container {shm, memlock
+// (bytes or "unlimited"), nofile (a count or "unlimited"), caps, root}, host {env, files, directories, symlinks}, node
+// {arch, page_size, cmdline, virtualization, numa_balancing}. Anything not given stays unknown ("not in the test
+// fixture").
 #pragma once
 
 #include <string>

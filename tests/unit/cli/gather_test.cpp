@@ -207,6 +207,9 @@ TEST(Gather, CommittedDevelopmentMachineTreeGivesAStableVerdict) {
     EXPECT_TRUE(report.at("findings").as_array().empty()) << r.out;
     std::set<std::string> unknown;
     for (const auto& item : report.at("unknown").as_array()) unknown.insert(std::string(item.at("rule").as_string()));
+    // mem.nofile-low reads launchguard's own RLIMIT_NOFILE (no --pid): whether
+    // it is below the profile's minimum is this machine's, not the tree's.
+    unknown.erase("mem.nofile-low");
     EXPECT_EQ(unknown, (std::set<std::string>{"conf.host-not-visible", "power.cstates", "power.governor",
                                               "power.turbo-off", "shm.small"}))
         << r.out;

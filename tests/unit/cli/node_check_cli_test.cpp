@@ -107,6 +107,25 @@ TEST(NodeCheckCli, PlainReportAndExitCodesAsCheck) {
     EXPECT_EQ(run_command(node_check("kvm-guest-2n", "--config /x.conf")).exit_code, 2) << "--config needs --slurm";
 }
 
+TEST(NodeCheckCli, TransportRulesRunAndShowInTheJson) {
+    test::TempTree tree;
+    tree.write("gdr.yaml", "name: gdr\nnode: {gpudirect_rdma: true}\n");
+    tree.mkdir("root/sys/module/mlx5_core");
+    tree.mkdir("root/sys/bus/pci/devices");
+    tree.write("root/proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.183.01\n");
+    auto result = run_command(cli() + " node-check --no-topology-cache --format json --hwloc-xml " +
+                              quote_arg(fixture_path("hwloc/32em64t-2n8c2t-pci-normalio.xml")) + " --sysfs-root " +
+                              quote_arg(tree.path("root")) + " --profile " + quote_arg(tree.path("gdr.yaml")));
+    EXPECT_EQ(result.exit_code, 1) << result.err;
+    auto report = boost::json::parse(result.out).as_object();
+    std::set<std::string> fired;
+    for (const auto& f : report.at("findings").as_array()) fired.insert(std::string(f.at("rule").as_string()));
+    EXPECT_EQ(fired.count("net.gdr-unavailable"), 1U) << result.out;
+    // Task rules (net.verbs-missing, mem.nofile-low) are not node rules.
+    EXPECT_EQ(fired.count("net.verbs-missing"), 0U);
+    EXPECT_EQ(fired.count("mem.nofile-low"), 0U);
+}
+
 TEST(NodeCheckCli, AFifoInTheSysfsTreeDoesNotStallTheCheck) {
     // A FIFO where a sysfs attribute should be: launchguard's bounded reader
     // refuses it before opening (util/input_file.h), so the fact is unknown

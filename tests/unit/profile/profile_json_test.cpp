@@ -47,12 +47,13 @@ TEST(ProfileJson, EverySettingIsWrittenAndReadBack) {
 name: site
 description: every key set
 node: {arch: aarch64, virtual_machine: true, grace: true, mnnvl: true, nvswitch: true, gpus: 4, rdma_nics: 4,
-       active_ib_ports: 4, ib_rate_gbps: 400.5, page_size: 64KiB, hcas: [mlx5_0, mlx5_1]}
+       active_ib_ports: 4, ib_rate_gbps: 400.5, page_size: 64KiB, hcas: [mlx5_0, mlx5_1], gpudirect_rdma: true}
 topology: {required: true, host_path: /opt/topo.xml, container_path: /etc/topo.xml}
-nccl: {net: IB, net_plugin: libnccl-net.so, ib_hca: "=mlx5_0:1", qps_per_connection: {min: 2, min_total_gpus: 64, min_link_gbps: 200}}
+nccl: {net: IB, net_plugin: libnccl-net.so, ib_hca: "=mlx5_0:1", qps_per_connection: {min: 2, min_total_gpus: 64, min_link_gbps: 200},
+       min_version: "2.27.3"}
 cpu: {governor: schedutil, min_idle_states: 2, min_affinity_overlap: 0.25, numa_balancing_allowed: true}
-container: {shm_min: 2GiB, memlock_unlimited: false}
-virtualization: {require_iommu_passthrough: true}
+container: {shm_min: 2GiB, memlock_unlimited: false, open_files_min: 1048576, open_files_min_job_gpus: 0}
+virtualization: {require_iommu_passthrough: true, require_nic_ats: true}
 rules: {topo.file-missing: block, power.cstates: off}
 )",
                                    "site.yaml", kAnyRule);

@@ -172,6 +172,36 @@ TEST(ProfileParser, EnumsAndRangesAreChecked) {
     EXPECT_NE(huge.error().message.find("out of range [0, 1024]"), std::string::npos) << huge.error().message;
 }
 
+TEST(ProfileParser, TransportKnobsAndTheirDefaults) {
+    auto defaults = parse_profile_with("name: x\n", "f.yaml", kAnyRule);
+    ASSERT_TRUE(defaults.ok());
+    EXPECT_FALSE(defaults->node.gpudirect_rdma);
+    EXPECT_FALSE(defaults->nccl.min_version.has_value());
+    EXPECT_EQ(defaults->container.open_files_min, 65536U);
+    EXPECT_EQ(defaults->container.open_files_min_job_gpus, 64);
+    EXPECT_FALSE(defaults->virt.require_nic_ats);
+    auto set = parse_profile_with(
+        "name: x\nnode: {gpudirect_rdma: true}\nnccl: {min_version: '2.27.3'}\n"
+        "container: {open_files_min: 1048576, open_files_min_job_gpus: 0}\nvirtualization: {require_nic_ats: true}\n",
+        "f.yaml", kAnyRule);
+    ASSERT_TRUE(set.ok()) << set.error().to_string();
+    EXPECT_TRUE(set->node.gpudirect_rdma);
+    EXPECT_EQ(*set->nccl.min_version, "2.27.3");
+    EXPECT_EQ(set->container.open_files_min, 1048576U);
+    EXPECT_EQ(set->container.open_files_min_job_gpus, 0);
+    EXPECT_TRUE(set->virt.require_nic_ats);
+    for (const char* bad : {"2", "2.27.x", "v2.27", "2..3", "2.27.3.1"}) {
+        auto version =
+            parse_profile_with(std::string("name: x\nnccl:\n  min_version: \"") + bad + "\"\n", "f.yaml", kAnyRule);
+        ASSERT_FALSE(version.ok()) << bad;
+        EXPECT_EQ(version.error().line, 3) << bad;
+        EXPECT_EQ(version.error().field, "nccl.min_version") << bad;
+    }
+    auto negative = parse_profile_with("name: x\ncontainer:\n  open_files_min: -1\n", "f.yaml", kAnyRule);
+    ASSERT_FALSE(negative.ok());
+    EXPECT_EQ(negative.error().field, "container.open_files_min");
+}
+
 TEST(ProfileParser, MessagesSayWhatWasFoundAndWhere) {
     auto list = parse_profile_with("name: x\nnode:\n  gpus: [1, 2]\n", "f.yaml", kAnyRule);
     ASSERT_FALSE(list.ok());

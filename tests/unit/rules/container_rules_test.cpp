@@ -85,7 +85,7 @@ TEST(MemLock, IpcLockDoesNotHelpANonRootContainer) {
         launch_from_yaml(std::string(kWithIb) + "container: {memlock: 8MiB, root: false, caps: [CAP_IPC_LOCK]}\n");
     auto result = run_rule("mem.memlock", ctx);
     ASSERT_TRUE(result.fired());
-    EXPECT_TRUE(mentions(result.finding().message, "IPC_LOCK does not apply to a non-root container"));
+    EXPECT_TRUE(mentions(result.finding().message, "IPC_LOCK does not raise it for a non-root process"));
     EXPECT_FALSE(result.has_op(RemediationOp::Kind::add_capability));
     EXPECT_TRUE(result.has_op(RemediationOp::Kind::manual));
 }

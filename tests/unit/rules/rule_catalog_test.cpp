@@ -43,6 +43,9 @@ const std::vector<CatalogEntry> kCatalog = {
     {"net.ib-port-degraded", Action::block, "L N C"},
     {"net.gdr-level-low", Action::warn, "L K C"},
     {"net.gdr-read-off", Action::warn, "L K C"},
+    {"net.gdr-unavailable", Action::block, "L N C"},
+    {"net.verbs-missing", Action::block, "L C"},
+    {"net.imex-channel-missing", Action::block, "L C"},
     {"nccl.p2p-disabled", Action::warn, "L K C"},
     {"nccl.shm-disabled", Action::warn, "L K C"},
     {"nccl.nvls-disabled", Action::warn, "L K C"},
@@ -51,6 +54,8 @@ const std::vector<CatalogEntry> kCatalog = {
     {"nccl.proto-restricted", Action::warn, "L K C"},
     {"nccl.channels-capped", Action::warn, "L K C"},
     {"nccl.buffsize-suspicious", Action::warn, "L K C"},
+    {"nccl.debug-verbose", Action::warn, "L K C"},
+    {"nccl.version-old", Action::warn, "L C"},
     {"cpu.affinity-off-gpu", Action::block, "L C"},
     {"cpu.affinity-partial", Action::warn, "L C"},
     {"cpu.bind-by-id", Action::warn, "L C"},
@@ -62,10 +67,13 @@ const std::vector<CatalogEntry> kCatalog = {
     {"virt.iommu-translating", Action::warn, "N C"},
     {"virt.iommu-strict", Action::warn, "N C"},
     {"virt.page-size", Action::warn, "L N C"},
+    {"virt.ats-off", Action::block, "N C"},
     {"hw.pcie-degraded", Action::block, "L N C"},
     {"hw.inventory", Action::block, "N C"},
+    {"hw.pcie-acs-p2p", Action::block, "N C"},
     {"shm.small", Action::patch, "L K C"},
     {"mem.memlock", Action::warn, "L K C"},
+    {"mem.nofile-low", Action::warn, "L C"},
 };
 
 TEST(RuleCatalog, RegistryOrderDefaultsAndContextsMatchTheTable) {

@@ -1,0 +1,122 @@
+#include "nccl/library_search.h"
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+
+#include "util/text.h"
+
+namespace launchguard::nccl {
+namespace {
+
+constexpr std::string_view kNcclSoname = "libnccl.so.2";
+
+void add_ld_conf_dirs(const FileView& files, const std::string& path, std::vector<std::string>& dirs) {
+    auto text = files.read(path, 64U << 10);
+    if (!text) return;
+    for (const auto& raw : split_list(*text, '\n')) {
+        std::string_view line = trim(raw);
+        if (line.starts_with('/')) dirs.emplace_back(line);
+    }
+}
+
+std::optional<int> number(std::string_view text) {
+    int v = 0;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || ptr != text.data() + text.size() || text.empty() || v < 0) return std::nullopt;
+    return v;
+}
+
+}  // namespace
+
+const std::vector<std::string>& system_library_dirs() {
+    static const std::vector<std::string> kDirs = {
+        "/usr/lib/x86_64-linux-gnu",
+        "/lib/x86_64-linux-gnu",
+        "/usr/lib/aarch64-linux-gnu",
+        "/lib/aarch64-linux-gnu",
+        "/usr/lib64",
+        "/lib64",
+        "/usr/lib",
+        "/lib",
+        "/usr/local/lib",
+    };
+    return kDirs;
+}
+
+std::vector<std::string> loader_dirs(const Environment* env, const FileView* files) {
+    std::vector<std::string> dirs;
+    if (env != nullptr) {
+        if (auto it = env->find("LD_LIBRARY_PATH"); it != env->end()) {
+            // Empty entries mean the working directory, which the task may not share with us.
+            for (const auto& dir : split_list(it->second, ':')) dirs.push_back(dir);
+        }
+    }
+    if (files != nullptr) {
+        add_ld_conf_dirs(*files, "/etc/ld.so.conf", dirs);
+        for (const auto& name : files->list("/etc/ld.so.conf.d")) {
+            if (name.ends_with(".conf")) add_ld_conf_dirs(*files, "/etc/ld.so.conf.d/" + name, dirs);
+        }
+    }
+    for (const auto& dir : system_library_dirs()) dirs.push_back(dir);
+    std::vector<std::string> unique;
+    std::set<std::string> seen;
+    for (auto& dir : dirs) {
+        if (seen.insert(dir).second) unique.push_back(std::move(dir));
+    }
+    return unique;
+}
+
+std::string Version::to_string() const {
+    return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
+
+std::optional<Version> parse_version(std::string_view text) {
+    std::vector<std::string> parts = split_list(text, '.');
+    if (parts.size() < 2 || parts.size() > 3) return std::nullopt;
+    Version v;
+    auto major = number(parts[0]);
+    auto minor = number(parts[1]);
+    auto patch = parts.size() == 3 ? number(parts[2]) : std::optional<int>(0);
+    if (!major || !minor || !patch) return std::nullopt;
+    v.major = *major;
+    v.minor = *minor;
+    v.patch = *patch;
+    return v;
+}
+
+std::optional<Version> version_from_file_name(std::string_view name) {
+    if (auto slash = name.rfind('/'); slash != std::string_view::npos) name.remove_prefix(slash + 1);
+    constexpr std::string_view kPrefix = "libnccl.so.";
+    if (!name.starts_with(kPrefix)) return std::nullopt;
+    name.remove_prefix(kPrefix.size());
+    // "2" alone is the soname: no minor version to read.
+    if (std::count(name.begin(), name.end(), '.') < 1) return std::nullopt;
+    return parse_version(name);
+}
+
+LibraryFound find_in_dirs(const FileView& files, const std::vector<std::string>& dirs, std::string_view file_name) {
+    LibraryFound found;
+    for (const auto& dir : dirs) {
+        std::string path = dir + "/" + std::string(file_name);
+        FileInfo info = files.stat(path);
+        if (info.kind == FileKind::regular) {
+            found.path = path;
+            found.resolved = info.resolved_path.empty() ? path : info.resolved_path;
+            return found;
+        }
+        if (info.kind == FileKind::unknown) found.undecided.push_back(path);
+    }
+    return found;
+}
+
+NcclLibrary find_nccl_library(const FileView& files, const std::vector<std::string>& dirs) {
+    NcclLibrary lib;
+    lib.found = find_in_dirs(files, dirs, kNcclSoname);
+    if (lib.found.path.empty()) return lib;
+    lib.version = version_from_file_name(lib.found.resolved);
+    lib.version_source = lib.found.path + (lib.found.resolved != lib.found.path ? " -> " + lib.found.resolved : "");
+    return lib;
+}
+
+}  // namespace launchguard::nccl
