@@ -428,6 +428,9 @@ struct Word {
     std::string text;
     bool known = true;
     std::string why_unknown;  // the construct that makes it unknown, as written
+    // Where in `text` each run-time construct stands, with the construct as
+    // written; empty for an unknown word that has no known shape at all.
+    std::vector<RuntimePart> runtime_parts;
 };
 
 struct ShellVariable {
@@ -723,7 +726,7 @@ private:
     // Expands one word. Unquoted expansions that come out empty vanish, as in the shell.
     std::vector<Word> expand(const RawWord& raw) {
         std::string_view text = raw.raw;
-        if (expand_depth_ >= kMaxNesting) return {Word{"", false, "defaults nested too deep"}};
+        if (expand_depth_ >= kMaxNesting) return {Word{"", false, "defaults nested too deep", {}}};
         ++expand_depth_;
         std::vector<Word> words = expand_unguarded(text);
         --expand_depth_;
@@ -738,7 +741,7 @@ private:
             std::string_view name = bare.substr(2, bare.size() - 6);
             auto it = variables.find(name);
             if (it == variables.end()) return {};
-            if (!it->second.array_known) return {Word{"", false, std::string(text)}};
+            if (!it->second.array_known) return {Word{"", false, std::string(text), {}}};
             return it->second.array;
         }
         Word word;
@@ -748,6 +751,7 @@ private:
         auto unknown = [&](std::string_view construct) {
             if (word.known) word.why_unknown = std::string(construct);
             word.known = false;
+            word.runtime_parts.push_back({word.text.size(), std::string(construct)});
         };
         while (i < text.size()) {
             char c = text[i];
@@ -1263,6 +1267,17 @@ bool takes_value(std::string_view name) {
     return std::find(kValueOptions.begin(), kValueOptions.end(), name) != kValueOptions.end();
 }
 
+// The run-time parts of the value that starts at `offset` of an option
+// word; none (a value of unknown shape) when one stands in the option's name.
+std::vector<RuntimePart> value_parts(const Word& word, std::size_t offset) {
+    std::vector<RuntimePart> parts;
+    for (const auto& part : word.runtime_parts) {
+        if (part.position < offset) return {};
+        parts.push_back({part.position - offset, part.written});
+    }
+    return parts;
+}
+
 // Splits option words ("--nodes=2", "-N", "2", "-N2") into options; stops at
 // the first word that is no option. Returns the index of that word.
 std::size_t read_options(const std::vector<Word>& words, const std::vector<int>& lines, std::vector<Option>& out) {
@@ -1286,6 +1301,7 @@ std::size_t read_options(const std::vector<Word>& words, const std::vector<int>&
             if (eq != std::string::npos) {
                 option.value = w.substr(eq + 1);
                 option.has_value = true;
+                option.value_runtime_parts = value_parts(word, eq + 1);
             }
         } else {
             option.name = w.substr(0, 2);
@@ -1298,6 +1314,7 @@ std::size_t read_options(const std::vector<Word>& words, const std::vector<int>&
         if (!option.has_value && takes_value(option.name) && i < words.size()) {
             option.value = words[i].text;
             option.value_known = words[i].known;
+            option.value_runtime_parts = words[i].runtime_parts;
             option.has_value = true;
             option.written += " " + (words[i].known ? words[i].text : words[i].why_unknown);
             ++i;
@@ -1339,6 +1356,7 @@ bool Shell::within_step_bounds(const SrunStep& step) {
     for (const auto& [name, variable] : step.environment) {
         bytes += name.size() + (variable.value ? variable.value->size() : 0);
     }
+    for (const auto& word : step.command) bytes += word.size();
     if (!charge_step_bytes(bytes, step.line)) return false;
     step_bytes_ += bytes;
     return true;
@@ -1378,6 +1396,9 @@ void Shell::run_srun(const std::vector<const RawWord*>& prefixes, const StepStar
 
     std::size_t program = read_options(words, lines, step.options);
     if (program < words.size()) step.program = words[program].known ? words[program].text : "";
+    for (std::size_t i = program; i < words.size(); ++i) {
+        if (words[i].known) step.command.push_back(words[i].text);
+    }
 
     for (const auto& option : step.options) {
         if (!option.is("--export")) continue;
@@ -1462,7 +1483,7 @@ void read_directives(BatchScript& script, std::vector<std::string>& notes) {
                     for (char c : raw.raw) {
                         if (c != '"' && c != '\'') text += c;
                     }
-                    words.push_back(Word{text, true, {}});
+                    words.push_back(Word{text, true, {}, {}});
                     lines.push_back(number);
                 }
             }

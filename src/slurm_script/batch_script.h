@@ -28,11 +28,18 @@ inline constexpr std::size_t kMaxScriptBytes = 1U << 20;
 // grows linearly with them); a script with more is refused, never judged in
 // part, so a step that was not judged can never be allowed.
 inline constexpr std::size_t kMaxSteps = 4096;
-// The options and environments of all steps together (names and values, in
+// The options, environments and commands of all steps together (names and values, in
 // bytes): each step carries its own copy of both, so this bounds what many
 // steps over large variables can cost. A script above it is refused like one
 // with too many steps.
 inline constexpr std::size_t kMaxStepBytes = 64U << 20;
+
+// A construct whose text only the running job knows ("$DATA", "$(hostname)"),
+// and where it stands in the text around it.
+struct RuntimePart {
+    std::size_t position = 0;  // index into the known text, where the construct's text goes
+    std::string written;       // the construct as written
+};
 
 // One option as written (#SBATCH line or srun argument), split into name and value.
 struct Option {
@@ -40,6 +47,10 @@ struct Option {
     std::string value;  // "" for a flag
     bool has_value = false;
     bool value_known = true;  // false when the value is computed at run time
+    // When value_known is false: the run-time parts, `value` holding the
+    // literal text around them ("/a:/a,$D:$D" is "/a:/a,:" with "$D" at 6
+    // and 7); empty when nothing of the value's shape is known.
+    std::vector<RuntimePart> value_runtime_parts;
     int line = 0;
     std::string written;  // "--nodes=2", "-N 2"
 
@@ -66,6 +77,7 @@ struct SrunStep {
     std::string environment_why_unknown;  // why, when it is not complete
     bool conditional = false;             // inside if/case/loop: runs only when a condition holds
     std::string program;                  // first word after the options ("" when unknown)
+    std::vector<std::string> command;     // the program and its arguments, those known before the job runs
     // Where srun's own options may be added: the physical line (1-based) and
     // the byte column just after the srun word; line 0 when the srun word
     // comes out of an expansion with other words, or ends inside a quote that
