@@ -23,12 +23,6 @@ namespace {
 constexpr std::size_t kMaxWarningTotal = 3500;  // the API server truncates past 4096 runes in all
 constexpr std::size_t kMaxDenyMessage = 4000;
 
-Answer bad_request(Metrics& metrics, const std::string& reason) {
-    metrics.error("bad_request");
-    return Answer{
-        400, "launchguard: bad AdmissionReview: " + reason + "\n", "text/plain; charset=utf-8", {{"error", reason}}};
-}
-
 std::string base64(std::string_view bytes) {
     std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
     const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
@@ -122,6 +116,47 @@ Verdict with_members(Verdict verdict, json::object response) {
     return verdict;
 }
 
+// The profile and mode a verdict was reached under, for the log line.
+void add_choice(Verdict& verdict, const Choice& choice) {
+    verdict.log.emplace_back("profile", choice.profile->name);
+    verdict.log.emplace_back("mode", std::string(to_string(choice.mode)));
+}
+
+// A pod asked by annotation for a mode or profile the site does not allow:
+// denied at /validate, warned about at /mutate.
+Verdict refusal(Endpoint endpoint, const Choice& choice) {
+    const std::string_view decision = endpoint == Endpoint::validate ? "block" : "allow";
+    json::object audit;
+    audit["profile"] = choice.profile->name;
+    audit["mode"] = std::string(to_string(choice.mode));
+    audit["decision"] = decision;
+    json::object response;
+    response["allowed"] = endpoint != Endpoint::validate;
+    if (endpoint == Endpoint::validate) {
+        response["status"] = {{"code", 403}, {"reason", "Forbidden"}, {"message", "launchguard: " + choice.refusal}};
+    } else {
+        response["warnings"] = json::array{fit_warning("launchguard: " + choice.refusal)};
+    }
+    response["auditAnnotations"] = std::move(audit);
+    Verdict verdict;
+    verdict.decision = decision;
+    verdict.log = {{"decision", std::string(decision)}, {"refusal", choice.refusal}};
+    add_choice(verdict, choice);
+    return with_members(std::move(verdict), std::move(response));
+}
+
+// DELETE and CONNECT carry no object: allowed, nothing to judge.
+std::shared_ptr<const Verdict> nothing_to_judge() {
+    static const auto verdict = [] {
+        auto allowed = std::make_shared<Verdict>();
+        allowed->members = allowed->members_dry_run = R"(,"allowed":true)";
+        allowed->decision = "allow";
+        allowed->log = {{"decision", "allow"}};
+        return std::shared_ptr<const Verdict>(std::move(allowed));
+    }();
+    return verdict;
+}
+
 // Reviews the object under the chosen profile and mode: the response
 // fields, log fields and counters that do not depend on the request.
 Verdict judge(Endpoint endpoint, const json::value& object, const Choice& choice) {
@@ -145,12 +180,14 @@ Verdict judge(Endpoint endpoint, const json::value& object, const Choice& choice
         }
         verdict.log = {{"decision", endpoint == Endpoint::validate ? "block" : "allow"},
                        {"error", reviewed.error().to_string()}};
+        add_choice(verdict, choice);
         return with_members(std::move(verdict), std::move(response));
     }
     const kubernetes::WorkloadReview& result = *reviewed;
     if (!result.supported || !result.requests_gpus) {
         verdict.decision = "allow";
         verdict.log = {{"decision", "allow"}, {"note", result.supported ? "requests no GPU" : result.note}};
+        add_choice(verdict, choice);
         return with_members(std::move(verdict), std::move(response));  // not launchguard's business: untouched, silent
     }
 
@@ -186,6 +223,7 @@ Verdict judge(Endpoint endpoint, const json::value& object, const Choice& choice
     verdict.decision = decision;
     for (const auto& f : report.findings) verdict.findings.emplace_back(f.rule, std::string(to_string(f.action)));
     verdict.log = {{"decision", decision}, {"blocked", blocked}, {"patched", patched}, {"warned", warned}};
+    add_choice(verdict, choice);
     return with_members(std::move(verdict), std::move(response));
 }
 
@@ -198,112 +236,6 @@ std::string object_name(const json::value& object) {
         if (name != nullptr && name->is_string() && !name->get_string().empty()) return std::string(name->get_string());
     }
     return "";
-}
-
-Answer admit_review(Endpoint endpoint, std::string_view body, const WebhookConfig& config, Metrics& metrics,
-                    ReviewCache* cache) {
-    const std::string_view endpoint_name = endpoint == Endpoint::mutate ? "/mutate" : "/validate";
-    json::parse_options options;
-    options.max_depth = 256;  // deep CRDs; Boost.JSON's default of 32 is too tight
-    std::error_code ec;
-    // One arena per request: the review is freed at once at the end, not
-    // node by node (malloc and free were the largest cost under load).
-    // The first 64 KiB come from the stack: a 10 KB review parses without malloc.
-    alignas(std::max_align_t) unsigned char first_block[64 * 1024];
-    json::monotonic_resource arena(first_block, sizeof first_block);
-    json::value review = parse_admission_review(body, ec, &arena, options);
-    if (ec) return bad_request(metrics, "not JSON (" + ec.message() + ")");
-    if (!review.is_object()) return bad_request(metrics, "expected a JSON object");
-    const json::object& top = review.as_object();
-    const json::value* api_version = top.if_contains("apiVersion");
-    const json::value* kind = top.if_contains("kind");
-    if (api_version == nullptr || !api_version->is_string() || api_version->as_string() != "admission.k8s.io/v1") {
-        return bad_request(metrics, "apiVersion must be admission.k8s.io/v1");
-    }
-    if (kind == nullptr || !kind->is_string() || kind->as_string() != "AdmissionReview") {
-        return bad_request(metrics, "kind must be AdmissionReview");
-    }
-    const json::value* request = top.if_contains("request");
-    if (request == nullptr || !request->is_object()) return bad_request(metrics, "request is missing");
-    const json::value* uid = request->as_object().if_contains("uid");
-    if (uid == nullptr || !uid->is_string() || uid->as_string().empty())
-        return bad_request(metrics, "request.uid is missing");
-
-    LogRecord log{{"uid", std::string(uid->as_string())}};
-    if (const json::value* ns = request->as_object().if_contains("namespace"); ns && ns->is_string()) {
-        log.set("namespace", std::string(ns->as_string()));
-    }
-    if (const json::value* rkind = request->as_object().if_contains("kind"); rkind && rkind->is_object()) {
-        if (const json::value* k = rkind->as_object().if_contains("kind"); k && k->is_string()) {
-            log.set("kind", std::string(k->as_string()));
-        }
-    }
-    auto answer = [&log](std::string review_json) {
-        return Answer{200, std::move(review_json), "application/json", std::move(log)};
-    };
-    const json::value* object = request->as_object().if_contains("object");
-    if (object == nullptr || object->is_null()) {  // DELETE and CONNECT carry no object
-        metrics.decision(endpoint_name, "allow");
-        log.set("decision", "allow");
-        return answer(review_json(uid->as_string(), R"(,"allowed":true)"));
-    }
-    const json::value* dry_run = request->as_object().if_contains("dryRun");
-    const bool is_dry_run = dry_run != nullptr && dry_run->is_bool() && dry_run->as_bool();
-
-    std::map<std::string, std::string> annotations;
-    if (object->is_object()) {
-        if (const json::value* metadata = object->as_object().if_contains("metadata");
-            metadata && metadata->is_object()) {
-            annotations = string_map(metadata->as_object().if_contains("annotations"));
-        }
-    }
-    // Reading the node labels walks every pod template: only when a selection rule could use them.
-    const Choice choice = choose(
-        config,
-        config.selection.empty() ? std::map<std::string, std::string>{} : kubernetes::requested_node_labels(*object),
-        annotations);
-    log.set("profile", choice.profile->name);
-    log.set("mode", std::string(to_string(choice.mode)));
-    if (is_dry_run) log.set("dry_run", "true");
-    if (!choice.refusal.empty()) {
-        json::object audit;
-        audit["profile"] = choice.profile->name;
-        audit["mode"] = std::string(to_string(choice.mode));
-        if (is_dry_run) audit["dryRun"] = "true";
-        audit["decision"] = endpoint == Endpoint::validate ? "block" : "allow";
-        json::object response;
-        response["allowed"] = true;
-        response["auditAnnotations"] = std::move(audit);
-        if (endpoint == Endpoint::validate) {
-            response["allowed"] = false;
-            response["status"] = {
-                {"code", 403}, {"reason", "Forbidden"}, {"message", "launchguard: " + choice.refusal}};
-        } else {
-            response["warnings"] = json::array{fit_warning("launchguard: " + choice.refusal)};
-        }
-        metrics.decision(endpoint_name, endpoint == Endpoint::validate ? "block" : "allow");
-        log.set("decision", endpoint == Endpoint::validate ? "block" : "allow");
-        log.set("refusal", choice.refusal);
-        return answer(review_json(uid->as_string(), serialized_members(response)));
-    }
-
-    std::shared_ptr<const Verdict> verdict;
-    std::optional<ReviewProbe> probe;
-    std::optional<bool> cache_hit;
-    if (cache != nullptr) {
-        probe = review_probe(endpoint, choice.profile, choice.mode, *object);
-        verdict = cache->find(*probe);
-        cache_hit = verdict != nullptr;
-    }
-    if (!verdict) {
-        verdict = std::make_shared<const Verdict>(judge(endpoint, *object, choice));
-        if (cache != nullptr) cache->insert(*probe, verdict, body.size());
-    }
-
-    log.set("name", object_name(*object));
-    for (const auto& [field, value] : verdict->log) log.set(field, value);
-    metrics.admission(endpoint_name, cache_hit, verdict->error, verdict->decision, verdict->findings);
-    return answer(review_json(uid->as_string(), is_dry_run ? verdict->members_dry_run : verdict->members));
 }
 
 }  // namespace
@@ -331,19 +263,117 @@ std::string fit_warning(std::string_view raw, std::size_t max_chars) {
     return std::string(text.substr(0, cut_for_ellipsis)) + "...";
 }
 
-Answer admit(Endpoint endpoint, std::string_view body, const WebhookConfig& config, Metrics& metrics,
-             ReviewCache* cache) {
+Result<AdmissionRequest> decode_review(const json::value& review) {
+    if (!review.is_object()) return make_error("expected a JSON object");
+    const json::object& top = review.as_object();
+    const json::value* api_version = top.if_contains("apiVersion");
+    const json::value* kind = top.if_contains("kind");
+    if (api_version == nullptr || !api_version->is_string() || api_version->as_string() != "admission.k8s.io/v1") {
+        return make_error("apiVersion must be admission.k8s.io/v1");
+    }
+    if (kind == nullptr || !kind->is_string() || kind->as_string() != "AdmissionReview") {
+        return make_error("kind must be AdmissionReview");
+    }
+    const json::value* request_value = top.if_contains("request");
+    if (request_value == nullptr || !request_value->is_object()) return make_error("request is missing");
+    const json::object& request = request_value->as_object();
+    const json::value* uid = request.if_contains("uid");
+    if (uid == nullptr || !uid->is_string() || uid->as_string().empty()) return make_error("request.uid is missing");
+
+    AdmissionRequest out;
+    out.uid = uid->as_string();
+    if (const json::value* ns = request.if_contains("namespace"); ns && ns->is_string()) {
+        out.namespace_name = ns->as_string();
+    }
+    if (const json::value* rkind = request.if_contains("kind"); rkind && rkind->is_object()) {
+        if (const json::value* k = rkind->as_object().if_contains("kind"); k && k->is_string())
+            out.kind = k->as_string();
+    }
+    if (const json::value* object = request.if_contains("object"); object != nullptr && !object->is_null()) {
+        out.object = object;
+    }
+    const json::value* dry_run = request.if_contains("dryRun");
+    out.dry_run = dry_run != nullptr && dry_run->is_bool() && dry_run->as_bool();
+    return out;
+}
+
+Ruling decide(Endpoint endpoint, const AdmissionRequest& request, const WebhookConfig& config, ReviewCache* cache,
+              std::size_t request_bytes) {
+    if (request.object == nullptr) return Ruling{nothing_to_judge(), std::nullopt};
+    const json::value& object = *request.object;
+    std::map<std::string, std::string> annotations;
+    if (object.is_object()) {
+        if (const json::value* metadata = object.as_object().if_contains("metadata");
+            metadata && metadata->is_object()) {
+            annotations = string_map(metadata->as_object().if_contains("annotations"));
+        }
+    }
+    // Reading the node labels walks every pod template: only when a selection rule could use them.
+    const Choice choice = choose(
+        config,
+        config.selection.empty() ? std::map<std::string, std::string>{} : kubernetes::requested_node_labels(object),
+        annotations);
+    if (!choice.refusal.empty())
+        return Ruling{std::make_shared<const Verdict>(refusal(endpoint, choice)), std::nullopt};
+
+    if (cache == nullptr) return Ruling{std::make_shared<const Verdict>(judge(endpoint, object, choice)), std::nullopt};
+    const ReviewProbe probe = review_probe(endpoint, choice.profile, choice.mode, object);
+    if (auto cached = cache->find(probe)) return Ruling{std::move(cached), true};
+    auto verdict = std::make_shared<const Verdict>(judge(endpoint, object, choice));
+    cache->insert(probe, verdict, request_bytes);
+    return Ruling{std::move(verdict), false};
+}
+
+Answer encode(const AdmissionRequest& request, const Ruling& ruling) {
+    const Verdict& verdict = *ruling.verdict;
+    Answer answer;
+    answer.body = review_json(request.uid, request.dry_run ? verdict.members_dry_run : verdict.members);
+    answer.log.set("uid", std::string(request.uid));
+    if (!request.namespace_name.empty()) answer.log.set("namespace", std::string(request.namespace_name));
+    if (!request.kind.empty()) answer.log.set("kind", std::string(request.kind));
+    if (request.object != nullptr) {
+        answer.log.set("name", object_name(*request.object));
+        if (request.dry_run) answer.log.set("dry_run", "true");
+    }
+    for (const auto& [field, value] : verdict.log) answer.log.set(field, value);
+    answer.error = verdict.error;
+    answer.decision = verdict.decision;
+    answer.cache_hit = ruling.cache_hit;
+    answer.verdict = ruling.verdict;
+    return answer;
+}
+
+Answer encode_failure(unsigned status, std::string_view counter, std::string_view reason) {
+    Answer answer;
+    answer.status = status;
+    answer.content_type = "text/plain; charset=utf-8";
+    answer.body = std::string(status == 400 ? "launchguard: bad AdmissionReview: " : "launchguard: internal error: ");
+    answer.body += reason;
+    answer.body += '\n';
+    answer.error = counter;
+    answer.log.set("error", std::string(reason));
+    return answer;
+}
+
+Answer handle_admission(Endpoint endpoint, std::string_view body, const WebhookConfig& config, ReviewCache* cache) {
     try {
-        return admit_review(endpoint, body, config, metrics, cache);
+        json::parse_options options;
+        options.max_depth = 256;  // deep CRDs; Boost.JSON's default of 32 is too tight
+        std::error_code ec;
+        // One arena per request: the review is freed at once at the end, not
+        // node by node (malloc and free were the largest cost under load).
+        // The first 64 KiB come from the stack: a 10 KB review parses without malloc.
+        alignas(std::max_align_t) unsigned char first_block[64 * 1024];
+        json::monotonic_resource arena(first_block, sizeof first_block);
+        const json::value review = parse_admission_review(body, ec, &arena, options);
+        if (ec) return encode_failure(400, "bad_request", "not JSON (" + ec.message() + ")");
+        auto request = decode_review(review);
+        if (!request) return encode_failure(400, "bad_request", request.error().message);
+        return encode(*request, decide(endpoint, *request, config, cache, body.size()));
     } catch (const std::exception& e) {
-        metrics.error("internal");
-        return Answer{500,
-                      std::string("launchguard: internal error: ") + e.what() + "\n",
-                      "text/plain; charset=utf-8",
-                      {{"error", e.what()}}};
+        return encode_failure(500, "internal", e.what());
     } catch (...) {
-        metrics.error("internal");
-        return Answer{500, "launchguard: internal error\n", "text/plain; charset=utf-8", {{"error", "unknown"}}};
+        return encode_failure(500, "internal", "unknown");
     }
 }
 

@@ -1,57 +1,19 @@
 #include "log.h"
 
-#include <unistd.h>
+#include <spdlog/details/log_msg.h>
+#include <spdlog/logger.h>
+#include <spdlog/pattern_formatter.h>
+
+#include <boost/json/serialize.hpp>
+#include <boost/json/string_view.hpp>
 
 #include <algorithm>
-#include <array>
-#include <cerrno>
-#include <cstdio>
-#include <ctime>
 
 namespace launchguard::webhook {
 namespace {
 
-// As boost::json::serialize writes a string: quotes, backslashes and
-// control characters escaped, other bytes as they are.
 void append_json_string(std::string& out, std::string_view text) {
-    static constexpr char kHex[] = "0123456789abcdef";
-    out += '"';
-    std::size_t plain = 0;  // start of the run not yet copied
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const auto c = static_cast<unsigned char>(text[i]);
-        if (c >= 0x20 && c != '"' && c != '\\') continue;
-        out.append(text.data() + plain, i - plain);
-        plain = i + 1;
-        switch (c) {
-            case '"':
-                out += "\\\"";
-                break;
-            case '\\':
-                out += "\\\\";
-                break;
-            case '\b':
-                out += "\\b";
-                break;
-            case '\f':
-                out += "\\f";
-                break;
-            case '\n':
-                out += "\\n";
-                break;
-            case '\r':
-                out += "\\r";
-                break;
-            case '\t':
-                out += "\\t";
-                break;
-            default:
-                out += "\\u00";
-                out += kHex[c >> 4];
-                out += kHex[c & 0xF];
-        }
-    }
-    out.append(text.data() + plain, text.size() - plain);
-    out += '"';
+    out += boost::json::serialize(boost::json::string_view(text.data(), text.size()));
 }
 
 bool needs_quotes(std::string_view value) {
@@ -60,46 +22,52 @@ bool needs_quotes(std::string_view value) {
                        [](char c) { return c == ' ' || c == '"' || c == '=' || static_cast<unsigned char>(c) < 0x20; });
 }
 
-// The time stamp, formatted once per second and thread.
-void append_time(std::string& out, LogFormat format, std::chrono::system_clock::time_point now) {
-    struct Cached {
-        std::time_t second = -1;
-        LogFormat format = LogFormat::text;
-        std::array<char, 32> text{};
-        std::size_t size = 0;
-    };
-    thread_local Cached cached;
-    const auto since_epoch = now.time_since_epoch();
-    const std::time_t second = static_cast<std::time_t>(std::chrono::floor<std::chrono::seconds>(since_epoch).count());
-    if (second != cached.second || format != cached.format) {
-        std::tm parts{};
-        if (format == LogFormat::json)
-            gmtime_r(&second, &parts);
-        else
-            localtime_r(&second, &parts);
-        cached.size = std::strftime(cached.text.data(), cached.text.size(),
-                                    format == LogFormat::json ? "%Y-%m-%dT%H:%M:%SZ" : "%Y-%m-%dT%H:%M:%S", &parts);
-        cached.second = second;
-        cached.format = format;
-    }
-    out.append(cached.text.data(), cached.size);
-    if (format == LogFormat::text) {
-        const auto millis = std::chrono::floor<std::chrono::milliseconds>(since_epoch).count() % 1000;
-        char digits[8];
-        std::snprintf(digits, sizeof digits, ".%03d", static_cast<int>(millis));
-        out.append(digits, 4);
-    }
+spdlog::level::level_enum to_level(std::string_view level) {
+    if (level == "error") return spdlog::level::err;
+    if (level == "warn") return spdlog::level::warn;
+    return spdlog::level::info;
 }
 
-void write_all(int fd, std::string_view bytes) {
-    while (!bytes.empty()) {
-        const ssize_t n = ::write(fd, bytes.data(), bytes.size());
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return;  // stderr gone: nowhere left to say so
-        }
-        bytes.remove_prefix(static_cast<std::size_t>(n));
+// spdlog writes the time (and in text the level); the payload is the rest.
+std::unique_ptr<spdlog::formatter> make_formatter(LogFormat format) {
+    if (format == LogFormat::json) {
+        return std::make_unique<spdlog::pattern_formatter>(R"({"time":"%Y-%m-%dT%H:%M:%SZ",%v})",
+                                                           spdlog::pattern_time_type::utc);
     }
+    return std::make_unique<spdlog::pattern_formatter>("%Y-%m-%dT%H:%M:%S.%e %l %v", spdlog::pattern_time_type::local);
+}
+
+// What follows spdlog's prefix: the message and the fields in key order.
+std::string payload(LogFormat format, std::string_view level, std::string_view message, LogFields fields) {
+    std::vector<const LogField*> order;
+    order.reserve(fields.size());
+    for (const LogField& field : fields) order.push_back(&field);
+    std::stable_sort(order.begin(), order.end(), [](const LogField* a, const LogField* b) { return a->key < b->key; });
+    std::string out;
+    if (format == LogFormat::json) {
+        out += R"("level":)";
+        append_json_string(out, level);
+        out += R"(,"msg":)";
+        append_json_string(out, message);
+        for (const LogField* field : order) {
+            out += ',';
+            append_json_string(out, field->key);
+            out += ':';
+            append_json_string(out, field->value);
+        }
+        return out;
+    }
+    out += message;
+    for (const LogField* field : order) {
+        out += ' ';
+        out += field->key;
+        out += '=';
+        if (needs_quotes(field->value))
+            append_json_string(out, field->value);
+        else
+            out += field->value;
+    }
+    return out;
 }
 
 }  // namespace
@@ -126,105 +94,31 @@ const std::string* LogRecord::find(std::string_view key) const {
     return nullptr;
 }
 
-void format_log_line(std::string& out, LogFormat format, std::string_view level, std::string_view message,
-                     LogFields fields, std::chrono::system_clock::time_point now) {
-    // Sorted by key without an allocation for the usual dozen fields.
-    std::array<const LogField*, 32> inline_order;
-    std::vector<const LogField*> large_order;
-    const LogField** order = inline_order.data();
-    if (fields.size() > inline_order.size()) {
-        large_order.resize(fields.size());
-        order = large_order.data();
-    }
-    std::size_t n = 0;
-    for (const LogField& field : fields) order[n++] = &field;
-    // Insertion sort: a dozen fields, mostly in order already.
-    for (std::size_t i = 1; i < n; ++i) {
-        const LogField* field = order[i];
-        std::size_t j = i;
-        for (; j > 0 && field->key < order[j - 1]->key; --j) order[j] = order[j - 1];
-        order[j] = field;
-    }
-
-    if (format == LogFormat::json) {
-        out += R"({"time":")";
-        append_time(out, format, now);
-        out += R"(","level":)";
-        append_json_string(out, level);
-        out += R"(,"msg":)";
-        append_json_string(out, message);
-        for (std::size_t i = 0; i < n; ++i) {
-            out += ',';
-            append_json_string(out, order[i]->key);
-            out += ':';
-            append_json_string(out, order[i]->value);
-        }
-        out += "}\n";
-        return;
-    }
-    append_time(out, format, now);
-    out += ' ';
-    out += level == "warn" ? std::string_view("warning") : level;  // the words spdlog used
-    out += ' ';
-    out += message;
-    for (std::size_t i = 0; i < n; ++i) {
-        out += ' ';
-        out += order[i]->key;
-        out += '=';
-        if (needs_quotes(order[i]->value))
-            append_json_string(out, order[i]->value);
-        else
-            out += order[i]->value;
-    }
-    out += '\n';
+std::string format_log_line(LogFormat format, std::string_view level, std::string_view message, LogFields fields,
+                            std::chrono::system_clock::time_point now) {
+    const std::string text = payload(format, level, message, fields);
+    spdlog::details::log_msg msg(spdlog::source_loc{}, "", to_level(level),
+                                 spdlog::string_view_t(text.data(), text.size()));
+    msg.time = std::chrono::time_point_cast<spdlog::log_clock::duration>(now);
+    spdlog::memory_buf_t out;
+    make_formatter(format)->format(msg, out);
+    return std::string(out.data(), out.size());
 }
 
-BufferedLog::BufferedLog(int fd, LogFormat format, std::chrono::milliseconds flush_interval, std::size_t flush_bytes)
-    : fd_(fd), format_(format), flush_interval_(flush_interval), flush_bytes_(flush_bytes) {
-    buffer_.reserve(flush_bytes_ + 4096);
-    spare_.reserve(flush_bytes_ + 4096);
-    flusher_ = std::thread([this] { flush_every_interval(); });
+Log::Log(LogFormat format, spdlog::sink_ptr sink)
+    : format_(format), logger_(std::make_shared<spdlog::logger>("launchguard-webhook", std::move(sink))) {
+    logger_->set_formatter(make_formatter(format));
+    logger_->set_level(spdlog::level::info);
+    logger_->flush_on(spdlog::level::info);
 }
 
-BufferedLog::~BufferedLog() {
-    {
-        std::lock_guard lock(stop_mutex_);
-        stopping_ = true;
-    }
-    stop_changed_.notify_all();
-    flusher_.join();
-    flush();
+Log::~Log() { logger_->flush(); }
+
+void Log::write(std::string_view level, std::string_view message, LogFields fields) {
+    const std::string text = payload(format_, level, message, fields);
+    logger_->log(to_level(level), spdlog::string_view_t(text.data(), text.size()));
 }
 
-void BufferedLog::write(std::string_view level, std::string_view message, LogFields fields) {
-    const auto now = std::chrono::system_clock::now();
-    bool full = false;
-    {
-        std::lock_guard lock(buffer_mutex_);
-        format_log_line(buffer_, format_, level, message, fields, now);
-        full = buffer_.size() >= flush_bytes_;
-    }
-    if (full || level != "info") flush();
-}
-
-void BufferedLog::flush() {
-    std::lock_guard writing(write_mutex_);
-    {
-        std::lock_guard lock(buffer_mutex_);
-        buffer_.swap(spare_);
-    }
-    write_all(fd_, spare_);
-    spare_.clear();
-}
-
-void BufferedLog::flush_every_interval() {
-    std::unique_lock lock(stop_mutex_);
-    while (!stopping_) {
-        stop_changed_.wait_for(lock, flush_interval_, [this] { return stopping_; });
-        lock.unlock();
-        flush();
-        lock.lock();
-    }
-}
+void Log::flush() { logger_->flush(); }
 
 }  // namespace launchguard::webhook

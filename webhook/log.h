@@ -1,25 +1,31 @@
-// launchguard-webhook's log: one line per admission and per event, as
-// key=value text or one JSON object per line, in key order.
+// launchguard-webhook's log, through spdlog: one line per admission and per
+// event, as key=value text or one JSON object per line (what log
+// collectors parse), fields in key order.
 //
-// Lines go through a buffer, not one write(2) each: at 20,000 admissions a
-// second the per-line write and the JSON tree built for it were ~6 % of the
-// server's CPU (docs/performance.md). Nothing is dropped: the buffer is
-// written out when it fills, every flush interval, at once for a warning or
-// an error, and when the log is destroyed (after the drain at SIGTERM). A
-// crash loses at most one flush interval of lines.
+//   text: 2026-11-30T14:09:19.260 info admission decision=allow uid=...
+//   json: {"time":"2026-11-30T14:09:19Z","level":"info","msg":"admission","decision":"allow",...}
+//
+// spdlog writes the time stamp (local time for text, UTC for JSON) and,
+// in text, the level; every JSON string and every quoted text value is
+// escaped by Boost.JSON's serializer. The server logs to stderr through
+// spdlog's stderr sink, which writes each line out at once.
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <initializer_list>
 #include <iterator>
-#include <mutex>
+#include <memory>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <utility>
 #include <vector>
+
+#include <spdlog/common.h>
+
+namespace spdlog {
+class logger;
+}
 
 namespace launchguard::webhook {
 
@@ -63,42 +69,28 @@ private:
 
 enum class LogFormat { text, json };
 
-// Appends one line, '\n' included. level: "info", "warn" or "error".
-// text: "2026-11-30T14:09:19.260 info MESSAGE key=value ..." in local time,
-// a value quoted (JSON string syntax) when it is empty or holds a space, a
-// quote, '=' or a control character. json: {"time":"...Z","level":...,
-// "msg":..., then the fields}. Fields are written in key order.
-void format_log_line(std::string& out, LogFormat format, std::string_view level, std::string_view message,
-                     LogFields fields, std::chrono::system_clock::time_point now);
+// One line as Log writes it, '\n' included, at `now`. level: "info", "warn"
+// or "error" (text says "warning", spdlog's word). A text value is quoted
+// (JSON string syntax) when it is empty or holds a space, a quote, '=' or
+// a control character.
+std::string format_log_line(LogFormat format, std::string_view level, std::string_view message, LogFields fields,
+                            std::chrono::system_clock::time_point now);
 
-// Thread-safe buffered lines to a file descriptor (stderr in the server).
-class BufferedLog {
+// Thread-safe. `sink`: where the lines go (the server: spdlog's stderr
+// sink; the tests: a stream).
+class Log {
 public:
-    BufferedLog(int fd, LogFormat format, std::chrono::milliseconds flush_interval = std::chrono::milliseconds(200),
-                std::size_t flush_bytes = 64 * 1024);
-    ~BufferedLog();  // writes out what is left
-    BufferedLog(const BufferedLog&) = delete;
-    BufferedLog& operator=(const BufferedLog&) = delete;
+    Log(LogFormat format, spdlog::sink_ptr sink);
+    ~Log();
+    Log(const Log&) = delete;
+    Log& operator=(const Log&) = delete;
 
     void write(std::string_view level, std::string_view message, LogFields fields);
-    // Writes out every line written so far.
     void flush();
 
 private:
-    void flush_every_interval();
-
-    int fd_;
     LogFormat format_;
-    std::chrono::milliseconds flush_interval_;
-    std::size_t flush_bytes_;
-    std::mutex buffer_mutex_;  // buffer_
-    std::string buffer_;
-    std::mutex write_mutex_;  // the order of writes, spare_
-    std::string spare_;
-    std::mutex stop_mutex_;
-    std::condition_variable stop_changed_;
-    bool stopping_ = false;
-    std::thread flusher_;
+    std::shared_ptr<spdlog::logger> logger_;
 };
 
 }  // namespace launchguard::webhook

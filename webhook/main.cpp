@@ -1,14 +1,12 @@
 // launchguard-webhook: the Kubernetes admission front end. Parses flags,
 // loads the configuration and the certificate, and serves until SIGTERM.
+#include <spdlog/sinks/stdout_sinks.h>
 #include <CLI/CLI.hpp>
-#include <boost/json.hpp>
 
+#include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <iostream>
 #include <memory>
-
-#include <unistd.h>
 
 #include "log.h"
 #include "server.h"
@@ -25,12 +23,12 @@ int fail(const std::string& message) {
     return kExitBadInput;
 }
 
-// The log is written through a buffer (log.h); `log` keeps it alive for
-// the server and every copy of the function.
-LogFunction make_logger(const std::shared_ptr<BufferedLog>& log) {
-    return [log](std::string_view level, std::string_view message, LogFields fields) {
-        log->write(level, message, fields);
-    };
+// A timeout flag in whole seconds, as the chart's values give them.
+void add_timeout(CLI::App& app, const std::string& flag, std::chrono::milliseconds& timeout, const std::string& what) {
+    app.add_option_function<int>(
+           flag, [&timeout](int seconds) { timeout = std::chrono::seconds(seconds); }, what + " (seconds)")
+        ->check(CLI::Range(1, 3600))
+        ->default_str(std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout).count()));
 }
 
 }  // namespace
@@ -69,6 +67,12 @@ int main(int argc, char** argv) {
                    "verdicts kept for objects admitted again, e.g. the pods of one Job (0: review every request)")
         ->check(CLI::Range(0, 1 << 20))
         ->capture_default_str();
+    add_timeout(app, "--handshake-timeout", options.handshake_timeout, "TLS handshake of a new connection");
+    add_timeout(app, "--request-timeout", options.request_timeout,
+                "one request, from its first byte to the end of its body, and its answer's write");
+    add_timeout(app, "--idle-timeout", options.idle_timeout, "a keep-alive connection waiting for its next request");
+    add_timeout(app, "--drain-timeout", options.drain_timeout,
+                "requests in flight after SIGTERM before the server stops anyway");
     app.add_option("--port-file", port_file, "write the bound port here once listening (tests, --listen :0)");
     try {
         app.parse(argc, argv);
@@ -102,9 +106,8 @@ int main(int argc, char** argv) {
     auto certificates = CertificateStore::open(cert_file, key_file);
     if (!certificates) return fail(certificates.error().to_string());
 
-    auto log_sink =
-        std::make_shared<BufferedLog>(STDERR_FILENO, log_format == "json" ? LogFormat::json : LogFormat::text);
-    LogFunction log = make_logger(log_sink);
+    Log log(log_format == "json" ? LogFormat::json : LogFormat::text,
+            std::make_shared<spdlog::sinks::stderr_sink_mt>());
     Metrics metrics;
     Server server(options, *config, **certificates, metrics, log);
     auto port = server.listen();
@@ -117,14 +120,14 @@ int main(int argc, char** argv) {
             return fail("--port-file " + port_file + ": cannot write");
         }
     }
-    log("info", "serving",
-        {{"address", options.address},
-         {"port", std::to_string(*port)},
-         {"profile", config->default_profile},
-         {"mode", std::string(to_string(config->modes.site_mode))},
-         {"profiles", std::to_string(config->profiles.size())}});
+    log.write("info", "serving",
+              {{"address", options.address},
+               {"port", std::to_string(*port)},
+               {"profile", config->default_profile},
+               {"mode", std::string(to_string(config->modes.site_mode))},
+               {"profiles", std::to_string(config->profiles.size())}});
     server.run();
-    log("info", "stopped", {});
-    log_sink->flush();  // every line of the drain is out before the exit status
+    log.write("info", "stopped", {});
+    log.flush();  // every line of the drain is out before the exit status
     return 0;
 }

@@ -2,23 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+
+#include "util/prometheus_text.h"
+
 namespace launchguard::webhook {
 namespace {
-
-// Label values are rule ids, endpoints and fixed words, but escape anyway:
-// the text format breaks on a quote, a backslash or a newline.
-std::string label(const std::string& value) {
-    std::string out;
-    for (char c : value) {
-        if (c == '\\' || c == '"') out += '\\';
-        if (c == '\n') {
-            out += "\\n";
-            continue;
-        }
-        out += c;
-    }
-    return out;
-}
 
 // The counter for these labels, made the first time they are seen.
 template <class Map, class Probe, class Key>
@@ -93,61 +82,47 @@ void Metrics::review_cache(bool hit) {
 
 std::string Metrics::render() const {
     std::lock_guard lock(mutex_);
-    std::string out;
-    out +=
-        "# HELP launchguard_webhook_requests_total HTTP requests by endpoint and status code.\n"
-        "# TYPE launchguard_webhook_requests_total counter\n";
+    prometheus::TextWriter out;
+    out.family("launchguard_webhook_requests_total", "counter", "HTTP requests by endpoint and status code.");
     for (const auto& [key, n] : requests_) {
-        out += fmt::format("launchguard_webhook_requests_total{{endpoint=\"{}\",code=\"{}\"}} {}\n", label(key.first),
-                           key.second, n);
+        out.sample("launchguard_webhook_requests_total",
+                   {{"endpoint", key.first}, {"code", std::to_string(key.second)}}, std::uint64_t{n});
     }
-    out +=
-        "# HELP launchguard_webhook_decisions_total Admission decisions by endpoint.\n"
-        "# TYPE launchguard_webhook_decisions_total counter\n";
+    out.family("launchguard_webhook_decisions_total", "counter", "Admission decisions by endpoint.");
     for (const auto& [key, n] : decisions_) {
-        out += fmt::format("launchguard_webhook_decisions_total{{endpoint=\"{}\",decision=\"{}\"}} {}\n",
-                           label(key.first), label(key.second), n);
+        out.sample("launchguard_webhook_decisions_total", {{"endpoint", key.first}, {"decision", key.second}},
+                   std::uint64_t{n});
     }
-    out +=
-        "# HELP launchguard_webhook_findings_total Findings by rule and the action taken.\n"
-        "# TYPE launchguard_webhook_findings_total counter\n";
+    out.family("launchguard_webhook_findings_total", "counter", "Findings by rule and the action taken.");
     for (const auto& [key, n] : findings_) {
-        out += fmt::format("launchguard_webhook_findings_total{{rule=\"{}\",action=\"{}\"}} {}\n", label(key.first),
-                           label(key.second), n);
+        out.sample("launchguard_webhook_findings_total", {{"rule", key.first}, {"action", key.second}},
+                   std::uint64_t{n});
     }
-    out +=
-        "# HELP launchguard_webhook_errors_total Requests answered with an error, by reason.\n"
-        "# TYPE launchguard_webhook_errors_total counter\n";
+    out.family("launchguard_webhook_errors_total", "counter", "Requests answered with an error, by reason.");
     for (const auto& [reason, n] : errors_) {
-        out += fmt::format("launchguard_webhook_errors_total{{reason=\"{}\"}} {}\n", label(reason), n);
+        out.sample("launchguard_webhook_errors_total", {{"reason", reason}}, std::uint64_t{n});
     }
-    out +=
-        "# HELP launchguard_webhook_certificate_reloads_total Serving certificate reloads by result.\n"
-        "# TYPE launchguard_webhook_certificate_reloads_total counter\n";
-    out += fmt::format("launchguard_webhook_certificate_reloads_total{{result=\"ok\"}} {}\n", reloads_ok_);
-    out += fmt::format("launchguard_webhook_certificate_reloads_total{{result=\"failed\"}} {}\n", reloads_failed_);
-    out +=
-        "# HELP launchguard_webhook_review_cache_lookups_total Admissions answered from an earlier review of the "
-        "same object (hit) or reviewed (miss).\n"
-        "# TYPE launchguard_webhook_review_cache_lookups_total counter\n";
-    out += fmt::format("launchguard_webhook_review_cache_lookups_total{{result=\"hit\"}} {}\n", cache_hits_);
-    out += fmt::format("launchguard_webhook_review_cache_lookups_total{{result=\"miss\"}} {}\n", cache_misses_);
-    out +=
-        "# HELP launchguard_webhook_request_duration_seconds Time from the request's last byte to the response.\n"
-        "# TYPE launchguard_webhook_request_duration_seconds histogram\n";
+    out.family("launchguard_webhook_certificate_reloads_total", "counter", "Serving certificate reloads by result.");
+    out.sample("launchguard_webhook_certificate_reloads_total", {{"result", "ok"}}, std::uint64_t{reloads_ok_});
+    out.sample("launchguard_webhook_certificate_reloads_total", {{"result", "failed"}}, std::uint64_t{reloads_failed_});
+    out.family("launchguard_webhook_review_cache_lookups_total", "counter",
+               "Admissions answered from an earlier review of the same object (hit) or reviewed (miss).");
+    out.sample("launchguard_webhook_review_cache_lookups_total", {{"result", "hit"}}, std::uint64_t{cache_hits_});
+    out.sample("launchguard_webhook_review_cache_lookups_total", {{"result", "miss"}}, std::uint64_t{cache_misses_});
+    out.family("launchguard_webhook_request_duration_seconds", "histogram",
+               "Time from the request's last byte to the response.");
     for (const auto& [endpoint, h] : latency_) {
         for (std::size_t i = 0; i < kBuckets.size(); ++i) {
-            out += fmt::format("launchguard_webhook_request_duration_seconds_bucket{{endpoint=\"{}\",le=\"{}\"}} {}\n",
-                               label(endpoint), kBuckets[i], h.buckets[i]);
+            out.sample("launchguard_webhook_request_duration_seconds_bucket",
+                       {{"endpoint", endpoint}, {"le", fmt::format("{}", kBuckets[i])}}, std::uint64_t{h.buckets[i]});
         }
-        out += fmt::format("launchguard_webhook_request_duration_seconds_bucket{{endpoint=\"{}\",le=\"+Inf\"}} {}\n",
-                           label(endpoint), h.count);
-        out += fmt::format("launchguard_webhook_request_duration_seconds_sum{{endpoint=\"{}\"}} {}\n", label(endpoint),
-                           h.sum);
-        out += fmt::format("launchguard_webhook_request_duration_seconds_count{{endpoint=\"{}\"}} {}\n",
-                           label(endpoint), h.count);
+        out.sample("launchguard_webhook_request_duration_seconds_bucket", {{"endpoint", endpoint}, {"le", "+Inf"}},
+                   std::uint64_t{h.count});
+        out.sample("launchguard_webhook_request_duration_seconds_sum", {{"endpoint", endpoint}}, h.sum);
+        out.sample("launchguard_webhook_request_duration_seconds_count", {{"endpoint", endpoint}},
+                   std::uint64_t{h.count});
     }
-    return out;
+    return out.take();
 }
 
 }  // namespace launchguard::webhook

@@ -4,9 +4,9 @@
 // server's reinvocation, see the same object again. Reviewing one costs
 // ~100 µs of CPU (docs/performance.md); a hit costs a hash and a compare.
 //
-// The key is the object without its metadata, except the labels and
-// annotations the review interprets (kubernetes::kShapeMetadataKeys), plus
-// the endpoint, profile and mode. Lookups compare whole keys, never only
+// The key is what the Kubernetes reader reads of the object
+// (kubernetes::review_input, which owns that definition), plus the
+// endpoint, profile and mode. Lookups compare whole keys, never only
 // hashes: a pod crafted to collide with an allowed one's hash is a miss.
 // Thread-safe; bounded by entries and by the bytes of the requests whose
 // verdicts it holds (a stand-in for their memory).
@@ -77,7 +77,7 @@ private:
         Endpoint endpoint;
         const Profile* profile;
         Mode mode;
-        boost::json::value input;  // the object less the metadata the review does not read
+        boost::json::value input;  // kubernetes::review_input of the object
         std::size_t hash;
         std::shared_ptr<const Verdict> verdict;
         std::size_t bytes;

@@ -15,14 +15,15 @@
 #include <csignal>
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "admission.h"
+#include "observe.h"
 #include "util/text.h"
 #include "util/text_escape.h"
 
@@ -48,89 +49,79 @@ struct Shared {
     const WebhookConfig& config;
     CertificateStore& certificates;
     Metrics& metrics;
-    LogFunction log;
+    Log& log;
     std::atomic<bool> draining{false};
     std::atomic<int> open_sessions{0};
     std::function<void()> on_last_session_closed;  // set by the server before it accepts
     ReviewCache review_cache{options.review_cache_entries, options.review_cache_bytes};
 };
 
-// What the server answers, before it becomes bytes (serialize()).
-struct Reply {
-    http::status status = http::status::ok;
-    std::string body;
-    std::string_view content_type;  // a literal
-    unsigned version = 11;
-    bool keep_alive = false;
-};
+using Response = http::response<http::string_body>;
 
-// The whole response in one buffer, so that it is one SSL_write and one
-// send: Beast's serializer walked a buffer sequence of the header fields
-// and the body for each response (~3 % of the CPU per cached /mutate).
-void serialize(const Reply& reply, std::string& out) {
-    out.clear();
-    out += reply.version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
-    out += std::to_string(static_cast<unsigned>(reply.status));
-    out += ' ';
-    out += http::obsolete_reason(reply.status);
-    out += "\r\nServer: launchguard-webhook\r\nContent-Type: ";
-    out += reply.content_type;
-    out += "\r\nContent-Length: ";
-    out += std::to_string(reply.body.size());
-    // HTTP/1.1 keeps the connection unless told otherwise; 1.0 closes it.
-    if (reply.version == 10 && reply.keep_alive) out += "\r\nConnection: keep-alive";
-    if (reply.version != 10 && !reply.keep_alive) out += "\r\nConnection: close";
-    out += "\r\n\r\n";
-    out += reply.body;
+// Every HTTP response the server sends is made here; Beast's serializer
+// writes it (http::async_write).
+Response make_response(http::status status, std::string body, std::string_view content_type, unsigned version,
+                       bool keep_alive) {
+    Response response{status, version};
+    response.set(http::field::server, "launchguard-webhook");
+    response.set(http::field::content_type, content_type);
+    response.body() = std::move(body);
+    response.keep_alive(keep_alive);  // 1.1: "Connection: close" when not; 1.0: "keep-alive" when so
+    response.prepare_payload();
+    return response;
 }
 
-// endpoint: the metrics label, one of the paths served or "other".
-Reply route(const http::request<http::string_body>& request, Shared& shared, LogRecord& log_fields,
-            std::string_view& endpoint) {
+// A request routed: the response, the metrics label of the endpoint (one
+// of the paths served or "other"), and the handler's answer at /mutate and
+// /validate, for the wrapper (observe.h).
+struct Routed {
+    Response response;
+    std::string_view endpoint = "other";
+    std::optional<Answer> admission;
+};
+
+Routed route(const http::request<http::string_body>& request, Shared& shared, bool keep_alive) {
     std::string_view target = request.target();
     target = target.substr(0, target.find('?'));  // the API server appends ?timeout=10s
-    endpoint = "other";
+    Routed routed;
     for (std::string_view served : {"/mutate", "/validate", "/healthz", "/readyz", "/metrics"}) {
-        if (target == served) endpoint = served;
+        if (target == served) routed.endpoint = served;
     }
-    auto reply = [&](http::status status, std::string body, std::string_view content_type) {
-        return Reply{status, std::move(body), content_type, request.version(), false};
+    auto respond = [&](http::status status, std::string body, std::string_view content_type) {
+        routed.response = make_response(status, std::move(body), content_type, request.version(), keep_alive);
+        return std::move(routed);
     };
     const bool is_post = request.method() == http::verb::post;
     const bool is_get = request.method() == http::verb::get;
     if (target == "/mutate" || target == "/validate") {
-        if (!is_post) return reply(http::status::method_not_allowed, "use POST\n", "text/plain");
-        Answer answer = admit(target == "/mutate" ? Endpoint::mutate : Endpoint::validate, request.body(),
-                              shared.config, shared.metrics, &shared.review_cache);
-        log_fields = std::move(answer.log);
-        return reply(static_cast<http::status>(answer.status), std::move(answer.body), answer.content_type);
+        if (!is_post) return respond(http::status::method_not_allowed, "use POST\n", "text/plain");
+        routed.admission = handle_admission(target == "/mutate" ? Endpoint::mutate : Endpoint::validate, request.body(),
+                                            shared.config, &shared.review_cache);
+        return respond(static_cast<http::status>(routed.admission->status), std::move(routed.admission->body),
+                       routed.admission->content_type);
     }
-    if (target == "/healthz" && is_get) return reply(http::status::ok, "ok\n", "text/plain");
+    if (target == "/healthz" && is_get) return respond(http::status::ok, "ok\n", "text/plain");
     if (target == "/readyz" && is_get) {
-        if (shared.draining) return reply(http::status::service_unavailable, "draining\n", "text/plain");
-        return reply(http::status::ok, "ready\n", "text/plain");
+        if (shared.draining) return respond(http::status::service_unavailable, "draining\n", "text/plain");
+        return respond(http::status::ok, "ready\n", "text/plain");
     }
     if (target == "/metrics" && is_get) {
-        return reply(http::status::ok, shared.metrics.render(), "text/plain; version=0.0.4");
+        return respond(http::status::ok, shared.metrics.render(), "text/plain; version=0.0.4");
     }
-    endpoint = "other";  // also a served path asked with the wrong method: /healthz by POST
-    return reply(http::status::not_found, "not found: POST /mutate, POST /validate, GET /healthz, /readyz, /metrics\n",
-                 "text/plain");
+    routed.endpoint = "other";  // also a served path asked with the wrong method: /healthz by POST
+    return respond(http::status::not_found,
+                   "not found: POST /mutate, POST /validate, GET /healthz, /readyz, /metrics\n", "text/plain");
 }
 
 class Session : public std::enable_shared_from_this<Session> {
 public:
     Session(net::basic_stream_socket<tcp, Executor>&& socket, std::shared_ptr<ssl::context> tls, Shared& shared)
-        : tls_(std::move(tls)),
-          stream_(std::move(socket), *tls_),
-          shared_(shared),
-          deadline_timer_(stream_.get_executor()),
-          check_interval_(std::min(
-              {shared.options.handshake_timeout, shared.options.request_timeout, shared.options.idle_timeout})) {
+        : tls_(std::move(tls)), stream_(std::move(socket), *tls_), shared_(shared) {
         // Asio sets RELEASE_BUFFERS: OpenSSL then frees and allocates its
         // ~17 KB record buffers around every request of a keep-alive
-        // connection. The API server keeps a few connections open, so
-        // holding them costs little memory and saves the malloc churn.
+        // connection (measured with one other change: 70.5 -> 67 us of CPU
+        // per cached /mutate, docs/performance.md). The API server keeps a
+        // few connections open, so holding them costs little memory.
         SSL_clear_mode(stream_.native_handle(), SSL_MODE_RELEASE_BUFFERS);
         ++shared_.open_sessions;
     }
@@ -153,42 +144,16 @@ public:
     }
 
 private:
-    // Every step has a deadline; when it passes, the socket is closed and
-    // the step under way fails. One timer per connection, armed at most
-    // check_interval_ ahead and re-armed only for a deadline earlier than
-    // that: a request moves the deadline three times and never touches the
-    // timer. (beast::basic_stream's own timeouts armed and cancelled a timer
-    // around every read and every write: a timer-queue insert, a cancel and
-    // a handler run for the cancelled wait, each time.)
-    void set_deadline(std::chrono::milliseconds timeout) {
-        deadline_ = Clock::now() + timeout;
-        if (deadline_ < armed_) arm(deadline_);
-    }
-
-    void arm(Clock::time_point at) {
-        armed_ = at;
-        const unsigned generation = ++timer_generation_;
-        deadline_timer_.expires_at(at);
-        // Weak: a connection with nothing left to do but this wait ends now.
-        deadline_timer_.async_wait([weak = weak_from_this(), generation](beast::error_code ec) {
-            auto self = weak.lock();
-            if (!self || ec || generation != self->timer_generation_) return;  // replaced by an earlier deadline
-            self->on_deadline_check();
-        });
-    }
-
-    void on_deadline_check() {
-        armed_ = Clock::time_point::max();
-        const Clock::time_point now = Clock::now();
-        if (now < deadline_) return arm(std::min(deadline_, now + check_interval_));
-        beast::error_code ignored;
-        beast::get_lowest_layer(stream_).socket().close(ignored);  // the pending step fails: see on_read_error
-    }
+    // Every step runs under the stream's expiry (beast::basic_stream):
+    // when it passes, the socket is closed and the step under way fails
+    // with beast::error::timeout. An expiry set once covers every read and
+    // write until it is set again.
+    void expire_after(std::chrono::milliseconds timeout) { beast::get_lowest_layer(stream_).expires_after(timeout); }
 
     [[nodiscard]] bool in_request() const { return writing_ || request_started_; }
 
     void handshake() {
-        set_deadline(shared_.options.handshake_timeout);
+        expire_after(shared_.options.handshake_timeout);
         stream_.async_handshake(ssl::stream_base::server, [self = shared_from_this()](beast::error_code ec) {
             if (ec) return;  // scanners, health probes on the TLS port, clients giving up: nothing to answer
             self->read();
@@ -197,9 +162,7 @@ private:
 
     void read() {
         if (draining_) return close();
-        // The last request's body string, so a keep-alive connection's
-        // requests reuse its memory.
-        parser_.emplace(std::piecewise_construct, std::make_tuple(std::move(spare_body_)));
+        parser_.emplace();
         parser_->body_limit(shared_.options.body_limit);
         parser_->header_limit(64 * 1024);
         request_started_ = false;
@@ -207,7 +170,7 @@ private:
         if (buffer_.size() > 0) return read_request();
         // Waiting for a request is the idle timeout; the request's own
         // deadline starts with its first byte.
-        set_deadline(shared_.options.idle_timeout);
+        expire_after(shared_.options.idle_timeout);
         stream_.async_read_some(buffer_.prepare(kFirstReadBytes),
                                 [self = shared_from_this()](beast::error_code ec, std::size_t n) {
                                     self->buffer_.commit(n);
@@ -218,10 +181,11 @@ private:
 
     // One deadline from the first byte of a request to the last of its
     // body, however slowly the bytes come: a client trickling its header
-    // a byte at a time is cut off with the rest.
+    // a byte at a time is cut off with the rest. The expiry is set here
+    // once; reading the header and the body does not move it.
     void read_request() {
         request_started_ = true;
-        set_deadline(shared_.options.request_timeout);
+        expire_after(shared_.options.request_timeout);
         http::async_read_header(
             stream_, buffer_, *parser_,
             [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_header(ec); });
@@ -230,19 +194,6 @@ private:
     void on_header(beast::error_code ec) {
         if (ec) return on_read_error(ec);
         if (refuse_codings()) return;
-        // The body mostly came in the header's TLS record: parse what is
-        // buffered here, and read only when more is needed. async_read would
-        // complete at once too, but through one more trip around the
-        // io_context (a post and an epoll_wait per request).
-        while (!parser_->is_done() && buffer_.size() > 0) {
-            beast::error_code parse_error;
-            const std::size_t used = parser_->put(buffer_.data(), parse_error);
-            buffer_.consume(used);
-            if (parse_error == http::error::need_more) break;
-            if (parse_error) return on_read_error(parse_error);
-            if (used == 0) break;
-        }
-        if (parser_->is_done()) return on_read({});
         http::async_read(stream_, buffer_, *parser_,
                          [self = shared_from_this()](beast::error_code ec2, std::size_t) { self->on_read(ec2); });
     }
@@ -255,17 +206,17 @@ private:
         for (const auto& field : parser_->get()) {
             const std::string_view value = trim(field.value());
             if (field.name() == http::field::transfer_encoding && !beast::iequals(value, "chunked")) {
-                shared_.metrics.error("unsupported_transfer_encoding");
                 send_error(http::status::not_implemented,
                            "Transfer-Encoding '" + printable_text(value) +
-                               "' is not supported: send the body as it is or chunked\n");
+                               "' is not supported: send the body as it is or chunked\n",
+                           "unsupported_transfer_encoding");
                 return true;
             }
             if (field.name() == http::field::content_encoding && !beast::iequals(value, "identity")) {
-                shared_.metrics.error("unsupported_content_encoding");
                 send_error(http::status::unsupported_media_type,
                            "Content-Encoding '" + printable_text(value) +
-                               "' is not supported: send the AdmissionReview uncompressed\n");
+                               "' is not supported: send the AdmissionReview uncompressed\n",
+                           "unsupported_content_encoding");
                 return true;
             }
         }
@@ -274,17 +225,16 @@ private:
 
     void on_read_error(beast::error_code ec) {
         if (ec == http::error::body_limit) {
-            shared_.metrics.error("body_too_large");
             return send_error(http::status::payload_too_large,
-                              "request body over " + std::to_string(shared_.options.body_limit) + " bytes\n");
+                              "request body over " + std::to_string(shared_.options.body_limit) + " bytes\n",
+                              "body_too_large");
         }
         if (ec == http::error::end_of_stream || ec == net::error::operation_aborted || ec == beast::error::timeout ||
             ec == net::ssl::error::stream_truncated) {
             return close();
         }
         if (parser_ && parser_->got_some()) {
-            shared_.metrics.error("bad_http");
-            return send_error(http::status::bad_request, "malformed HTTP request: " + ec.message() + "\n");
+            return send_error(http::status::bad_request, "malformed HTTP request: " + ec.message() + "\n", "bad_http");
         }
         close();
     }
@@ -292,51 +242,25 @@ private:
     void on_read(beast::error_code ec) {
         if (ec) return on_read_error(ec);
         started_ = Clock::now();
-        http::request<http::string_body> request = parser_->release();
-        LogRecord record;
-        std::string_view endpoint;
-        Reply reply = route(request, shared_, record, endpoint);
-        reply.keep_alive = request.keep_alive() && !draining_ && !shared_.draining;
-        const auto status = static_cast<unsigned>(reply.status);
-        if (endpoint == "/mutate" || endpoint == "/validate") log_admission(record, endpoint, status);
-        serialize(reply, out_);
-        if (request.body().capacity() <= kKeptBodyCapacity) {
-            spare_body_ = std::move(request.body());
-            spare_body_.clear();
-        }
-        write(status, reply.keep_alive, endpoint);
+        const http::request<http::string_body> request = parser_->release();
+        Routed routed = route(request, shared_, request.keep_alive() && !draining_ && !shared_.draining);
+        response_ = std::move(routed.response);
+        endpoint_ = routed.endpoint;
+        admission_ = std::move(routed.admission);
+        error_ = {};
+        write();
     }
 
-    // The admission's line: the handler's fields, then the server's.
-    void log_admission(const LogRecord& record, std::string_view endpoint, unsigned status) {
-        constexpr std::size_t kServerFields = 3;
-        std::array<LogField, 32> fields;
-        std::size_t n = 0;
-        for (const auto& [key, value] : record.fields()) {
-            if (n == fields.size() - kServerFields) break;  // a handler logs about a dozen
-            if (key != "endpoint" && key != "status" && key != "ms") fields[n++] = LogField{key, value};
-        }
-        const std::string status_text = std::to_string(status);
-        // Milliseconds with three decimals, from whole microseconds (no printf of a double).
-        const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started_).count();
-        std::string ms = std::to_string(micros / 1000);
-        const auto fraction = static_cast<int>(micros % 1000);
-        ms += '.';
-        ms += static_cast<char>('0' + fraction / 100);
-        ms += static_cast<char>('0' + fraction / 10 % 10);
-        ms += static_cast<char>('0' + fraction % 10);
-        fields[n++] = LogField{"endpoint", endpoint};
-        fields[n++] = LogField{"status", status_text};
-        fields[n++] = LogField{"ms", ms};
-        shared_.log(status >= 500 ? "error" : "info", "admission", LogFields(fields.data(), n));
-    }
-
-    void send_error(http::status status, std::string text) {
-        // Not kept alive: the rest of the stream cannot be trusted.
-        serialize(Reply{status, "launchguard-webhook: " + std::move(text), "text/plain", 11, false}, out_);
+    // Answered before the request was read to its end: not kept alive, the
+    // rest of the stream cannot be trusted. reason: the errors counter's.
+    void send_error(http::status status, std::string text, std::string_view reason) {
+        response_ = make_response(status, "launchguard-webhook: " + std::move(text), "text/plain", 11, false);
         started_ = Clock::now();
+        endpoint_ = "error";
+        admission_.reset();
+        error_ = reason;
         discard_after_write_ = true;
-        write(static_cast<unsigned>(status), false, "error");
+        write();
     }
 
     // After an error answered before the request was read to its end (413,
@@ -347,7 +271,7 @@ private:
     void discard_rest() {
         if (!discarding_) {
             discarding_ = true;
-            set_deadline(kDiscardTime);
+            expire_after(kDiscardTime);
         }
         buffer_.clear();
         stream_.async_read_some(buffer_.prepare(kFirstReadBytes),
@@ -358,24 +282,25 @@ private:
                                 });
     }
 
-    // Sends out_. endpoint: a literal (route()), kept as a view.
-    void write(unsigned status, bool keep_alive, std::string_view endpoint) {
+    // Writes response_, then counts and logs the request (observe.h).
+    void write() {
         writing_ = true;
-        set_deadline(shared_.options.request_timeout);
-        net::async_write(stream_, net::buffer(out_),
-                         [self = shared_from_this(), status, keep_alive, endpoint](beast::error_code ec, std::size_t) {
-                             self->writing_ = false;
-                             self->shared_.metrics.request(endpoint, status, Clock::now() - self->started_);
-                             if (!ec && self->discard_after_write_) return self->discard_rest();
-                             if (ec || !keep_alive) return self->close();
-                             self->read();
-                         });
+        expire_after(shared_.options.request_timeout);
+        http::async_write(stream_, response_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+            self->writing_ = false;
+            observe(self->shared_.metrics, self->shared_.log,
+                    Served{self->endpoint_, self->response_.result_int(), Clock::now() - self->started_,
+                           self->admission_ ? &*self->admission_ : nullptr, self->error_});
+            if (!ec && self->discard_after_write_) return self->discard_rest();
+            if (ec || !self->response_.keep_alive()) return self->close();
+            self->read();
+        });
     }
 
     void close() {
         if (closing_) return;
         closing_ = true;
-        set_deadline(std::chrono::seconds(2));
+        expire_after(std::chrono::seconds(2));
         stream_.async_shutdown([self = shared_from_this()](beast::error_code) {
             beast::error_code ignored;
             beast::get_lowest_layer(self->stream_).socket().shutdown(tcp::socket::shutdown_both, ignored);
@@ -387,21 +312,17 @@ private:
     Stream stream_;
     Shared& shared_;
     beast::flat_buffer buffer_;
-    std::string out_;                                             // the response being written; its capacity is reused
-    static constexpr std::size_t kKeptBodyCapacity = 256 * 1024;  // a larger body's memory goes back at once
-    static constexpr std::size_t kFirstReadBytes = 16 * 1024;     // one TLS record's plaintext
+    static constexpr std::size_t kFirstReadBytes = 16 * 1024;  // one TLS record's plaintext
     // What is read and dropped after an early error answer (discard_rest):
     // the largest --max-body-mib, for at most 5 s.
     static constexpr std::size_t kDiscardBytes = 64U << 20;
     static constexpr std::chrono::milliseconds kDiscardTime{5'000};
-    std::string spare_body_;
     std::optional<http::request_parser<http::string_body>> parser_;
+    Response response_;
+    std::string_view endpoint_;  // a literal (route, send_error)
+    std::optional<Answer> admission_;
+    std::string_view error_;  // a literal (send_error)
     Clock::time_point started_{};
-    net::basic_waitable_timer<Clock, net::wait_traits<Clock>, Executor> deadline_timer_;
-    std::chrono::milliseconds check_interval_;
-    Clock::time_point deadline_ = Clock::time_point::max();
-    Clock::time_point armed_ = Clock::time_point::max();  // when the timer fires; max: not armed
-    unsigned timer_generation_ = 0;
     bool writing_ = false;
     bool request_started_ = false;  // a byte of the request has come
     bool discard_after_write_ = false;
@@ -414,9 +335,8 @@ private:
 }  // namespace
 
 struct Server::Impl {
-    Impl(ServerOptions options, const WebhookConfig& config, CertificateStore& certificates, Metrics& metrics,
-         LogFunction log)
-        : shared{std::move(options), config, certificates, metrics, std::move(log), {}, {}, {}},
+    Impl(ServerOptions options, const WebhookConfig& config, CertificateStore& certificates, Metrics& metrics, Log& log)
+        : shared{std::move(options), config, certificates, metrics, log, {}, {}, {}},
           io(make_contexts(shared.options.threads)),
           control(net::make_strand(*io.front())),
           acceptor(control),
@@ -484,8 +404,8 @@ struct Server::Impl {
         ++accept_errors_unlogged;
         const Clock::time_point now = Clock::now();
         if (accept_error_logged == Clock::time_point{} || now - accept_error_logged >= kAcceptLogInterval) {
-            shared.log("warn", "accept failed; retrying every 100 ms, logged once per 10 s",
-                       {{"error", ec.message()}, {"failures", std::to_string(accept_errors_unlogged)}});
+            shared.log.write("warn", "accept failed; retrying every 100 ms, logged once per 10 s",
+                             {{"error", ec.message()}, {"failures", std::to_string(accept_errors_unlogged)}});
             accept_error_logged = now;
             accept_errors_unlogged = 0;
         }
@@ -518,11 +438,11 @@ struct Server::Impl {
         CertificateStore::Reload reload = shared.certificates.check(forced);
         if (reload.loaded) {
             shared.metrics.certificate_reload(true);
-            shared.log("info", "serving certificate reloaded", {{"trigger", forced ? "SIGHUP" : "file change"}});
+            shared.log.write("info", "serving certificate reloaded", {{"trigger", forced ? "SIGHUP" : "file change"}});
         } else if (reload.changed && (forced || !reload.repeated)) {
             shared.metrics.certificate_reload(false);
-            shared.log("warn", "serving certificate changed but does not load yet; keeping the previous one",
-                       {{"error", reload.error}});
+            shared.log.write("warn", "serving certificate changed but does not load yet; keeping the previous one",
+                             {{"error", reload.error}});
         }
     }
 
@@ -532,7 +452,7 @@ struct Server::Impl {
         signals.async_wait([this](beast::error_code ec, int signal) {
             if (ec) return;
             if (signal != SIGHUP) return drain();
-            shared.log("info", "SIGHUP: reloading the serving certificate; --config changes need a restart", {});
+            shared.log.write("info", "SIGHUP: reloading the serving certificate; --config changes need a restart", {});
             check_certificates(true);
             wait_for_signal();
         });
@@ -558,7 +478,7 @@ struct Server::Impl {
             sessions.clear();
         }
         for (auto& session : open) session->drain();
-        shared.log("info", "draining", {{"connections", std::to_string(open.size())}});
+        shared.log.write("info", "draining", {{"connections", std::to_string(open.size())}});
         keep_running.clear();  // each thread returns once its connections are closed
         const bool idle = open.empty() && shared.open_sessions == 0;
         open.clear();
@@ -566,15 +486,15 @@ struct Server::Impl {
         drain_timer.expires_after(shared.options.drain_timeout);
         drain_timer.async_wait([this](beast::error_code ec) {
             if (ec) return;  // the last connection closed first
-            shared.log("warn", "drain timeout: stopping with requests still open", {});
+            shared.log.write("warn", "drain timeout: stopping with requests still open", {});
             for (auto& context : io) context->stop();
         });
     }
 };
 
 Server::Server(ServerOptions options, const WebhookConfig& config, CertificateStore& certificates, Metrics& metrics,
-               LogFunction log)
-    : impl_(std::make_unique<Impl>(std::move(options), config, certificates, metrics, std::move(log))) {}
+               Log& log)
+    : impl_(std::make_unique<Impl>(std::move(options), config, certificates, metrics, log)) {}
 
 Server::~Server() = default;
 

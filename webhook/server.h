@@ -1,10 +1,11 @@
 // launchguard-webhook's HTTPS server: Boost.Beast over OpenSSL, HTTP/1.1
 // with keep-alive (the only protocol the API server uses for webhooks), one
 // single-threaded io_context per thread with each connection on one of them
-// (its implicit strand: a connection's handlers never run concurrently), a
-// deadline on every step, a body limit, and one error path. SIGTERM drains: the listener closes, /readyz turns 503,
-// idle connections close, requests in flight complete and are answered with `Connection: close`, then the process
-// exits. SIGHUP reloads the certificate pair and keeps serving.
+// (its implicit strand: a connection's handlers never run concurrently),
+// beast::basic_stream's expiry on every step, a body limit, and one error
+// path. Every request is counted and logged by one wrapper (observe.h). SIGTERM drains: the listener closes, /readyz
+// turns 503, idle connections close, requests in flight complete and are answered with `Connection: close`, then the
+// process exits. SIGHUP reloads the certificate pair and keeps serving.
 #pragma once
 
 #include <chrono>
@@ -27,8 +28,9 @@ struct ServerOptions {
     unsigned short port = 8443;
     int threads = 2;
     std::size_t body_limit = 8U << 20;  // 413 past it
+    // --handshake-timeout, --request-timeout, --idle-timeout, --drain-timeout (seconds)
     std::chrono::milliseconds handshake_timeout{10'000};
-    std::chrono::milliseconds request_timeout{10'000};   // from the first byte to the last of a request
+    std::chrono::milliseconds request_timeout{10'000};   // from the first byte of a request to the last of its body
     std::chrono::milliseconds idle_timeout{90'000};      // keep-alive between requests
     std::chrono::milliseconds drain_timeout{20'000};     // in-flight work after SIGTERM
     std::chrono::milliseconds certificate_check{1'000};  // how often the files are looked at
@@ -37,13 +39,10 @@ struct ServerOptions {
     std::size_t review_cache_bytes = 16U << 20;
 };
 
-// level: "info", "warn", "error"; fields are logged as key=value or JSON (log.h).
-using LogFunction = std::function<void(std::string_view level, std::string_view message, LogFields fields)>;
-
 class Server {
 public:
     Server(ServerOptions options, const WebhookConfig& config, CertificateStore& certificates, Metrics& metrics,
-           LogFunction log);
+           Log& log);
     ~Server();
     Server(const Server&) = delete;
     Server& operator=(const Server&) = delete;

@@ -3,6 +3,7 @@
 #include <optional>
 #include <vector>
 
+#include <boost/json/error.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/string.hpp>
 
@@ -16,34 +17,26 @@ namespace {
 inline constexpr std::string_view kShmPath = "/dev/shm";
 inline constexpr std::string_view kShmVolumeStem = "launchguard-dshm";
 
-std::vector<std::string> split_pointer(std::string_view pointer, bool& ok) {
-    std::vector<std::string> tokens;
-    ok = pointer.empty() || pointer.front() == '/';
-    if (!ok || pointer.empty()) return tokens;
-    std::size_t start = 1;
-    while (true) {
-        std::size_t slash = pointer.find('/', start);
-        std::string_view raw =
-            pointer.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
-        std::string token;
-        for (std::size_t i = 0; i < raw.size(); ++i) {
-            if (raw[i] == '~' && i + 1 < raw.size() && (raw[i + 1] == '0' || raw[i + 1] == '1')) {
-                token += raw[i + 1] == '0' ? '~' : '/';
-                ++i;
-            } else if (raw[i] == '~') {
-                ok = false;
-                return tokens;
-            } else {
-                token += raw[i];
-            }
+// The last reference token of a JSON Pointer, unescaped (RFC 6901 4: "~1"
+// then "~0"). Boost.JSON finds the parent (value::find_pointer); the last
+// token names what add creates, which no lookup can find. False for a
+// '~' that is not "~0" or "~1".
+bool unescape_token(std::string_view raw, std::string& token) {
+    token.clear();
+    for (std::size_t i = 0; i < raw.size(); ++i) {
+        if (raw[i] != '~') {
+            token += raw[i];
+        } else if (i + 1 < raw.size() && (raw[i + 1] == '0' || raw[i + 1] == '1')) {
+            token += raw[++i] == '0' ? '~' : '/';
+        } else {
+            return false;
         }
-        tokens.push_back(std::move(token));
-        if (slash == std::string_view::npos) break;
-        start = slash + 1;
     }
-    return tokens;
+    return true;
 }
 
+// An array index as RFC 6901 writes it: "0" or digits without a leading
+// zero; "-" (past the end) only where add may append.
 std::optional<std::size_t> array_index(const std::string& token, std::size_t size, bool allow_end) {
     if (token == "-") return allow_end ? std::optional<std::size_t>(size) : std::nullopt;
     if (token.empty() || (token.size() > 1 && token[0] == '0')) return std::nullopt;
@@ -57,20 +50,8 @@ std::optional<std::size_t> array_index(const std::string& token, std::size_t siz
     return index;
 }
 
-json::value* walk(json::value& root, const std::vector<std::string>& tokens, std::size_t count) {
-    json::value* at = &root;
-    for (std::size_t i = 0; i < count; ++i) {
-        if (at->is_object()) {
-            at = at->get_object().if_contains(tokens[i]);
-        } else if (at->is_array()) {
-            auto index = array_index(tokens[i], at->get_array().size(), false);
-            at = index ? &at->get_array()[*index] : nullptr;
-        } else {
-            at = nullptr;
-        }
-        if (at == nullptr) return nullptr;
-    }
-    return at;
+bool malformed_pointer(const boost::system::error_code& ec) {
+    return ec == json::error::missing_slash || ec == json::error::invalid_escape;
 }
 
 Status apply_one(json::value& document, std::string_view op, std::string_view path, const json::value* value) {
@@ -79,18 +60,20 @@ Status apply_one(json::value& document, std::string_view op, std::string_view pa
         e.field = "patch";
         return Status(e);
     };
-    bool ok = true;
-    auto tokens = split_pointer(path, ok);
-    if (!ok) return fail("not a JSON Pointer");
-    if (tokens.empty()) {
+    if (path.empty()) {
         if (op == "remove") return fail("cannot remove the whole document");
         if (value == nullptr) return fail("no value");
         document = *value;
         return Done{};
     }
-    json::value* parent = walk(document, tokens, tokens.size() - 1);
-    if (parent == nullptr) return fail("the parent does not exist");
-    const std::string& last = tokens.back();
+    const std::size_t slash = path.rfind('/');
+    std::string last;
+    if (slash == std::string_view::npos || !unescape_token(path.substr(slash + 1), last)) {
+        return fail("not a JSON Pointer");
+    }
+    boost::system::error_code ec;
+    json::value* parent = slash == 0 ? &document : document.find_pointer(path.substr(0, slash), ec);
+    if (parent == nullptr) return fail(malformed_pointer(ec) ? "not a JSON Pointer" : "the parent does not exist");
     if (parent->is_object()) {
         json::object& object = parent->get_object();
         bool exists = object.contains(last);
@@ -186,9 +169,8 @@ std::string quantity_for_bytes(std::uint64_t bytes) {
 }
 
 json::value* PodPatchBuilder::find(const std::string& pointer) {
-    bool ok = true;
-    auto tokens = split_pointer(pointer, ok);
-    return ok ? walk(document_, tokens, tokens.size()) : nullptr;
+    boost::system::error_code ec;
+    return document_.find_pointer(pointer, ec);
 }
 
 void PodPatchBuilder::emit(std::string_view op, const std::string& path, const json::value* value) {

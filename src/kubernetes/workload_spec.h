@@ -44,7 +44,7 @@ struct WorkloadSpec {
 // (each starting at least one pod) on every pod it creates, as both a label
 // and an annotation. Nothing else of the top-level metadata is read by the
 // review, which is what lets the webhook cache reviews across the pods of
-// one Job (webhook/review_cache.h).
+// one Job: review_input.h makes the key from these keys.
 inline constexpr std::string_view kJobSetGlobalReplicas = "jobset.sigs.k8s.io/global-replicas";
 inline constexpr std::string_view kJobSetReplicatedJobReplicas = "jobset.sigs.k8s.io/replicatedjob-replicas";
 inline constexpr std::string_view kShapeMetadataKeys[] = {kJobSetGlobalReplicas, kJobSetReplicatedJobReplicas};

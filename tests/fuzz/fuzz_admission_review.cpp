@@ -43,17 +43,16 @@ void check_parser_agrees(std::string_view body) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace launchguard::webhook;
     static const WebhookConfig config = default_webhook_config("default", launchguard::Mode::enforce).value();
-    static Metrics metrics;
     static ReviewCache cache(64, 1U << 20);
     std::string_view body(reinterpret_cast<const char*>(data), size);
     check_parser_agrees(body);
     for (Endpoint endpoint : {Endpoint::validate, Endpoint::mutate}) {
-        Answer answer = admit(endpoint, body, config, metrics);
+        Answer answer = handle_admission(endpoint, body, config);
         if (answer.status != 200 && answer.status != 400) std::abort();  // 500 means something threw
         if (endpoint == Endpoint::validate && answer.body.find("\"patch\"") != std::string::npos) std::abort();
         // Twice through the cache: the second is a hit whenever the first was cacheable.
-        admit(endpoint, body, config, metrics, &cache);
-        if (admit(endpoint, body, config, metrics, &cache).body != answer.body) std::abort();
+        handle_admission(endpoint, body, config, &cache);
+        if (handle_admission(endpoint, body, config, &cache).body != answer.body) std::abort();
     }
     return 0;
 }

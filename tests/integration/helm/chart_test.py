@@ -126,6 +126,9 @@ COMBINATIONS = {
             {"match": {"example.com/site": "a"}, "profile": "site-a"}],
         "userModes": ["enforce", "warn"], "userProfiles": True},
     "single-replica": {"replicaCount": 1, "podAntiAffinity": "none", "preStopSleepSeconds": 0},
+    "timeouts": {"preStopSleepSeconds": 7,
+                 "server": {"handshakeTimeoutSeconds": 3, "requestTimeoutSeconds": 4, "idleTimeoutSeconds": 30,
+                            "drainTimeoutSeconds": 45}},
     "node-problem-detector": {"nodeProblemDetector": {"enabled": True}},
 }
 
@@ -274,12 +277,18 @@ def check_deployment(name, objects, v):
         check(sleep == v["preStopSleepSeconds"], f"{name}: preStop sleep {sleep}, expected {v['preStopSleepSeconds']}")
     else:
         check("lifecycle" not in c, f"{name}: a preStop hook although preStopSleepSeconds is 0")
-    # The webhook drains in-flight reviews for up to 20 s after SIGTERM.
-    check(spec["terminationGracePeriodSeconds"] >= (sleep or 0) + 20,
-          f"{name}: terminationGracePeriodSeconds {spec['terminationGracePeriodSeconds']} leaves no time to drain")
+    # The webhook drains in-flight reviews for server.drainTimeoutSeconds after SIGTERM.
+    drain = v["server"]["drainTimeoutSeconds"]
+    check(spec["terminationGracePeriodSeconds"] == (sleep or 0) + drain + 5,
+          f"{name}: terminationGracePeriodSeconds {spec['terminationGracePeriodSeconds']}, expected the preStop sleep "
+          f"+ the drain timeout ({drain} s) + 5")
     args = dict(a[2:].split("=", 1) for a in c["args"])
-    check(set(args) == {"listen", "tls-cert", "tls-key", "config", "log-format", "threads", "max-body-mib"},
+    check(set(args) == {"listen", "tls-cert", "tls-key", "config", "log-format", "threads", "max-body-mib",
+                        "handshake-timeout", "request-timeout", "idle-timeout", "drain-timeout"},
           f"{name}: webhook flags {sorted(args)}")
+    for flag, value in (("handshake-timeout", "handshakeTimeoutSeconds"), ("request-timeout", "requestTimeoutSeconds"),
+                        ("idle-timeout", "idleTimeoutSeconds"), ("drain-timeout", "drainTimeoutSeconds")):
+        check(args[flag] == str(v["server"][value]), f"{name}: --{flag}={args[flag]}, server.{value} is {v['server'][value]}")
     check(args["listen"].endswith(f":{port_names.get('https')}"), f"{name}: --listen {args['listen']} is not the https port")
 
     # Every file the flags name is mounted from the chart's own objects.
@@ -519,6 +528,8 @@ SCHEMA_REJECTS = [
     ({"nodeProblemDetector": {"invokeInterval": "5 minutes"}}, ["/nodeProblemDetector/invokeInterval"]),
     ({"nodeProblemDetector": {"namespace": "Kube_System"}}, ["/nodeProblemDetector/namespace"]),
     ({"nodeProblemDetector": {"enable": True}}, ["/nodeProblemDetector", "enable"]),
+    ({"server": {"requestTimeoutSeconds": 0}}, ["/server/requestTimeoutSeconds"]),
+    ({"server": {"drainTimeoutSeconds": "20s"}}, ["/server/drainTimeoutSeconds"]),
 ]
 
 # Checks the templates make with `fail`, with the same aim: fail at install,

@@ -118,5 +118,26 @@ TEST(Quantity, BytesForKubernetes) {
     EXPECT_EQ(quantity_for_bytes(1000), "1000");
 }
 
+TEST(JsonPatchApply, PointersAreReadAsRfc6901Says) {
+    const json::value doc = json::parse(R"({"a":[10,20],"m~/":{"k":1}})");
+    auto apply = [&](const char* patch) { return apply_json_patch(doc, json::parse(patch).as_array()); };
+    auto why = [&](const char* patch) {
+        auto result = apply(patch);
+        return result ? std::string("applied") : result.error().message;
+    };
+    // An escape other than ~0 and ~1, in the parent or in the last token.
+    EXPECT_NE(why(R"([{"op":"add","path":"/m~2/k","value":1}])").find("not a JSON Pointer"), std::string::npos);
+    EXPECT_NE(why(R"([{"op":"add","path":"/m~0~1/k~","value":1}])").find("not a JSON Pointer"), std::string::npos);
+    // Array indices: no leading zero, no '-' but as the last token of add.
+    EXPECT_NE(why(R"([{"op":"replace","path":"/a/01","value":1}])").find("no such array element"), std::string::npos);
+    EXPECT_NE(why(R"([{"op":"add","path":"/a/-/x","value":1}])").find("the parent does not exist"), std::string::npos);
+    auto appended = apply(R"([{"op":"add","path":"/a/-","value":30},{"op":"replace","path":"/m~0~1/k","value":2}])");
+    ASSERT_TRUE(appended);
+    EXPECT_EQ(*appended, json::parse(R"({"a":[10,20,30],"m~/":{"k":2}})"));
+    auto whole = apply(R"([{"op":"replace","path":"","value":{"x":1}}])");
+    ASSERT_TRUE(whole);
+    EXPECT_EQ(*whole, json::parse(R"({"x":1})"));
+}
+
 }  // namespace
 }  // namespace launchguard::kubernetes

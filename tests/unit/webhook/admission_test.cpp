@@ -3,9 +3,16 @@
 // tested in tests/unit/kubernetes and end to end in tests/integration/webhook.
 #include "admission.h"
 
+#include <spdlog/sinks/null_sink.h>
+#include <spdlog/sinks/ostream_sink.h>
+
+#include <sstream>
+
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+
+#include "observe.h"
 
 namespace launchguard::webhook {
 namespace {
@@ -15,8 +22,15 @@ class AdmissionTest : public ::testing::Test {
 protected:
     WebhookConfig config = default_webhook_config("default", Mode::enforce).value();
     Metrics metrics;
+    Log log{LogFormat::json, std::make_shared<spdlog::sinks::null_sink_mt>()};
 
-    Answer post(Endpoint endpoint, const std::string& body) { return admit(endpoint, body, config, metrics); }
+    // As the server calls it: the handler, then the wrapper that counts.
+    Answer post(Endpoint endpoint, const std::string& body) {
+        Answer answer = handle_admission(endpoint, body, config);
+        observe(metrics, log,
+                Served{endpoint == Endpoint::mutate ? "/mutate" : "/validate", answer.status, {}, &answer, {}});
+        return answer;
+    }
     static std::string review(const std::string& request) {
         return R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":)" + request + "}";
     }
@@ -117,6 +131,96 @@ TEST(FitWarning, CutsAtACharacterBoundaryWithinTheLimit) {
     std::string cut = fit_warning(umlauts);
     EXPECT_EQ(cut.size(), 117U * 2 + 3);
     EXPECT_EQ(cut.substr(cut.size() - 3), "...");
+}
+
+// The stages one by one: decode reads the envelope, decide reaches a
+// verdict (through the cache when there is one), encode builds the bytes.
+TEST_F(AdmissionTest, DecodeReadsTheEnvelopeAndNothingElse) {
+    const json::value parsed = json::parse(review(
+        R"({"uid":"u-1","namespace":"team","kind":{"group":"","version":"v1","kind":"Pod"},"dryRun":true,"object":{"kind":"Pod"}})"));
+    auto request = decode_review(parsed);
+    ASSERT_TRUE(request) << request.error().to_string();
+    EXPECT_EQ(request->uid, "u-1");
+    EXPECT_EQ(request->namespace_name, "team");
+    EXPECT_EQ(request->kind, "Pod");
+    EXPECT_TRUE(request->dry_run);
+    ASSERT_NE(request->object, nullptr);
+    EXPECT_EQ(*request->object, json::parse(R"({"kind":"Pod"})"));
+
+    auto no_object = decode_review(json::parse(review(R"({"uid":"u-2","object":null})")));
+    ASSERT_TRUE(no_object);
+    EXPECT_EQ(no_object->object, nullptr);
+    EXPECT_FALSE(no_object->dry_run);
+    auto no_uid = decode_review(json::parse(review(R"({"object":{}})")));
+    ASSERT_FALSE(no_uid);
+    EXPECT_EQ(no_uid.error().message, "request.uid is missing");
+}
+
+TEST_F(AdmissionTest, DecideAnswersARepeatedObjectFromTheCacheWithTheSameVerdict) {
+    const json::value parsed = json::parse(review(
+        R"({"uid":"u","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i","resources":{"limits":{"nvidia.com/gpu":1}}}]}}})"));
+    const AdmissionRequest request = decode_review(parsed).value();
+    ReviewCache cache(4, 1U << 20);
+    const Ruling first = decide(Endpoint::validate, request, config, &cache, 100);
+    const Ruling second = decide(Endpoint::validate, request, config, &cache, 100);
+    const Ruling uncached = decide(Endpoint::validate, request, config, nullptr, 100);
+    EXPECT_EQ(first.cache_hit, std::optional<bool>(false));
+    EXPECT_EQ(second.cache_hit, std::optional<bool>(true));
+    EXPECT_EQ(second.verdict, first.verdict);  // the same verdict, shared
+    EXPECT_FALSE(uncached.cache_hit.has_value());
+    EXPECT_EQ(uncached.verdict->members, first.verdict->members);
+    // A refusal is decided before the cache and never kept in it.
+    const json::value refused = json::parse(review(
+        R"({"uid":"u","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","annotations":{"launchguard.dev/mode":"off"}},"spec":{"containers":[]}}})"));
+    const Ruling refusal = decide(Endpoint::validate, decode_review(refused).value(), config, &cache, 100);
+    EXPECT_FALSE(refusal.cache_hit.has_value());
+    EXPECT_EQ(refusal.verdict->decision, "block");
+    EXPECT_EQ(cache.counts().entries, 1U);
+}
+
+TEST_F(AdmissionTest, EncodeEchoesTheUidAndMarksADryRunInTheAudit) {
+    const json::value parsed = json::parse(review(
+        R"({"uid":"dry","dryRun":true,"object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","annotations":{"launchguard.dev/mode":"off"}},"spec":{"containers":[]}}})"));
+    const AdmissionRequest request = decode_review(parsed).value();
+    const Answer answer = encode(request, decide(Endpoint::validate, request, config, nullptr, 0));
+    EXPECT_EQ(answer.status, 200U);
+    EXPECT_EQ(answer.content_type, "application/json");
+    const json::value out = json::parse(answer.body);
+    EXPECT_EQ(out.at("response").at("uid"), "dry");
+    EXPECT_EQ(out.at("response").at("auditAnnotations").at("dryRun"), "true");
+    EXPECT_EQ(answer.decision, "block");
+    ASSERT_NE(answer.log.find("dry_run"), nullptr);
+    ASSERT_NE(answer.log.find("profile"), nullptr);
+    EXPECT_EQ(*answer.log.find("profile"), "default");
+
+    const Answer failure = encode_failure(400, "bad_request", "request is missing");
+    EXPECT_EQ(failure.status, 400U);
+    EXPECT_EQ(failure.body, "launchguard: bad AdmissionReview: request is missing\n");
+    EXPECT_EQ(failure.error, "bad_request");
+}
+
+// The handler counts nothing; the wrapper counts and logs each request once.
+TEST_F(AdmissionTest, TheWrapperCountsAndLogsWhatTheHandlerReports) {
+    std::ostringstream lines;
+    Log json_log(LogFormat::json, std::make_shared<spdlog::sinks::ostream_sink_mt>(lines));
+    Metrics counted;
+    const Answer answer = handle_admission(Endpoint::mutate, review(R"({"uid":"w","object":null})"), config);
+    EXPECT_EQ(metrics.render().find("decisions_total{"), std::string::npos);  // nothing counted yet
+    observe(counted, json_log, Served{"/mutate", answer.status, std::chrono::microseconds(1500), &answer, {}});
+    observe(counted, json_log, Served{"error", 413, {}, nullptr, "body_too_large"});
+    const std::string text = counted.render();
+    EXPECT_NE(text.find("launchguard_webhook_decisions_total{endpoint=\"/mutate\",decision=\"allow\"} 1\n"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("launchguard_webhook_requests_total{endpoint=\"/mutate\",code=\"200\"} 1\n"),
+              std::string::npos);
+    EXPECT_NE(text.find("launchguard_webhook_errors_total{reason=\"body_too_large\"} 1\n"), std::string::npos);
+    const json::value line = json::parse(lines.str());  // one line: only the admission is logged
+    EXPECT_EQ(line.at("msg"), "admission");
+    EXPECT_EQ(line.at("uid"), "w");
+    EXPECT_EQ(line.at("endpoint"), "/mutate");
+    EXPECT_EQ(line.at("status"), "200");
+    EXPECT_EQ(line.at("ms"), "1.500");
 }
 
 TEST(WebhookMetrics, RendersPrometheusTextWithAHistogram) {

@@ -1,31 +1,25 @@
-// The webhook's log lines (both formats) and their buffer: nothing written
-// is lost, warnings go out at once, the rest at the flush interval, when
-// the buffer fills, or when the log is destroyed.
+// The webhook's log lines in both formats, and the log that writes them
+// through spdlog.
 #include "log.h"
 
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <unistd.h>
-
+#include <spdlog/sinks/ostream_sink.h>
 #include <boost/json.hpp>
 
 #include <chrono>
+#include <sstream>
 #include <string>
-#include <thread>
 
 namespace launchguard::webhook {
 namespace {
 namespace json = boost::json;
-using std::chrono::milliseconds;
 
 // 2026-11-30T14:09:19.260Z
 const auto kNow = std::chrono::system_clock::time_point(std::chrono::milliseconds(1796047759260LL));
 
 std::string line(LogFormat format, std::string_view level, std::string_view message, LogFields fields) {
-    std::string out;
-    format_log_line(out, format, level, message, fields, kNow);
-    return out;
+    return format_log_line(format, level, message, fields, kNow);
 }
 
 TEST(WebhookLog, JsonLinesAreOneObjectWithTheFieldsInKeyOrder) {
@@ -66,65 +60,34 @@ TEST(WebhookLog, ALaterSetReplacesAField) {
     EXPECT_EQ(record.find("name"), nullptr);
 }
 
-class BufferedLogTest : public ::testing::Test {
-protected:
-    void SetUp() override {
-        ASSERT_EQ(::pipe2(fds_, O_NONBLOCK), 0);
-        // Room for every line of the tests: the writer never blocks.
-        ::fcntl(fds_[1], F_SETPIPE_SZ, 1 << 20);
-    }
-    void TearDown() override {
-        ::close(fds_[0]);
-        ::close(fds_[1]);
-    }
-    std::string written() {
-        std::string out;
-        char buffer[65536];
-        ssize_t n;
-        while ((n = ::read(fds_[0], buffer, sizeof buffer)) > 0) out.append(buffer, static_cast<std::size_t>(n));
-        return out;
-    }
-    int fds_[2] = {-1, -1};
-};
-
-TEST_F(BufferedLogTest, InfoLinesWaitForTheFlushAndNoneIsLost) {
+TEST(WebhookLog, EveryLineGoesToTheSinkInTheChosenFormat) {
+    std::ostringstream json_lines;
+    std::ostringstream text_lines;
     {
-        BufferedLog log(fds_[1], LogFormat::json, std::chrono::hours(1));
-        for (int i = 0; i < 100; ++i) log.write("info", "admission", {{"uid", std::to_string(i)}});
-        EXPECT_EQ(written(), "");  // no write(2) per line
-        log.write("info", "admission", {{"uid", "last"}});
-    }  // destroyed: as at the end of the drain
-    const std::string text = written();
-    std::size_t lines = 0;
-    for (char c : text) lines += c == '\n';
-    EXPECT_EQ(lines, 101U);
-    EXPECT_NE(text.find(R"("uid":"0")"), std::string::npos);
-    EXPECT_NE(text.find(R"("uid":"last"})"), std::string::npos);
-}
-
-TEST_F(BufferedLogTest, WarningsAndErrorsGoOutAtOnceWithWhatCameBefore) {
-    BufferedLog log(fds_[1], LogFormat::text, std::chrono::hours(1));
-    log.write("info", "admission", {{"uid", "before"}});
-    log.write("error", "admission", {{"status", "500"}});
-    const std::string text = written();
-    EXPECT_NE(text.find("uid=before"), std::string::npos);
-    EXPECT_NE(text.find("error admission status=500"), std::string::npos);
-    EXPECT_LT(text.find("uid=before"), text.find("status=500"));
-}
-
-TEST_F(BufferedLogTest, TheIntervalAndAFullBufferFlush) {
-    BufferedLog log(fds_[1], LogFormat::json, milliseconds(20), 4096);
-    log.write("info", "admission", {{"uid", "timed"}});
-    std::string text;
-    for (int i = 0; i < 200 && text.empty(); ++i) {
-        std::this_thread::sleep_for(milliseconds(5));
-        text = written();
+        Log json_log(LogFormat::json, std::make_shared<spdlog::sinks::ostream_sink_mt>(json_lines));
+        Log text_log(LogFormat::text, std::make_shared<spdlog::sinks::ostream_sink_mt>(text_lines));
+        for (int i = 0; i < 100; ++i) json_log.write("info", "admission", {{"uid", std::to_string(i)}});
+        json_log.write("error", "admission", {{"status", "500"}});
+        text_log.write("warn", "drain timeout: stopping with requests still open", {});
+        text_log.write("info", "admission", {{"uid", "u 1"}});
     }
-    EXPECT_NE(text.find("timed"), std::string::npos);
-
-    BufferedLog slow(fds_[1], LogFormat::json, std::chrono::hours(1), 4096);
-    for (int i = 0; i < 100; ++i) slow.write("info", "admission", {{"uid", "filler-" + std::to_string(i)}});
-    EXPECT_GE(written().size(), 4096U);
+    std::istringstream in(json_lines.str());
+    std::string each;
+    int lines = 0;
+    while (std::getline(in, each)) {
+        const json::value parsed = json::parse(each);
+        EXPECT_EQ(parsed.at("msg"), "admission");
+        EXPECT_TRUE(parsed.as_object().contains("time"));
+        ++lines;
+        if (lines == 101) {
+            EXPECT_EQ(parsed.at("level"), "error");
+            EXPECT_EQ(parsed.at("status"), "500");
+        }
+    }
+    EXPECT_EQ(lines, 101);
+    const std::string text = text_lines.str();
+    EXPECT_NE(text.find(" warning drain timeout: stopping with requests still open\n"), std::string::npos) << text;
+    EXPECT_NE(text.find(" info admission uid=\"u 1\"\n"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <spdlog/sinks/null_sink.h>
 #include <boost/json.hpp>
 
 #include "admission.h"
+#include "observe.h"
 
 namespace launchguard::webhook {
 namespace {
@@ -33,10 +35,13 @@ protected:
         default_webhook_config(std::string(LAUNCHGUARD_FIXTURES) + "/k8s/ndv5-topology-profile.yaml", Mode::enforce)
             .value();
     Metrics metrics;
+    Log log{LogFormat::json, std::make_shared<spdlog::sinks::null_sink_mt>()};
     ReviewCache cache{16, 1U << 20};
 
     json::object respond(Endpoint endpoint, const std::string& body, ReviewCache* with = nullptr) {
-        Answer answer = admit(endpoint, body, config, metrics, with);
+        Answer answer = handle_admission(endpoint, body, config, with);
+        observe(metrics, log,
+                Served{endpoint == Endpoint::mutate ? "/mutate" : "/validate", answer.status, {}, &answer, {}});
         EXPECT_EQ(answer.status, 200U) << answer.body;
         return json::parse(answer.body).at("response").as_object();
     }
