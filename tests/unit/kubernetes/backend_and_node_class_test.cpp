@@ -113,7 +113,7 @@ TEST(CommBackendReview, NcclOrUnstatedBackendKeepsTheNcclRules) {
 
 TEST(CommBackendReview, BackendFromPythonCodeAndFromAVariable) {
     const WorkloadReview code = review(
-        pytorch_job(R"(["python", "-c", "import torch.distributed as dist; dist.init_process_group('mpi'); run()"])"),
+        pytorch_job(R"j(["python", "-c", "import torch.distributed as dist; dist.init_process_group('mpi'); run()"])j"),
         default_profile());
     EXPECT_FALSE(fired(code).count("shm.small"));
     EXPECT_TRUE(not_applicable(code, "shm.small"));
