@@ -29,6 +29,33 @@ set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# A cross build (cmake/toolchains/aarch64-linux-gnu.cmake) packages for the
+# machine it builds for: its architecture (cpack would ask this machine's
+# dpkg), Slurm's PluginDir of that triplet (slurm-plugin/CMakeLists.txt), and
+# Depends from the sysroot's packages, at cpack time (CrossDebDepends.cmake).
+if(CMAKE_CROSSCOMPILING)
+  if(CMAKE_SYSTEM_PROCESSOR STREQUAL "aarch64")
+    set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE arm64)
+  else()
+    message(FATAL_ERROR "no Debian architecture known for a cross build to ${CMAKE_SYSTEM_PROCESSOR}")
+  endif()
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS OFF)
+  set(CPACK_LAUNCHGUARD_READELF "${CMAKE_READELF}")
+  set(CPACK_LAUNCHGUARD_SHLIBS "${CMAKE_SYSROOT}/.launchguard-shlibs")
+  set(CPACK_LAUNCHGUARD_BINARIES "${CMAKE_BINARY_DIR}/packaging/cross-binaries.cmake")
+  set(binaries_text "")
+  foreach(pair IN ITEMS cli:launchguard webhook:launchguard-webhook slurm:spank_launchguard
+                        slurm:spank_launchguard_core slurm:spank_launchguard_core_yaml slurm:spank_launchguard_prolog)
+    string(REPLACE ":" ";" pair "${pair}")
+    list(GET pair 0 component)
+    list(GET pair 1 target)
+    if(TARGET ${target})
+      string(APPEND binaries_text "list(APPEND launchguard_binaries_${component} \"$<TARGET_FILE:${target}>\")\n")
+    endif()
+  endforeach()
+  file(GENERATE OUTPUT "${CPACK_LAUNCHGUARD_BINARIES}" CONTENT "${binaries_text}")
+  set(CPACK_PROJECT_CONFIG_FILE "${CMAKE_CURRENT_LIST_DIR}/CrossDebDepends.cmake")
+endif()
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 
 set(CPACK_DEBIAN_CLI_PACKAGE_NAME launchguard)

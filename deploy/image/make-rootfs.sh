@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make-rootfs.sh OUT BINARY... — the whole root filesystem of the launchguard
+# make-rootfs.sh [--sysroot DIR] OUT BINARY... — the whole root filesystem of the launchguard
 # image in the directory OUT: each BINARY stripped into OUT/usr/bin, every
 # shared library it loads (ldd) at the path the loader looks for it, the
 # Debian copyright file of each library's package, /etc/passwd and /etc/group
@@ -9,14 +9,36 @@
 # machine that built the binaries (tests/integration/image/): both are Debian
 # 12, whose merged /usr this layout mirrors (/lib and /lib64 are links into
 # /usr). OUT must not exist yet, so a stale library can never slip in.
+#
+# With --sysroot, the binaries are another architecture's (the aarch64 cross
+# build, cmake/toolchains/aarch64-linux-gnu.cmake), which ldd cannot run: the
+# libraries are the sysroot's, found by following readelf's NEEDED entries,
+# their packages and copyright files come from the sysroot too
+# (scripts/arm64-sysroot.sh), and the tools are the cross binutils
+# ($READELF, $STRIP; aarch64-linux-gnu-readelf and -strip by default).
 set -euo pipefail
 
 die() { echo "make-rootfs.sh: $*" >&2; exit 2; }
-[ "$#" -ge 2 ] || die "usage: make-rootfs.sh OUT BINARY..."
+sysroot=""
+if [ "${1:-}" = "--sysroot" ]; then
+  [ "$#" -ge 2 ] || die "--sysroot needs a directory"
+  sysroot=$(cd "$2" && pwd -P) || die "no sysroot $2"
+  shift 2
+fi
+[ "$#" -ge 2 ] || die "usage: make-rootfs.sh [--sysroot DIR] OUT BINARY..."
 out=$1; shift
 [ ! -e "$out" ] || die "$out already exists"
-for tool in ldd strip dpkg-query; do
-  command -v "$tool" >/dev/null || die "$tool not found (Debian packages libc-bin, binutils, dpkg)"
+if [ -n "$sysroot" ]; then
+  strip_tool=${STRIP:-aarch64-linux-gnu-strip}
+  readelf_tool=${READELF:-aarch64-linux-gnu-readelf}
+  tools=("$strip_tool" "$readelf_tool")
+  [ -f "$sysroot/.launchguard-shlibs" ] || die "$sysroot has no .launchguard-shlibs (scripts/arm64-sysroot.sh)"
+else
+  strip_tool=strip
+  tools=(ldd strip dpkg-query)
+fi
+for tool in "${tools[@]}"; do
+  command -v "$tool" >/dev/null || die "$tool not found (Debian packages libc-bin, binutils, dpkg, binutils-aarch64-linux-gnu)"
 done
 
 mkdir -p "$out/usr/bin" "$out/usr/lib" "$out/usr/lib64" "$out/etc" "$out/usr/share/doc"
@@ -43,10 +65,65 @@ copy_library() {
   fi
 }
 
+# The sysroot's copy of what a binary loads, the loader first, then every
+# library its NEEDED entries name, theirs in turn, each once: "SYSROOT-PATH
+# IMAGE-PATH" lines. The loader resolves them in the multiarch directories.
+declare -A sysroot_seen
+sysroot_libraries() {
+  local file=$1 interpreter soname dir
+  interpreter=$("$readelf_tool" -l "$file" | sed -n 's/.*Requesting program interpreter: \(.*\)]$/\1/p')
+  if [ -n "$interpreter" ] && [ -z "${sysroot_seen[$interpreter]:-}" ]; then
+    sysroot_seen[$interpreter]=1
+    [ -e "$sysroot$interpreter" ] || die "$file: its loader $interpreter is not in $sysroot"
+    echo "$sysroot$interpreter $interpreter"
+  fi
+  for soname in $("$readelf_tool" -d "$file" | sed -n 's/.*Shared library: \[\(.*\)\]$/\1/p'); do
+    [ -z "${sysroot_seen[$soname]:-}" ] || continue
+    sysroot_seen[$soname]=1
+    local found=""
+    for dir in /usr/lib/aarch64-linux-gnu /lib/aarch64-linux-gnu /usr/lib /lib; do
+      if [ -e "$sysroot$dir/$soname" ]; then found="$dir/$soname"; break; fi
+    done
+    [ -n "$found" ] || die "$file: $soname is not in $sysroot"
+    echo "$sysroot$found $found"
+    sysroot_libraries "$sysroot$found"
+  done
+}
+
+# A sysroot library at IMAGE-PATH in OUT (written through the merged-/usr
+# links), and the copyright file of the sysroot package that ships it. A file
+# wanted under a second path (the loader: /lib/ld-linux-aarch64.so.1 and
+# /usr/lib/aarch64-linux-gnu/) is a link to the first copy.
+declare -A sysroot_copied
+copy_sysroot_library() {
+  local from=$1 path=$2 soname package real
+  [ -e "$out$path" ] && return 0
+  mkdir -p "$out$(dirname "$path")"
+  real=$(realpath "$from")
+  if [ -n "${sysroot_copied[$real]:-}" ]; then
+    ln -s "$(realpath -m --relative-to="$(dirname "$path")" "${sysroot_copied[$real]}")" "$out$path"
+    return 0
+  fi
+  sysroot_copied[$real]=$path
+  cp -L "$from" "$out$path"
+  soname=$(basename "$path")
+  package=$(awk -v s="$soname" '$1 == s {print $2; exit}' "$sysroot/.launchguard-shlibs")
+  [ -n "$package" ] || die "$soname belongs to no package of $sysroot: cannot tell its licence"
+  if [ -f "$sysroot/usr/share/doc/$package/copyright" ] && [ ! -e "$out/usr/share/doc/$package" ]; then
+    install -D -m 0644 "$sysroot/usr/share/doc/$package/copyright" "$out/usr/share/doc/$package/copyright"
+  fi
+}
+
 for binary in "$@"; do
   [ -f "$binary" ] && [ -x "$binary" ] || die "$binary is not an executable file"
   install -m 0755 "$binary" "$out/usr/bin/"
-  strip --strip-unneeded "$out/usr/bin/$(basename "$binary")"
+  "$strip_tool" --strip-unneeded "$out/usr/bin/$(basename "$binary")"
+  if [ -n "$sysroot" ]; then
+    sysroot_libraries "$binary" >"$out/.libraries"
+    while read -r from path; do copy_sysroot_library "$from" "$path"; done <"$out/.libraries"
+    rm -f "$out/.libraries"
+    continue
+  fi
   # ldd lines: "libfoo.so.1 => /usr/lib/.../libfoo.so.1 (0x...)" and the
   # loader itself as "/lib64/ld-linux-x86-64.so.2 (0x...)"; linux-vdso has no file.
   libraries=$(ldd "$binary" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}')

@@ -2,7 +2,10 @@
 // input through review_workload, the same path as the admission webhook.
 #include <iostream>
 #include <map>
+#include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include <boost/json/serialize.hpp>
 
@@ -10,6 +13,7 @@
 #include "cli/review.h"
 #include "kubernetes/json_patch.h"
 #include "kubernetes/manifest_documents.h"
+#include "kubernetes/manifest_writer.h"
 #include "kubernetes/workload_review.h"
 #include "report/json_report.h"
 #include "report/text_report.h"
@@ -63,6 +67,65 @@ void append_addressed(json::array& line, const json::array& patch, const std::st
     }
 }
 
+// --patched: one input file with its patches applied, in its own format.
+struct PatchedFile {
+    bool json = false;
+    std::string yaml;                // YAML: the file
+    std::vector<std::string> jsons;  // JSON: its documents, one pretty-printed object each
+};
+
+Result<PatchedFile> patch_file(const ReviewInput& input, const k8s::ManifestFile& file,
+                               const std::map<std::size_t, json::array>& patches, bool more_follow) {
+    PatchedFile out;
+    if (file.format == k8s::ManifestFormat::yaml) {
+        auto yaml = k8s::write_patched_yaml(input.text, input.origin, patches, more_follow);
+        if (!yaml) return yaml.error();
+        out.yaml = std::move(yaml).value();
+        return out;
+    }
+    out.json = true;
+    for (std::size_t index = 0; index < file.file_documents.size(); ++index) {
+        const json::value& document = file.file_documents[index];
+        if (document.is_null()) continue;
+        auto found = patches.find(index + 1);
+        if (found == patches.end() || found->second.empty()) {
+            out.jsons.push_back(pretty_json(document));
+            continue;
+        }
+        auto patched = k8s::apply_json_patch(document, found->second);
+        if (!patched) {
+            Error e = patched.error();
+            e.file = input.origin + ", document " + std::to_string(index + 1);
+            return e;
+        }
+        out.jsons.push_back(pretty_json(*patched));
+    }
+    return out;
+}
+
+bool starts_document(std::string_view text) {
+    return text.starts_with("---") && (text.size() == 3 || text[3] == '\n' || text[3] == ' ' || text[3] == '\r');
+}
+
+// All JSON: a JSON stream (kubectl reads a file that starts with `{` as
+// one). Else one YAML stream, a JSON document as a flow-style document of
+// its own.
+std::string join_patched(const std::vector<PatchedFile>& files) {
+    bool all_json = true;
+    for (const auto& file : files) all_json = all_json && file.json;
+    std::string out;
+    for (const auto& file : files) {
+        if (file.json) {
+            for (const auto& document : file.jsons) out += (all_json ? "" : "---\n") + document;
+            continue;
+        }
+        if (file.yaml.find_first_not_of(" \t\r\n") == std::string::npos) continue;
+        if (!out.empty() && !starts_document(file.yaml)) out += "---\n";
+        out += file.yaml;  // ends in a newline when more follow (write_patched_yaml)
+    }
+    return out;
+}
+
 }  // namespace
 
 int review_kubernetes(const std::vector<ReviewInput>& inputs, const ReviewSettings& settings) {
@@ -73,24 +136,34 @@ int review_kubernetes(const std::vector<ReviewInput>& inputs, const ReviewSettin
     std::ostream& report_out = report_to_stderr ? std::cerr : std::cout;
 
     int code = kExitAllow;
-    std::vector<std::pair<const ReviewInput*, std::vector<k8s::ManifestDocument>>> parsed;
+    // --patched writes nothing unless every input is read, reviewed and
+    // patched: never part of the files.
+    bool patched_complete = true;
+    std::vector<std::pair<const ReviewInput*, k8s::ManifestFile>> parsed;
     for (const auto& input : inputs) {
-        auto documents = k8s::read_manifest_documents(input.text, input.origin);
-        if (!documents) {
-            code = combine_exit_codes(code, bad_input(documents.error().to_string()));
+        auto file = k8s::read_manifest_file(input.text, input.origin);
+        if (!file) {
+            code = combine_exit_codes(code, bad_input(file.error().to_string()));
+            patched_complete = false;
             continue;
         }
-        for (const auto& document : *documents) collect_config_map(document.object, options.config_maps);
-        parsed.emplace_back(&input, std::move(documents).value());
+        for (const auto& duplicate : file->duplicate_keys) {
+            std::cerr << "launchguard: warning: " << k8s::describe_duplicate_key(input.origin, duplicate) << "\n";
+        }
+        for (const auto& document : file->documents) collect_config_map(document.object, options.config_maps);
+        parsed.emplace_back(&input, std::move(file).value());
     }
 
     json::array json_documents;
-    bool first_patched = true;
+    std::vector<PatchedFile> patched_files;
     for (const auto& parsed_input : parsed) {
         const ReviewInput& input = *parsed_input.first;
         // A named reference, not a structured binding: clang 14 cannot capture
         // a binding in the lambda below.
-        const auto& documents = parsed_input.second;
+        const auto& documents = parsed_input.second.documents;
+        // --patched: the operations of each document of the file, addressed
+        // in it as written (an AdmissionReview's under /request/object).
+        std::map<std::size_t, json::array> file_patches;
         // --patch: one line per document of the file, the patches of a List's
         // items addressed under /items/N of that document.
         json::array patch_line;
@@ -108,6 +181,7 @@ int review_kubernetes(const std::vector<ReviewInput>& inputs, const ReviewSettin
                 Error error = reviewed.error();
                 error.file = where;
                 code = combine_exit_codes(code, bad_input(error.to_string()));
+                patched_complete = false;
                 end_patch_line(index);
                 continue;
             }
@@ -122,14 +196,8 @@ int review_kubernetes(const std::vector<ReviewInput>& inputs, const ReviewSettin
                 append_addressed(patch_line, review.patch, document.pointer);
                 end_patch_line(index);
             } else if (settings.print_patched) {
-                auto patched = k8s::apply_json_patch(document.object, review.patch);
-                if (!patched) {
-                    code = combine_exit_codes(code, bad_input(where + ": " + patched.error().to_string()));
-                    continue;
-                }
-                if (!first_patched) std::cout << "---\n";
-                first_patched = false;
-                std::cout << pretty_json(*patched);
+                append_addressed(file_patches[document.document], review.patch,
+                                 document.pointer + (document.admission_review ? "/request/object" : ""));
             }
             if (settings.format == "json") {
                 json::object entry;
@@ -153,6 +221,22 @@ int review_kubernetes(const std::vector<ReviewInput>& inputs, const ReviewSettin
                                               ReportScope{true, settings.verbose});
                 }
             }
+        }
+        if (settings.print_patched && patched_complete) {
+            auto patched = patch_file(input, parsed_input.second, file_patches, &parsed_input != &parsed.back());
+            if (patched) {
+                patched_files.push_back(std::move(patched).value());
+            } else {
+                code = combine_exit_codes(code, bad_input(patched.error().to_string()));
+                patched_complete = false;
+            }
+        }
+    }
+    if (settings.print_patched) {
+        if (patched_complete) {
+            std::cout << join_patched(patched_files);
+        } else {
+            std::cerr << "launchguard: --patched: nothing written, for the errors above\n";
         }
     }
     if (settings.format == "json") {

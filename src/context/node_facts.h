@@ -32,6 +32,13 @@ struct IommuGroup {
     std::vector<std::string> devices;  // lower-case bus ids
 };
 
+// One IOMMU as the kernel registers it in /sys/class/iommu: Arm's SMMUv3
+// ("smmu3.0x0000000016000000"), Intel VT-d ("dmar0"), AMD-Vi ("ivhd0").
+struct IommuUnit {
+    std::string name;
+    std::string kind;  // "arm-smmu-v3", "arm-smmu", "intel-vt-d", "amd-vi"; "" when the name does not say
+};
+
 struct PcieLinkRecord {
     std::string busid;
     PcieLink current;
@@ -44,6 +51,7 @@ struct NodeFacts {
     Fact<std::string> kernel_cmdline;                        // /proc/cmdline
     Fact<std::string> virtualization;                        // "none", "kvm", "microsoft", ...
     Fact<std::vector<IommuGroup>> iommu_groups;              // /sys/kernel/iommu_groups
+    Fact<std::vector<IommuUnit>> iommu_units;                // /sys/class/iommu
     Fact<long> page_size;                                    // bytes
     Fact<std::string> arch;                                  // "x86_64", "aarch64"
     Fact<std::map<std::string, PcieLinkRecord>> pcie_links;  // busid -> link, from sysfs

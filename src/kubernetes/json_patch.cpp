@@ -35,21 +35,6 @@ bool unescape_token(std::string_view raw, std::string& token) {
     return true;
 }
 
-// An array index as RFC 6901 writes it: "0" or digits without a leading
-// zero; "-" (past the end) only where add may append.
-std::optional<std::size_t> array_index(const std::string& token, std::size_t size, bool allow_end) {
-    if (token == "-") return allow_end ? std::optional<std::size_t>(size) : std::nullopt;
-    if (token.empty() || (token.size() > 1 && token[0] == '0')) return std::nullopt;
-    std::size_t index = 0;
-    for (char c : token) {
-        if (c < '0' || c > '9') return std::nullopt;
-        index = index * 10 + static_cast<std::size_t>(c - '0');
-        if (index > size + 1) return std::nullopt;
-    }
-    if (index > size || (!allow_end && index == size)) return std::nullopt;
-    return index;
-}
-
 bool malformed_pointer(const boost::system::error_code& ec) {
     return ec == json::error::missing_slash || ec == json::error::invalid_escape;
 }
@@ -92,7 +77,7 @@ Status apply_one(json::value& document, std::string_view op, std::string_view pa
     }
     if (parent->is_array()) {
         json::array& array = parent->get_array();
-        auto index = array_index(last, array.size(), op == "add");
+        auto index = json_pointer_index(last, array.size(), op == "add");
         if (!index) return fail("no such array element");
         if (op == "add") {
             array.insert(array.begin() + static_cast<std::ptrdiff_t>(*index), *value);
@@ -136,6 +121,35 @@ std::string string_member(const json::object& object, std::string_view key) {
 }
 
 }  // namespace
+
+std::optional<std::size_t> json_pointer_index(const std::string& token, std::size_t size, bool allow_end) {
+    if (token == "-") return allow_end ? std::optional<std::size_t>(size) : std::nullopt;
+    if (token.empty() || (token.size() > 1 && token[0] == '0')) return std::nullopt;
+    std::size_t index = 0;
+    for (char c : token) {
+        if (c < '0' || c > '9') return std::nullopt;
+        index = index * 10 + static_cast<std::size_t>(c - '0');
+        if (index > size + 1) return std::nullopt;
+    }
+    if (index > size || (!allow_end && index == size)) return std::nullopt;
+    return index;
+}
+
+std::optional<std::vector<std::string>> json_pointer_tokens(std::string_view pointer) {
+    std::vector<std::string> tokens;
+    if (pointer.empty()) return tokens;
+    if (pointer.front() != '/') return std::nullopt;
+    for (std::size_t start = 1;;) {
+        std::size_t slash = pointer.find('/', start);
+        std::string token;
+        if (!unescape_token(pointer.substr(start, slash == std::string_view::npos ? slash : slash - start), token)) {
+            return std::nullopt;
+        }
+        tokens.push_back(std::move(token));
+        if (slash == std::string_view::npos) return tokens;
+        start = slash + 1;
+    }
+}
 
 Result<json::value> apply_json_patch(json::value document, const json::array& patch) {
     for (std::size_t i = 0; i < patch.size(); ++i) {

@@ -6,8 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <boost/json/array.hpp>
 #include <boost/json/value.hpp>
@@ -15,6 +17,13 @@
 #include "util/error.h"
 
 namespace launchguard::kubernetes {
+
+// The unescaped reference tokens of an RFC 6901 pointer ("" is the whole
+// document); nothing when it is not one.
+std::optional<std::vector<std::string>> json_pointer_tokens(std::string_view pointer);
+// The array index a token names in an array of `size`; "-" (and `size`
+// itself) only where `allow_end` (an add appends there).
+std::optional<std::size_t> json_pointer_index(const std::string& token, std::size_t size, bool allow_end);
 
 // Applies add/remove/replace with RFC 6901 pointers; an operation that does
 // not apply is an error naming it, as the API server would refuse it.

@@ -1,123 +1,20 @@
 #include "kubernetes/manifest_documents.h"
 
+#include "kubernetes/yaml_json.h"
 #include "util/yaml_guard.h"
 
-#include <charconv>
-#include <cstdlib>
 #include <set>
+#include <string>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
-#include <boost/json/parse.hpp>
+#include <boost/json/basic_parser_impl.hpp>
+#include <boost/json/stream_parser.hpp>
 
 namespace launchguard::kubernetes {
 namespace json = boost::json;
 
 namespace {
-
-// Plain (unquoted) scalars resolve as YAML 1.1 does in sigs.k8s.io/yaml:
-// null, booleans (yes/no/on/off too), integers, floats, else strings.
-json::value plain_scalar(const std::string& text) {
-    static const std::set<std::string, std::less<>> kNull = {"", "~", "null", "Null", "NULL"};
-    static const std::set<std::string, std::less<>> kTrue = {"y",    "Y",    "yes", "Yes", "YES", "true",
-                                                             "True", "TRUE", "on",  "On",  "ON"};
-    static const std::set<std::string, std::less<>> kFalse = {"n",     "N",     "no",  "No",  "NO", "false",
-                                                              "False", "FALSE", "off", "Off", "OFF"};
-    if (kNull.count(text) != 0) return nullptr;
-    if (kTrue.count(text) != 0) return true;
-    if (kFalse.count(text) != 0) return false;
-    std::string_view digits = text;
-    bool negative = false;
-    if (!digits.empty() && (digits[0] == '-' || digits[0] == '+')) {
-        negative = digits[0] == '-';
-        digits.remove_prefix(1);
-    }
-    int base = 10;
-    if (digits.starts_with("0x")) {
-        base = 16;
-        digits.remove_prefix(2);
-    } else if (digits.starts_with("0o")) {
-        base = 8;
-        digits.remove_prefix(2);
-    }
-    if (!digits.empty()) {
-        std::int64_t value = 0;
-        auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value, base);
-        if (ec == std::errc() && ptr == digits.data() + digits.size()) return negative ? -value : value;
-    }
-    bool looks_numeric = !text.empty() && text.find_first_not_of("0123456789+-.eE") == std::string::npos &&
-                         text.find_first_of("0123456789") != std::string::npos;
-    if (looks_numeric) {
-        char* end = nullptr;
-        double value = std::strtod(text.c_str(), &end);
-        if (end != nullptr && *end == '\0') return value;
-    }
-    return json::string(text);
-}
-
-// A YAML 1.1 merge key: a plain `<<` (a quoted "<<" is an ordinary key).
-bool is_merge_key(const YAML::Node& key) { return key.IsScalar() && key.Tag() == "?" && key.Scalar() == "<<"; }
-
-json::value to_json(const YAML::Node& node);
-
-// YAML 1.1 merge, as sigs.k8s.io/yaml applies it: `<<: *base` (a mapping)
-// or `<<: [*a, *b]` (mappings, earlier ones first) adds the keys the mapping
-// does not write itself.
-void merge_into(json::object& object, const YAML::Node& merged) {
-    auto merge_one = [&](const YAML::Node& source) {
-        if (!source.IsMap()) {
-            throw YAML::ParserException(source.Mark(), "a merge key (<<) takes a mapping or a list of mappings");
-        }
-        json::value converted = to_json(source);
-        for (auto& [key, value] : converted.get_object()) {
-            if (!object.contains(key)) object.emplace(key, std::move(value));
-        }
-    };
-    if (merged.IsSequence()) {
-        for (const auto& source : merged) merge_one(source);
-    } else {
-        merge_one(merged);
-    }
-}
-
-// The caller has bounded the document's expanded size and depth
-// (check_yaml_expansion), so following its aliases here is bounded too.
-json::value to_json(const YAML::Node& node) {
-    switch (node.Type()) {
-        case YAML::NodeType::Null:
-        case YAML::NodeType::Undefined:
-            return nullptr;
-        case YAML::NodeType::Scalar:
-            // yaml-cpp tags quoted and block scalars "!", plain ones "?".
-            if (node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str") return json::string(node.Scalar());
-            return plain_scalar(node.Scalar());
-        case YAML::NodeType::Sequence: {
-            json::array array;
-            array.reserve(node.size());
-            for (const auto& item : node) array.push_back(to_json(item));
-            return array;
-        }
-        case YAML::NodeType::Map: {
-            json::object object;
-            std::vector<YAML::Node> merges;
-            for (const auto& entry : node) {
-                if (!entry.first.IsScalar()) {
-                    throw YAML::ParserException(entry.first.Mark(), "a mapping key must be a scalar");
-                }
-                if (is_merge_key(entry.first)) {
-                    merges.push_back(entry.second);
-                    continue;
-                }
-                object[entry.first.Scalar()] = to_json(entry.second);
-            }
-            // Keys written in the mapping win over merged ones, wherever the
-            // merge key stands.
-            for (const auto& merged : merges) merge_into(object, merged);
-            return object;
-        }
-    }
-    return nullptr;
-}
 
 std::string kind_of(const json::value& value) {
     if (!value.is_object()) return "";
@@ -162,42 +59,172 @@ Status add_document(json::value value, const std::string& where, std::size_t doc
     return Done{};
 }
 
+// Duplicate keys of a JSON text, with their lines: Boost.JSON's parser
+// keeps the last value of a key and says nothing, so the text is walked a
+// second time with its SAX parser, one line per write so that each key is
+// seen while its line is parsed.
+class DuplicateKeyHandler {
+public:
+    static constexpr std::size_t max_array_size = static_cast<std::size_t>(-1);
+    static constexpr std::size_t max_object_size = static_cast<std::size_t>(-1);
+    static constexpr std::size_t max_string_size = static_cast<std::size_t>(-1);
+    static constexpr std::size_t max_key_size = static_cast<std::size_t>(-1);
+
+    int line = 1;
+    std::size_t document = 0;  // of the file, 1-based, counted as the reader counts them
+    std::vector<ManifestDuplicateKey> found;
+
+    bool on_document_begin(boost::system::error_code&) { return true; }
+    bool on_document_end(boost::system::error_code&) { return true; }
+    bool on_array_begin(boost::system::error_code&) {
+        if (!open_.empty()) value_begins();  // a top-level array is not a document: its elements are
+        open_.push_back(false);
+        keys_.emplace_back();
+        return true;
+    }
+    bool on_array_end(std::size_t, boost::system::error_code&) { return close(); }
+    bool on_object_begin(boost::system::error_code&) {
+        value_begins();
+        open_.push_back(true);
+        keys_.emplace_back();
+        return true;
+    }
+    bool on_object_end(std::size_t, boost::system::error_code&) { return close(); }
+    bool on_string_part(boost::json::string_view, std::size_t, boost::system::error_code&) { return true; }
+    bool on_string(boost::json::string_view, std::size_t, boost::system::error_code&) { return scalar(); }
+    bool on_key_part(boost::json::string_view part, std::size_t, boost::system::error_code&) {
+        key_.append(part.data(), part.size());
+        return true;
+    }
+    bool on_key(boost::json::string_view part, std::size_t, boost::system::error_code&) {
+        key_.append(part.data(), part.size());
+        if (!keys_.empty() && !keys_.back().insert(key_).second) found.push_back({document, line, key_});
+        key_.clear();
+        return true;
+    }
+    bool on_number_part(boost::json::string_view, boost::system::error_code&) { return true; }
+    bool on_int64(std::int64_t, boost::json::string_view, boost::system::error_code&) { return scalar(); }
+    bool on_uint64(std::uint64_t, boost::json::string_view, boost::system::error_code&) { return scalar(); }
+    bool on_double(double, boost::json::string_view, boost::system::error_code&) { return scalar(); }
+    bool on_bool(bool, boost::system::error_code&) { return scalar(); }
+    bool on_null(boost::system::error_code&) { return scalar(); }
+    bool on_comment_part(boost::json::string_view, boost::system::error_code&) { return true; }
+    bool on_comment(boost::json::string_view, boost::system::error_code&) { return true; }
+
+private:
+    // A value of the stream is a document; so is an element of an array
+    // that is a value of the stream.
+    void value_begins() {
+        if (open_.empty() || (open_.size() == 1 && !open_.front())) ++document;
+    }
+    bool scalar() {
+        value_begins();
+        return true;
+    }
+    bool close() {
+        open_.pop_back();
+        keys_.pop_back();
+        return true;
+    }
+    std::vector<bool> open_;  // true: an object
+    std::vector<std::set<std::string>> keys_;
+    std::string key_;
+};
+
+// A top-level array of the stream stands for its elements, which
+// value_begins counted; the array itself is not a document.
+std::vector<ManifestDuplicateKey> json_duplicate_keys(std::string_view text) {
+    boost::json::basic_parser<DuplicateKeyHandler> parser{boost::json::parse_options{}};
+    DuplicateKeyHandler& handler = parser.handler();
+    std::size_t at = 0;
+    while (at < text.size()) {
+        std::size_t newline = text.find('\n', at);
+        std::size_t end = newline == std::string_view::npos ? text.size() : newline + 1;
+        while (at < end) {
+            boost::system::error_code ec;
+            at += parser.write_some(true, text.data() + at, end - at, ec);
+            if (ec) return handler.found;       // not reached: the text parsed as JSON already
+            if (parser.done()) parser.reset();  // the next value of the stream
+        }
+        ++handler.line;
+    }
+    return handler.found;
+}
+
+// A JSON value, or several one after another (a JSON stream, as kubectl
+// reads a file that starts with `{`); a top-level array stands for its
+// elements. Nothing when the text is not JSON.
+bool read_json_stream(std::string_view text, std::vector<json::value>& values) {
+    std::size_t at = text.find_first_not_of(" \t\r\n");
+    json::stream_parser parser;
+    while (at != std::string_view::npos) {
+        boost::system::error_code ec;
+        parser.reset();
+        std::size_t used = parser.write_some(text.data() + at, text.size() - at, ec);
+        if (!ec && !parser.done()) parser.finish(ec);
+        if (ec || !parser.done()) return false;
+        json::value value = parser.release();
+        if (value.is_array()) {
+            for (auto& element : value.get_array()) values.push_back(std::move(element));
+        } else {
+            values.push_back(std::move(value));
+        }
+        at = text.find_first_not_of(" \t\r\n", at + used);
+    }
+    return true;
+}
+
 }  // namespace
 
-Result<std::vector<ManifestDocument>> read_manifest_documents(std::string_view text, const std::string& origin) {
-    std::vector<ManifestDocument> out;
+std::string describe_duplicate_key(const std::string& origin, const ManifestDuplicateKey& duplicate) {
+    return origin + ":" + std::to_string(duplicate.line) + ": document " + std::to_string(duplicate.document) +
+           ": duplicate key \"" + duplicate.key +
+           "\": the last one is read (kubectl reads it so), and the API server's field validation warns about "
+           "or refuses a duplicate field";
+}
+
+Result<ManifestFile> read_manifest_file(std::string_view text, const std::string& origin) {
+    ManifestFile file;
     std::size_t first = text.find_first_not_of(" \t\r\n");
-    if (first != std::string_view::npos && (text[first] == '{' || text[first] == '[')) {
-        boost::system::error_code ec;
-        json::value value = json::parse(text, ec);
-        if (!ec) {
-            if (value.is_array()) {
-                for (std::size_t i = 0; i < value.get_array().size(); ++i) {
-                    auto added =
-                        add_document(value.get_array()[i], "document " + std::to_string(i + 1), i + 1, "", origin, out);
-                    if (!added) return added.error();
-                }
-            } else {
-                auto added = add_document(std::move(value), "document 1", 1, "", origin, out);
-                if (!added) return added.error();
-            }
-            return out;
+    std::vector<json::value> values;
+    if (first != std::string_view::npos && (text[first] == '{' || text[first] == '[') &&
+        read_json_stream(text, values)) {
+        file.format = ManifestFormat::json;
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            file.file_documents.push_back(values[i]);
+            auto added = add_document(std::move(values[i]), "document " + std::to_string(i + 1), i + 1, "", origin,
+                                      file.documents);
+            if (!added) return added.error();
         }
-        // Not JSON after all: YAML flow style reads it below, or says why not.
+        file.duplicate_keys = json_duplicate_keys(text);
+        return file;
     }
+    // Not JSON after all: YAML flow style reads it below, or says why not.
     if (auto guarded = check_yaml_terminates(text, origin); !guarded) return guarded.error();
     try {
         std::vector<YAML::Node> documents = YAML::LoadAll(std::string(text));
         if (auto bounded = check_yaml_expansion(documents, origin); !bounded) return bounded.error();
         for (std::size_t i = 0; i < documents.size(); ++i) {
             std::string where = "document " + std::to_string(i + 1);
-            auto added = add_document(to_json(documents[i]), where, i + 1, "", origin, out);
+            DuplicateKeys duplicates;
+            json::value value = yaml_to_json(documents[i], &duplicates);
+            for (const auto& duplicate : duplicates.found()) {
+                file.duplicate_keys.push_back({i + 1, duplicate.line, duplicate.key});
+            }
+            file.file_documents.push_back(value);
+            auto added = add_document(std::move(value), where, i + 1, "", origin, file.documents);
             if (!added) return added.error();
         }
     } catch (const YAML::Exception& e) {
         return yaml_exception_error(e, origin, "not YAML or JSON");
     }
-    return out;
+    return file;
+}
+
+Result<std::vector<ManifestDocument>> read_manifest_documents(std::string_view text, const std::string& origin) {
+    auto file = read_manifest_file(text, origin);
+    if (!file) return file.error();
+    return std::move(file->documents);
 }
 
 }  // namespace launchguard::kubernetes

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
+#include <utility>
 
 #include "probe/text_file.h"
 
@@ -152,15 +153,65 @@ bool contains(const std::string& haystack, std::string_view needle) {
     return haystack.find(needle) != std::string::npos;
 }
 
+// "0 1 2 3" (cpufreq's affected_cpus) -> CPUs; empty when malformed.
+std::vector<unsigned> cpu_numbers(std::string_view text) {
+    std::vector<unsigned> cpus;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t end = text.find_first_of(" \t\n", pos);
+        if (end == std::string_view::npos) end = text.size();
+        if (end > pos) {
+            auto cpu = numbered(text.substr(pos, end - pos), "");
+            if (!cpu) return {};
+            cpus.push_back(*cpu);
+        }
+        pos = end + 1;
+    }
+    return cpus;
+}
+
+// cpufreq settings by policy (cpu/cpufreq/policyN, with the CPUs it drives in
+// affected_cpus), for the CPUs whose own cpuN/cpufreq link was not there to
+// read: a tree recorded by policy, or a kernel that exposes only the policies.
+// cpuN/cpufreq is a link to its policy, so on a usual node every CPU was read
+// already and this is not called. True when a policy gave a setting.
+bool read_cpufreq_policies(const std::string& cpu_dir, CpuPower& power) {
+    bool any = false;
+    const std::string dir = cpu_dir + "/cpufreq";
+    for (const auto& name : entries(dir)) {
+        if (!numbered(name, "policy")) continue;
+        const std::string base = dir + "/" + name;
+        auto affected = read_attribute(base + "/affected_cpus");
+        if (!affected) continue;
+        std::vector<unsigned> cpus;
+        for (unsigned cpu : cpu_numbers(*affected)) {
+            if (power.governor.count(cpu) == 0) cpus.push_back(cpu);
+        }
+        if (cpus.empty()) continue;
+        auto governor = read_attribute(base + "/scaling_governor");
+        auto scaling_max = read_number<long>(base + "/scaling_max_freq");
+        auto cpuinfo_max = read_number<long>(base + "/cpuinfo_max_freq");
+        for (unsigned cpu : cpus) {
+            if (governor) power.governor[cpu] = *governor;
+            if (scaling_max && power.scaling_max_khz.count(cpu) == 0) power.scaling_max_khz[cpu] = *scaling_max;
+            if (cpuinfo_max && power.cpuinfo_max_khz.count(cpu) == 0) power.cpuinfo_max_khz[cpu] = *cpuinfo_max;
+        }
+        any = any || governor.has_value();
+    }
+    return any;
+}
+
 Fact<CpuPower> probe_power(const std::string& root) {
     std::string cpu_dir = under_root(root, "sys/devices/system/cpu");
     CpuPower power;
     bool any_cpu = false;
+    std::size_t cpus = 0;
     bool any_setting = false;
     for (const auto& name : entries(cpu_dir)) {
         auto cpu = numbered(name, "cpu");
         if (!cpu) continue;
         any_cpu = true;
+        ++cpus;
         std::string base = cpu_dir + "/" + name;
         if (auto g = read_attribute(base + "/cpufreq/scaling_governor")) {
             power.governor[*cpu] = *g;
@@ -185,6 +236,8 @@ Fact<CpuPower> probe_power(const std::string& root) {
             for (auto& [k, s] : states) list.push_back(std::move(s));
         }
     }
+    // Only when a CPU had no cpufreq link: the plugins read this for every step.
+    if (any_cpu && power.governor.size() < cpus) any_setting = read_cpufreq_policies(cpu_dir, power) || any_setting;
     power.intel_no_turbo = read_flag(cpu_dir + "/intel_pstate/no_turbo");
     power.cpufreq_boost = read_flag(cpu_dir + "/cpufreq/boost");
     any_setting = any_setting || power.intel_no_turbo || power.cpufreq_boost;
@@ -207,6 +260,28 @@ Fact<std::string> probe_cmdline(const std::string& root) {
     std::string path = under_root(root, "proc/cmdline");
     if (auto v = read_attribute(path)) return Fact<std::string>::known(*v, path);
     return Fact<std::string>::unknown("cannot read " + path);
+}
+
+// /proc/cpuinfo, recorded for gather; nullopt when unreadable.
+std::optional<std::string> read_cpuinfo(const std::string& path) {
+    auto text = read_text_file(path);
+    if (!text) return std::nullopt;
+    record_file(path, *text);
+    return std::move(*text);
+}
+
+// The value of the first "name : value" line of cpuinfo, trimmed.
+std::optional<std::string> cpuinfo_field(std::string_view text, std::string_view name) {
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t nl = text.find('\n', pos);
+        std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+        pos = nl == std::string_view::npos ? text.size() : nl + 1;
+        std::size_t colon = line.find(':');
+        if (colon == std::string_view::npos || trim(line.substr(0, colon)) != name) continue;
+        return std::string(trim(line.substr(colon + 1)));
+    }
+    return std::nullopt;
 }
 
 // DMI strings are the most specific evidence of which hypervisor runs the node.
@@ -236,31 +311,99 @@ Fact<std::string> probe_virtualization(const std::string& root) {
     std::string hyp = under_root(root, "sys/hypervisor/type");
     if (auto t = read_attribute(hyp); t && !t->empty()) return Fact<std::string>::known(*t, hyp);
 
+    // A device tree (Arm booted without ACPI): Xen announces itself in a
+    // hypervisor node; QEMU's generic "virt" board is linux,dummy-virt.
+    std::string dt = under_root(root, "sys/firmware/devicetree/base");
+    if (auto c = read_attribute(dt + "/hypervisor/compatible")) {
+        std::string compatible = lower(*c);
+        if (contains(compatible, "xen")) return Fact<std::string>::known("xen", dt + "/hypervisor/compatible");
+        if (contains(compatible, "vmware")) return Fact<std::string>::known("vmware", dt + "/hypervisor/compatible");
+    }
+    if (auto c = read_attribute(dt + "/compatible"); c && contains(*c, "linux,dummy-virt")) {
+        return Fact<std::string>::known("qemu", dt + "/compatible 'linux,dummy-virt'");
+    }
+
     std::string cpuinfo_path = under_root(root, "proc/cpuinfo");
-    auto cpuinfo = read_text_file(cpuinfo_path);
+    auto cpuinfo = read_cpuinfo(cpuinfo_path);
+    bool has_flags = false;
     if (cpuinfo) {
-        record_file(cpuinfo_path, *cpuinfo);
         // x86 sets the "hypervisor" CPUID flag in every guest.
-        std::string_view text = *cpuinfo;
-        std::size_t pos = 0;
-        while (pos < text.size()) {
-            std::size_t nl = text.find('\n', pos);
-            std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-            pos = nl == std::string_view::npos ? text.size() : nl + 1;
-            if (line.substr(0, 5) != "flags") continue;
-            std::string padded =
-                " " + std::string(line.substr(line.find(':') == std::string_view::npos ? 0 : line.find(':') + 1)) + " ";
-            if (contains(padded, " hypervisor "))
+        if (auto flags = cpuinfo_field(*cpuinfo, "flags")) {
+            has_flags = true;
+            if (contains(" " + *flags + " ", " hypervisor "))
                 return Fact<std::string>::known("vm", cpuinfo_path + " 'hypervisor' flag");
-            break;
         }
     }
     if (vendor || product) {
         return Fact<std::string>::known("none",
                                         dmi + " (sys_vendor '" + vendor.value_or("") + "' is not a known hypervisor)");
     }
-    if (cpuinfo) return Fact<std::string>::known("none", cpuinfo_path + " has no 'hypervisor' flag");
+    if (has_flags) return Fact<std::string>::known("none", cpuinfo_path + " has no 'hypervisor' flag");
+    // arm64's cpuinfo lists "Features", and no feature says hypervisor: a
+    // guest without DMI looks like bare metal there.
+    if (cpuinfo) {
+        return Fact<std::string>::unknown(
+            "no DMI under " + dmi + ", and " + cpuinfo_path +
+            " has no x86 'flags' line whose 'hypervisor' flag would tell (arm64 has none)");
+    }
     return Fact<std::string>::unknown("neither " + dmi + " nor " + cpuinfo_path + " is readable");
+}
+
+// The kind of IOMMU from the name its driver registers it under in
+// /sys/class/iommu: arm-smmu-v3.c "smmu3.%pa", arm-smmu.c "smmu.%pa",
+// Intel's dmar.c "dmar%d", AMD's init.c "ivhd%d" (Linux drivers/iommu/).
+std::string iommu_kind(std::string_view name) {
+    if (name.starts_with("smmu3.")) return "arm-smmu-v3";
+    if (name.starts_with("smmu.")) return "arm-smmu";
+    if (name.starts_with("dmar")) return "intel-vt-d";
+    if (name.starts_with("ivhd")) return "amd-vi";
+    return {};
+}
+
+Fact<std::vector<IommuUnit>> probe_iommu_units(const std::string& root) {
+    std::string dir = under_root(root, "sys/class/iommu");
+    if (!is_dir(dir)) {
+        if (is_dir(under_root(root, "sys/class"))) {
+            return Fact<std::vector<IommuUnit>>::known({}, dir + " absent: no IOMMU registered");
+        }
+        return Fact<std::vector<IommuUnit>>::unknown("no " + under_root(root, "sys/class") + " to list IOMMUs in");
+    }
+    std::vector<IommuUnit> units;
+    for (const auto& name : entries(dir)) units.push_back(IommuUnit{name, iommu_kind(name)});
+    return Fact<std::vector<IommuUnit>>::known(std::move(units), dir);
+}
+
+// The page size of the kernel that a tree was recorded on. A PMD entry maps
+// what one page of 8-byte page-table entries maps: page * page / 8 bytes,
+// 2 MiB with 4 KiB pages, 32 MiB with 16 KiB, 512 MiB with arm64's 64 KiB
+// (hpage_pmd_size, Linux Documentation/admin-guide/mm/transhuge.rst).
+Fact<long> page_size_from_tree(const std::string& root) {
+    std::string path = under_root(root, "sys/kernel/mm/transparent_hugepage/hpage_pmd_size");
+    auto pmd = read_number<long>(path);
+    if (!pmd) {
+        return Fact<long>::unknown("page size is only known on the live node, or from " + path +
+                                   " (transparent huge pages), which the tree at " + root + " lacks");
+    }
+    for (long page : {4096L, 16384L, 65536L}) {
+        if (page * (page / 8) == *pmd) {
+            return Fact<long>::known(page, path + " (PMD size " + std::to_string(*pmd) + " bytes)");
+        }
+    }
+    return Fact<long>::unknown(path + " holds " + std::to_string(*pmd) +
+                               ", the PMD size of no 4, 16 or 64 KiB page with 8-byte page-table entries");
+}
+
+// aarch64 when the tree's cpuinfo is arm64's: its kernel always prints "CPU
+// architecture: 8" (arch/arm64/kernel/cpuinfo.c). x86's cpuinfo does not say
+// whether the kernel is 64-bit (the lm flag is the CPU's), so it stays unknown.
+Fact<std::string> arch_from_tree(const std::string& root) {
+    std::string path = under_root(root, "proc/cpuinfo");
+    auto cpuinfo = read_cpuinfo(path);
+    if (cpuinfo && cpuinfo_field(*cpuinfo, "CPU architecture").value_or("") == "8") {
+        return Fact<std::string>::known("aarch64", path + " 'CPU architecture: 8'");
+    }
+    return Fact<std::string>::unknown("architecture is only known on the live node, or from an arm64 " + path +
+                                      ", not from the tree at " + root);
 }
 
 Fact<std::vector<IommuGroup>> probe_iommu(const std::string& root) {
@@ -374,6 +517,7 @@ NodeFacts probe_node_facts(const std::string& root) {
     facts.kernel_cmdline = probe_cmdline(root);
     facts.virtualization = probe_virtualization(root);
     facts.iommu_groups = probe_iommu(root);
+    facts.iommu_units = probe_iommu_units(root);
     facts.pcie_links = probe_pcie(root);
     if (is_live(root)) {
         long page = ::sysconf(_SC_PAGESIZE);
@@ -383,9 +527,8 @@ NodeFacts probe_node_facts(const std::string& root) {
         facts.arch = ::uname(&uts) == 0 ? Fact<std::string>::known(uts.machine, "uname")
                                         : Fact<std::string>::unknown("uname failed");
     } else {
-        facts.page_size = Fact<long>::unknown("page size is only known on the live node, not from the tree at " + root);
-        facts.arch =
-            Fact<std::string>::unknown("architecture is only known on the live node, not from the tree at " + root);
+        facts.page_size = page_size_from_tree(root);
+        facts.arch = arch_from_tree(root);
     }
     return facts;
 }

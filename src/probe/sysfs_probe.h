@@ -16,11 +16,14 @@
 
 namespace launchguard {
 
-// Reads under root: sys/devices/system/cpu (cpufreq, cpuidle, intel_pstate,
-// boost), proc/sys/kernel/numa_balancing, proc/cmdline, DMI / hypervisor /
-// cpuinfo for virtualization, sys/kernel/iommu_groups, sys/bus/pci/devices
-// links. Page size and architecture come from the running kernel only when
-// root is "/" (they are not files a recorded tree can hold).
+// Reads under root: sys/devices/system/cpu (cpufreq per CPU or per policy,
+// cpuidle, intel_pstate, boost), proc/sys/kernel/numa_balancing,
+// proc/cmdline, DMI / hypervisor / device tree / cpuinfo for virtualization,
+// sys/kernel/iommu_groups, sys/class/iommu, sys/bus/pci/devices links. On
+// the live node ("/") page size and architecture come from the running
+// kernel (sysconf, uname); under another root from what the tree holds: the
+// page size from the transparent huge page PMD size, aarch64 from the arm64
+// form of proc/cpuinfo.
 NodeFacts probe_node_facts(const std::string& root);
 
 // Adds what hwloc does not know: IB port state / physical state / rate /

@@ -123,7 +123,10 @@ void check_cstates(const RuleInput& in, RuleOutput& out) {
     // Turbo headroom comes from the idle cores, so every CPU of the node counts.
     CpuSet reporting = cpus_reporting(power->governor).unite(cpus_reporting(power->idle_states));
     CpuScope scope = node_scope(reporting);
-    const int min_states = in.profile.cpu.min_idle_states;
+    // The count is an x86 measure: on Arm (Grace) the only idle state is
+    // WFI (C1) and there is no turbo for deeper states to feed (NVIDIA Grace
+    // Performance Tuning Guide, "Power and Thermals"), so it does not apply.
+    const int min_states = rules::arm_node(in) ? 0 : in.profile.cpu.min_idle_states;
     const auto& virtualization = in.ctx.node.virtualization;
     if (power->idle_states.empty() && min_states > 0 && virtualization && *virtualization != "none") {
         out.unknown("cannot tell which idle states the CPUs reach: this node is a " + *virtualization +
@@ -230,6 +233,13 @@ void check_turbo(const RuleInput& in, RuleOutput& out) {
         if (power->scaling_max_khz.count(cpu) != 0) comparable[cpu] = max;
     }
     any_fact = any_fact || !comparable.empty();
+    if (!any_fact && rules::arm_node(in)) {
+        // Arm has no intel_pstate, and cppc_cpufreq (Grace) shows cpufreq/boost only where the firmware offers
+        // a boost range: only a cap is left to look for.
+        out.unknown("cannot tell whether the CPU clock is capped because " + source +
+                    " has no CPU with both scaling_max_freq and cpuinfo_max_freq");
+        return;
+    }
     if (!any_fact) {
         out.unknown("cannot tell whether turbo is available because " + source +
                     " has no intel_pstate/no_turbo, no cpufreq/boost and no CPU with both scaling_max_freq and "
@@ -313,7 +323,9 @@ const TableRule kCstates{
                   "profile's cpu.min_idle_states (default 3, i.e. 2 or fewer, as the NVIDIA Exemplar prescreen's "
                   "check_cpu_cstates warns) — a CPU without cpuidle states counts as 0. Separately fires when a "
                   "deep state (state2 and up; state0 is the polling loop, state1 the shallowest halt) is disabled. "
-                  "All CPUs count, not only the task's: the headroom comes from the idle ones.",
+                  "All CPUs count, not only the task's: the headroom comes from the idle ones. On Arm nodes "
+                  "(aarch64, or a Grace profile) the count does not apply: Grace has one idle state, WFI, and no "
+                  "turbo.",
         .why = "Turbo clocks depend on the package's power budget; cores in deep C-states (C6) free it for the "
                "busy ones. With deep C-states disabled in firmware or capped by the kernel (intel_idle.max_cstate, "
                "processor.max_cstate, idle=poll), cores stay below expected boost clocks. Field case 2: H100 "

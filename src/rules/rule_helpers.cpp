@@ -95,6 +95,28 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
     return out;
 }
 
+namespace {
+
+// "aarch64", "x86_64", or "" from the node's facts and its profile.
+std::string node_arch(const RuleInput& in) {
+    const NodeFacts& node = in.ctx.node;
+    if (node.arch) return *node.arch;
+    if (node.iommu_units) {
+        for (const IommuUnit& unit : *node.iommu_units) {
+            if (unit.kind.starts_with("arm-smmu")) return "aarch64";
+            if (unit.kind == "intel-vt-d" || unit.kind == "amd-vi") return "x86_64";
+        }
+    }
+    if (in.profile.node.arch) return *in.profile.node.arch;
+    return in.profile.node.grace ? "aarch64" : "";
+}
+
+}  // namespace
+
+bool arm_node(const RuleInput& in) { return node_arch(in) == "aarch64"; }
+
+bool x86_node(const RuleInput& in) { return node_arch(in) == "x86_64"; }
+
 std::string format_number(double value) {
     if (std::floor(value) == value && std::fabs(value) < 1e15) return std::to_string(static_cast<long long>(value));
     char buffer[32];

@@ -82,4 +82,10 @@ std::string_view where_task_runs(Runtime runtime);
 // "400" for 400.0, "12.5" for 12.5: rates and sizes in messages.
 std::string format_number(double value);
 
+// Whether the node is aarch64 (Grace) or x86-64: from its architecture when
+// known, else from the kind of its IOMMUs (Arm's SMMU, Intel VT-d, AMD-Vi),
+// else from the profile (node.arch, node.grace). Neither when nothing says.
+bool arm_node(const RuleInput& in);
+bool x86_node(const RuleInput& in);
+
 }  // namespace launchguard::rules

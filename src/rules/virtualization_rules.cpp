@@ -66,10 +66,13 @@ std::optional<std::string> passthrough_param(std::string_view cmdline) {
 }
 
 // The parameter that makes DMA unmaps invalidate synchronously, or nullopt.
-std::optional<std::string> strict_param(std::string_view cmdline) {
+// An Arm kernel has neither the Intel nor the AMD driver, so only
+// iommu.strict counts there.
+std::optional<std::string> strict_param(std::string_view cmdline, bool arm) {
     if (auto v = kernel_param(cmdline, "iommu.strict"); v && kernel_bool(*v).value_or(false)) {
         return "iommu.strict=" + *v;
     }
+    if (arm) return std::nullopt;
     if (auto v = kernel_param(cmdline, "intel_iommu"); v && ("," + *v + ",").find(",strict,") != std::string::npos) {
         return "intel_iommu=" + *v;
     }
@@ -162,20 +165,17 @@ std::optional<std::vector<Translated>> translated_devices(const LaunchContext& c
     return found;
 }
 
-bool arm_node(const RuleInput& in) {
-    if (in.ctx.node.arch) return *in.ctx.node.arch == "aarch64";
-    return in.profile.node.grace || in.profile.node.arch.value_or("") == "aarch64";
-}
-
-bool x86_node(const RuleInput& in) {
-    if (in.ctx.node.arch) return *in.ctx.node.arch == "x86_64";
-    return in.profile.node.arch.value_or("") == "x86_64";
+// "smmu3.0x0000000016000000 (arm-smmu-v3)", for evidence.
+std::string describe_units(const std::vector<IommuUnit>& units) {
+    std::vector<std::string> parts;
+    for (const auto& unit : units) parts.push_back(unit.name + (unit.kind.empty() ? "" : " (" + unit.kind + ")"));
+    return join(parts);
 }
 
 std::vector<RemediationOp> passthrough_remediation(const RuleInput& in) {
     std::vector<RemediationOp> ops;
-    bool arm = arm_node(in);
-    bool x86 = x86_node(in);
+    bool arm = rules::arm_node(in);
+    bool x86 = rules::x86_node(in);
     if (arm || !x86) {
         ops.push_back(RemediationOp::manual_step(
             "Arm guests: add iommu.passthrough=1 iommu.strict=0 to the kernel command line and reboot (Azure's GB200 "
@@ -237,6 +237,8 @@ void check_iommu_translating(const RuleInput& in, RuleOutput& out) {
                                                         ? *virtualization + " (" + virtualization.source() + ")"
                                                         : "unknown: " + virtualization.reason());
     finding.evidence.emplace_back("iommu_groups_source", node.iommu_groups.source());
+    if (node.iommu_units && !node.iommu_units->empty())
+        finding.evidence.emplace_back("iommu_units", describe_units(*node.iommu_units));
     finding.evidence.emplace_back(
         "kernel_cmdline", node.kernel_cmdline ? *node.kernel_cmdline : "unknown: " + node.kernel_cmdline.reason());
     if (node.arch) finding.evidence.emplace_back("arch", *node.arch);
@@ -261,7 +263,7 @@ void check_iommu_strict(const RuleInput& in, RuleOutput& out) {
         out.unknown("cannot tell whether IOMMU invalidation is strict because " + node.kernel_cmdline.reason());
         return;
     }
-    auto strict = strict_param(*node.kernel_cmdline);
+    auto strict = strict_param(*node.kernel_cmdline, rules::arm_node(in));
     if (!strict) return;
     // Strictness only applies to translated (DMA) domains.
     if (node.iommu_groups) {

@@ -180,6 +180,10 @@ TEST(ReviewCli, IssueExampleBlocksThenPatchesThenPasses) {
     auto passes = run_command(cli() + " review --patched" + ndv5_profile() + " " + pod + " | " + cli() + " review" +
                               ndv5_profile() + " -");
     EXPECT_EQ(passes.exit_code, 0) << passes.out << passes.err;
+    // YAML in, YAML out, with the comments before the pod.
+    auto patched = run_command(cli() + " review --patched" + ndv5_profile() + " " + pod);
+    EXPECT_EQ(patched.out.rfind("# Written for launchguard", 0), 0U) << patched.out;
+    EXPECT_NE(patched.out.find("\napiVersion: v1\nkind: Pod\n"), std::string::npos) << patched.out;
 
     EXPECT_EQ(run_command(cli() + " review " + pod).exit_code, 0);
 }
@@ -400,6 +404,60 @@ TEST(ReviewCli, MalformedInputIsExitTwoNamingTheField) {
     }
     EXPECT_EQ(run_command(cli() + " review /no/such/file.yaml").exit_code, 2);
     EXPECT_EQ(run_command(cli() + " review --patch --patched " + k8s("kubeflow-simple.yaml")).exit_code, 2);
+}
+
+// --patched writes every file or nothing: a document that cannot be
+// reviewed after one that is patched leaves stdout empty.
+TEST(ReviewCli, PatchedWritesNothingWhenAnyDocumentFails) {
+    const std::string path = temp_path("half.yaml");
+    std::ofstream(path) << R"(apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - {name: c, image: i, resources: {limits: {nvidia.com/gpu: 8}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: q}
+spec:
+  containers:
+  - {name: c, image: i, env: [NCCL_ALGO=Ring], resources: {limits: {nvidia.com/gpu: 8}}}
+)";
+    auto result = run_command(cli() + " review --patched " + quote_arg(path));
+    EXPECT_EQ(result.exit_code, 2) << result.err;
+    EXPECT_EQ(result.out, "");
+    EXPECT_NE(result.err.find("document 2"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("nothing written"), std::string::npos) << result.err;
+}
+
+// JSON in, JSON out: a JSON stream (as kubectl reads one) stays a stream,
+// which review reads again with nothing left to patch.
+TEST(ReviewCli, PatchedJsonStaysAJsonStream) {
+    const std::string path = temp_path("stream.json");
+    std::ofstream(path) << R"({"apiVersion":"v1","kind":"Service","metadata":{"name":"s"}}
+{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[
+  {"name":"c","image":"i","resources":{"limits":{"nvidia.com/gpu":"8"}}}]}}
+)";
+    auto result = run_command(cli() + " review --patched " + quote_arg(path));
+    ASSERT_EQ(result.exit_code, 3) << result.err;  // shm.small patches
+    EXPECT_EQ(result.out.rfind("{", 0), 0U) << result.out;
+    EXPECT_EQ(result.out.find("---"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("/dev/shm"), std::string::npos) << result.out;
+    const std::string patched = temp_path("stream-patched.json");
+    std::ofstream(patched) << result.out;
+    auto again = run_command(cli() + " review --patch " + quote_arg(patched));
+    EXPECT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_EQ(again.out, "[]\n[]\n");
+}
+
+// A key written twice is read last-wins, as kubectl reads it, and said.
+TEST(ReviewCli, ADuplicateKeyIsNamedWithItsLine) {
+    auto result = run_command(cli() + " review " + k8s("gke-rdma-nccl-test.yaml"));
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_NE(result.err.find("gke-rdma-nccl-test.yaml:81: document 3: duplicate key \"resources\""), std::string::npos)
+        << result.err;
+    EXPECT_EQ(run_command(cli() + " review " + k8s("kubeflow-simple.yaml")).err, "");
 }
 
 // Every prefix of every fixture: a truncated manifest is reviewed or
