@@ -21,6 +21,7 @@ struct ReviewArgs {
     bool patch = false;
     bool patched = false;
     bool fix_blocking = false;
+    bool verbose = false;
 };
 
 enum class SpecKind { kubernetes, slurm };
@@ -64,6 +65,7 @@ int run_review(const ReviewArgs& args) {
     settings.format = args.format;
     settings.print_patch = args.patch;
     settings.print_patched = args.patched;
+    settings.verbose = args.verbose;
     // Asking for the patch is the dry run of the mutating webhook, which
     // fixes the blocking findings its patch fully fixes.
     settings.fix_blocking = args.fix_blocking || args.patch || args.patched;
@@ -129,6 +131,9 @@ void add_review_command(CLI::App& app, CommandRunner& runner) {
     cmd->add_flag(
         "--fix-blocking", args->fix_blocking,
         "Patch blocking findings the patch fully fixes, as the mutating webhook does (implied by --patch, --patched)");
+    cmd->add_flag("-v,--verbose", args->verbose,
+                  "List every unknown with its reason in the text report, also those of rules that need the node or "
+                  "the running task, which are otherwise said in one line (JSON always lists them all)");
     cmd->callback([&runner, args] { runner = [args] { return run_review(*args); }; });
 }
 

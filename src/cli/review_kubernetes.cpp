@@ -217,7 +217,8 @@ int review_kubernetes(const std::vector<ReviewInput>& inputs, const ReviewSettin
                 report_out << "== " << where << ": " << object_label(review) << "\n";
                 if (!review.note.empty()) report_out << review.note << "\n";
                 if (review.supported && review.requests_gpus) {
-                    report_out << render_text(review.report, TextStyle{!report_to_stderr && stdout_is_terminal()});
+                    report_out << render_text(review.report, TextStyle{!report_to_stderr && stdout_is_terminal()},
+                                              ReportScope{true, settings.verbose});
                 }
             }
         }

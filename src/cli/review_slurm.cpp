@@ -27,10 +27,25 @@ std::string step_summary(const StepReview& step) {
     return out;
 }
 
+// What the file was read as, and what of a batch script it holds: a file
+// with a #! line and nothing of Slurm's is judged as one batch step, which
+// the reader should know was a guess.
+std::string taken_for(const slurm_script::ScriptReview& review) {
+    const auto& script = review.script;
+    if (script.directives.empty() && script.steps.empty()) {
+        return "taken for a Slurm batch script, but it has no #SBATCH line and runs no srun: judged as a single "
+               "batch step with Slurm's defaults (--kind chooses what a file is read as)";
+    }
+    return "Slurm batch script, " + std::to_string(script.directives.size()) + " #SBATCH option(s), " +
+           std::to_string(script.steps.size()) + " srun step(s); " + std::to_string(review.steps.size()) +
+           " launch(es) judged";
+}
+
 boost::json::object spec_json(const ReviewInput& input, const slurm_script::ScriptReview& review) {
     boost::json::object spec;
     spec["kind"] = "slurm";
     spec["file"] = input.origin;
+    spec["taken_for"] = taken_for(review);
     boost::json::array steps;
     for (const auto& step : review.steps) {
         boost::json::object s;
@@ -73,10 +88,9 @@ int review_slurm_script(const ReviewInput& input, const ReviewSettings& settings
         out["spec"] = spec_json(input, review.value());
         std::cout << pretty_json(out);
     } else {
-        std::cout << printable_text(input.origin) << ": Slurm batch script, " << review->steps.size()
-                  << " launch(es) judged\n";
+        std::cout << printable_text(input.origin) << ": " << taken_for(review.value()) << "\n";
         for (const auto& step : review->steps) std::cout << "  " << printable_text(step_summary(step)) << "\n";
-        std::cout << render_text(report, TextStyle{stdout_is_terminal()});
+        std::cout << render_text(report, TextStyle{stdout_is_terminal()}, ReportScope{true, settings.verbose});
         bool header = false;
         for (const auto& step : review->steps) {
             for (const auto& op : step.fixes.ops) {

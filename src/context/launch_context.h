@@ -30,6 +30,11 @@ enum class Runtime {
 };
 std::string_view to_string(Runtime runtime);
 
+// The collective communication library the processes use (PyTorch's
+// process group backend); src/context/comm_backend.h reads it from a command.
+enum class CommBackend { nccl, gloo, mpi };
+std::string_view to_string(CommBackend backend);
+
 struct JobShape {
     Fact<int> nodes;
     Fact<int> tasks;
@@ -105,6 +110,9 @@ struct LaunchContext {
     // spec front ends; a live task sees only slurmd's rewrite in SLURM_CPU_BIND.
     Fact<std::string> requested_cpu_bind;
     NodeFacts node;
+    // Unknown unless the spec selects it: rules that judge NCCL then run as
+    // for NCCL. A known gloo or mpi makes the NCCL-only rules not applicable.
+    Fact<CommBackend> comm_backend;
     JobShape job;
     ContainerFacts container;
     // Kubernetes: every container of the pod (init and sidecars included),

@@ -131,6 +131,12 @@ Report evaluate(const LaunchContext& ctx, const Profile& profile, const Evaluati
     for (const Rule* rule : rules) {
         const RuleInfo& info = rule->info();
         if (!rule_is_selected(info, profile, options)) continue;
+        if (info.nccl_only && ctx.comm_backend && *ctx.comm_backend != CommBackend::nccl) {
+            report.not_applicable.push_back(
+                {std::string(info.id), "the launch uses " + std::string(to_string(*ctx.comm_backend)) + ", not NCCL (" +
+                                           ctx.comm_backend.source() + ")"});
+            continue;
+        }
 
         ++report.rules_evaluated;
         RuleOutput out(info);

@@ -48,6 +48,9 @@ struct Report {
     Decision decision = Decision::allow;
     std::vector<Finding> findings;  // action = what happens under this mode
     std::vector<Unknown> unknowns;
+    // Rules not run because they judge NCCL and the launch uses another
+    // backend: the rule and why ("the command selects gloo: --backend gloo").
+    std::vector<Unknown> not_applicable;
     std::vector<RemediationOp> patch;  // operations to apply, deduplicated, in rule order
     int rules_evaluated = 0;
 };

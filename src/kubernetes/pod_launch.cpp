@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "context/comm_backend.h"
 #include "kubernetes/quantity.h"
 #include "kubernetes/spec_fields.h"
 #include "util/path.h"
@@ -301,9 +302,12 @@ std::vector<ContainerLaunch> read_containers(const PodTemplate& pod, const Confi
         launch.image = string_field(container, "image", launch.field).value_or("");
         const json::object* devices = device_resources(container, launch.field);
         launch.gpus = gpu_count(devices, launch.field + ".resources.limits");
-        launch.shell = read_shell_launch(string_list(container, "command", launch.field),
-                                         string_list(container, "args", launch.field));
+        std::vector<std::string> command = string_list(container, "command", launch.field);
+        std::vector<std::string> args = string_list(container, "args", launch.field);
+        launch.shell = read_shell_launch(command, args);
         launch.env = read_environment(container, launch.field, launch.shell, config_maps);
+        command.insert(command.end(), args.begin(), args.end());
+        launch.comm_backend = comm_backend_from_command(command, launch.env.values, launch.field + " command and args");
 
         ContainerFacts& facts = launch.facts;
         if (!launch.image.empty())

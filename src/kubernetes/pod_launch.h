@@ -46,6 +46,7 @@ struct ContainerLaunch {
     std::size_t resources_index = 0;  // its place in pod_resources(*pod).containers
     ContainerEnv env;                 // before what an MPI launcher passes it
     ShellLaunch shell;
+    Fact<CommBackend> comm_backend;  // from command and args, with the container's own env
     std::shared_ptr<const PodFileView> files;
     ContainerFacts facts;
 };

@@ -138,6 +138,7 @@ LaunchContext container_context(const ContainerLaunch& container, const Containe
     ctx.topology = Fact<NodeTopology>::unknown(node);
     ctx.interfaces = Fact<std::vector<NetInterface>>::unknown(node);
     ctx.job = shape;
+    ctx.comm_backend = container.comm_backend;
     ctx.container = container.facts;
     ctx.pod_resources = Fact<std::shared_ptr<const PodResources>>::known(std::move(resources), container.pod->field);
     ctx.pod_judged_container = container.resources_index;
@@ -237,7 +238,10 @@ WorkloadReview review_supported(const json::value& object, const WorkloadSpec& w
 
     // What an MPI launcher passes reaches every rank: its own and the workers'.
     ContainerEnv launcher_ranks;
+    // The ranks on the workers run what the launcher's command starts.
+    Fact<CommBackend> launcher_backend;
     for (const auto& c : containers) {
+        if (workload.is_mpi_job && c.pod->role == "Launcher" && c.comm_backend) launcher_backend = c.comm_backend;
         if (c.shell.rank_exports.empty()) continue;
         if (workload.is_mpi_job && c.pod->role == "Launcher") {
             launcher_ranks = overlay_environment(std::move(launcher_ranks), rank_environment(c));
@@ -258,6 +262,9 @@ WorkloadReview review_supported(const json::value& object, const WorkloadSpec& w
         const ContainerLaunch& container = containers[i];
         if (container.gpus == 0) continue;
         LaunchContext ctx = container_context(container, envs[i], shape, resources.at(container.pod));
+        if (workload.is_mpi_job && container.pod->role == "Worker" && !ctx.comm_backend && launcher_backend) {
+            ctx.comm_backend = launcher_backend;
+        }
         EvaluationOptions evaluation;
         evaluation.mode = options.mode;
         evaluation.scopes = kScopeKubernetes;
@@ -291,6 +298,8 @@ WorkloadReview review_supported(const json::value& object, const WorkloadSpec& w
             unknown.reason = container.field + ": " + unknown.reason;
             merged.unknowns.push_back(std::move(unknown));
         }
+        // The reason names the container already (the backend's source).
+        for (auto& skipped : report.not_applicable) merged.not_applicable.push_back(std::move(skipped));
         apply_ops(builder, container, report.patch);
         merged.patch.insert(merged.patch.end(), report.patch.begin(), report.patch.end());
     }

@@ -577,4 +577,34 @@ IntValue parse_int(std::string_view text) {
     return result;
 }
 
+std::optional<ListChoice> parse_list(std::string_view value, const std::vector<std::string_view>& names) {
+    if (value.find_first_of(";:") != std::string_view::npos) return std::nullopt;
+    bool exclude = value.starts_with('^');
+    if (exclude) value.remove_prefix(1);
+    std::vector<bool> named(names.size(), false);
+    ListChoice choice;
+    std::size_t begin = 0;
+    while (begin <= value.size()) {
+        std::size_t end = std::min(value.find(',', begin), value.size());
+        std::string_view token = value.substr(begin, end - begin);
+        begin = end + 1;
+        if (token.empty()) continue;  // strtok_r skips empty tokens
+        bool found = false;
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            if (token.size() == names[i].size() &&
+                std::equal(token.begin(), token.end(), names[i].begin(), [](char a, char b) {
+                    return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+                })) {
+                named[i] = true;
+                found = true;
+            }
+        }
+        if (!found) choice.ignored.emplace_back(token);
+    }
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        (named[i] != exclude ? choice.enabled : choice.disabled).emplace_back(names[i]);
+    }
+    return choice;
+}
+
 }  // namespace launchguard::nccl

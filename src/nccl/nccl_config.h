@@ -6,6 +6,7 @@
 // with NCCL's literal parser: no trimming, no quote removal, no `export`.
 #pragma once
 
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
@@ -100,5 +101,22 @@ struct IntValue {
     bool overflow = false;  // errno == ERANGE: NCCL falls back to the default
 };
 IntValue parse_int(std::string_view text);
+
+// The names NCCL_ALGO and NCCL_PROTO choose from (NCCL src/graph/tuning.cc,
+// ncclAlgoStr and ncclProtoStr); parseList matches each token to them
+// whole and without regard to case.
+inline constexpr std::array<std::string_view, 7> kAlgorithms = {
+    "Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"};
+inline constexpr std::array<std::string_view, 3> kProtocols = {"LL", "LL128", "Simple"};
+
+// What a value without per-collective lists ("Ring,Tree", "^LL128") leaves
+// enabled, as NCCL's parseList reads it; tokens that name nothing are
+// ignored by NCCL and listed here. nullopt for per-collective lists (";", ":").
+struct ListChoice {
+    std::vector<std::string> enabled;
+    std::vector<std::string> disabled;
+    std::vector<std::string> ignored;
+};
+std::optional<ListChoice> parse_list(std::string_view value, const std::vector<std::string_view>& names);
 
 }  // namespace launchguard::nccl

@@ -37,6 +37,13 @@ struct Profile {
         std::optional<long> page_size;       // bytes
         std::vector<std::string> hcas;       // the HCAs jobs should use
         bool gpudirect_rdma = false;         // the class needs GPUDirect RDMA (net.gdr-unavailable)
+        // What the node class gives containers, where the profile says
+        // (absent: not stated, and rules that depend on it say less):
+        // the kubelet's CPU Manager policy, "none" or "static" (cpu.k8s-not-pinnable)...
+        std::optional<std::string> cpu_manager_policy;
+        // ...and the container runtime's RLIMIT_MEMLOCK (mem.memlock):
+        // a number of bytes, or nullopt inside for unlimited.
+        std::optional<std::optional<std::uint64_t>> runtime_memlock;
         bool operator==(const Node&) const = default;
     } node;
 

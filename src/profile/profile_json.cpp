@@ -94,6 +94,14 @@ json::object node_json(const Profile::Node& node) {
         o["hcas"] = std::move(hcas);
     }
     o["gpudirect_rdma"] = node.gpudirect_rdma;
+    if (node.cpu_manager_policy) o["cpu_manager_policy"] = *node.cpu_manager_policy;
+    if (node.runtime_memlock) {
+        if (*node.runtime_memlock) {
+            o["runtime_memlock"] = **node.runtime_memlock;
+        } else {
+            o["runtime_memlock"] = "unlimited";
+        }
+    }
     return o;
 }
 

@@ -247,6 +247,22 @@ void read_node(StrictMap<Node>& m, Profile::Node& node) {
     }
     if (auto v = m.take("hcas")) node.hcas = string_list(v, m.child_path("hcas"));
     if (auto v = m.take("gpudirect_rdma")) node.gpudirect_rdma = boolean(v, m.child_path("gpudirect_rdma"));
+    if (auto v = m.take("cpu_manager_policy")) {
+        std::string policy = scalar(v, m.child_path("cpu_manager_policy"));
+        if (policy != "none" && policy != "static") {
+            throw SchemaError{v.line(), m.child_path("cpu_manager_policy"),
+                              "expected none or static (the kubelet's --cpu-manager-policy), got '" + policy + "'"};
+        }
+        node.cpu_manager_policy = policy;
+    }
+    if (auto v = m.take("runtime_memlock")) {
+        std::string text = scalar(v, m.child_path("runtime_memlock"), "unlimited or a size such as 64KiB");
+        if (text == "unlimited" || text == "infinity") {
+            node.runtime_memlock.emplace(std::nullopt);
+        } else {
+            node.runtime_memlock.emplace(byte_size(v, m.child_path("runtime_memlock")));
+        }
+    }
     m.reject_unknown_keys();
 }
 

@@ -66,14 +66,13 @@ json::value report_to_json(const Report& report) {
     json::array patch;
     for (const auto& op : report.patch) patch.push_back(remediation_to_json(op));
     o["patch"] = std::move(patch);
-    json::array unknown;
-    for (const auto& u : report.unknowns) {
-        json::object entry;
-        entry["rule"] = u.rule;
-        entry["reason"] = u.reason;
-        unknown.push_back(std::move(entry));
-    }
-    o["unknown"] = std::move(unknown);
+    auto rule_reasons = [](const std::vector<Unknown>& list) {
+        json::array out;
+        for (const auto& u : list) out.push_back(json::object{{"rule", u.rule}, {"reason", u.reason}});
+        return out;
+    };
+    o["unknown"] = rule_reasons(report.unknowns);
+    if (!report.not_applicable.empty()) o["not_applicable"] = rule_reasons(report.not_applicable);
     return o;
 }
 

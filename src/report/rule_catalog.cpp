@@ -11,6 +11,7 @@ boost::json::value rule_to_json(const RuleInfo& info) {
     o["default_action"] = to_string(info.default_action);
     o["severity"] = to_string(info.severity);
     o["contexts"] = scope_letters(info.scopes);
+    o["nccl_only"] = info.nccl_only;
     o["checks"] = info.checks;
     o["why"] = info.why;
     o["evidence"] = info.evidence;
@@ -40,7 +41,7 @@ std::string render_rule_explanation(const RuleInfo& info) {
     std::string out;
     out += std::string(info.id) + ": " + std::string(info.title) + "\n";
     out += "  default action: " + std::string(to_string(info.default_action)) +
-           "    contexts: " + scope_letters(info.scopes) + "\n\n";
+           "    contexts: " + scope_letters(info.scopes) + (info.nccl_only ? "    NCCL launches only" : "") + "\n\n";
     out += "What it checks\n  " + std::string(info.checks) + "\n\n";
     out += "Why it matters\n  " + std::string(info.why) + "\n\n";
     out += "Evidence it reports\n  " + std::string(info.evidence) + "\n\n";
@@ -57,7 +58,9 @@ std::string render_rules_markdown() {
         "     disagree. Regenerate with: ./build/src/cli/launchguard rules --format markdown > docs/rules.md -->\n\n"
         "Contexts: **L** live task or container (SPANK `task_init`, enroot hook), **N** node (SPANK prolog),\n"
         "**K** Kubernetes admission, **C** the `launchguard` CLI. Default actions come from the embedded\n"
-        "default profile; every profile can override them per rule (`rules:` in docs/profiles.md).\n\n"
+        "default profile; every profile can override them per rule (`rules:` in docs/profiles.md). A rule for\n"
+        "*NCCL launches only* judges NCCL itself: it is not applicable to a launch whose spec selects another\n"
+        "communication backend (PyTorch's `gloo` or `mpi`).\n\n"
         "| id | default | contexts | title |\n|---|---|---|---|\n";
     for (const Rule* r : all_rules()) {
         const RuleInfo& info = r->info();
@@ -69,7 +72,7 @@ std::string render_rules_markdown() {
         const RuleInfo& info = r->info();
         out += "\n## " + std::string(info.id) + "\n\n";
         out += "*" + std::string(info.title) + "* — default **" + std::string(to_string(info.default_action)) +
-               "**, contexts " + scope_letters(info.scopes) + "\n\n";
+               "**, contexts " + scope_letters(info.scopes) + (info.nccl_only ? ", NCCL launches only" : "") + "\n\n";
         out += "- **What:** " + std::string(info.checks) + "\n";
         out += "- **Why:** " + std::string(info.why) + "\n";
         out += "- **Evidence:** " + std::string(info.evidence) + "\n";

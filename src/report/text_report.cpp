@@ -1,10 +1,14 @@
 #include "report/text_report.h"
 
+#include "rules/rule.h"
 #include "util/size_parser.h"
 #include "util/text_escape.h"
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
+#include <utility>
+#include <vector>
 
 namespace launchguard {
 namespace {
@@ -54,7 +58,27 @@ std::string pad_right(std::string s, std::size_t width) {
     return s;
 }
 
+// A warning of severity info (a finding that cannot matter on most
+// clusters unless the profile says otherwise) is shown as INFO, after the rest.
+bool informational(const Finding& f) { return f.action == Action::warn && f.severity == Severity::info; }
+
+int rank(const Finding& f) {
+    switch (f.action) {
+        case Action::block:
+            return 0;
+        case Action::patch:
+            return 1;
+        default:
+            return informational(f) ? 3 : 2;
+    }
+}
+
 }  // namespace
+
+bool judged_at_run_time(std::string_view rule) {
+    const Rule* found = find_rule(rule);
+    return found != nullptr && (found->info().scopes & kScopeKubernetes) == 0;
+}
 
 std::string action_label(Action action) { return upper(to_string(action)); }
 
@@ -93,7 +117,7 @@ std::string rules_with_action(const Report& report, Action action) {
     return out.empty() ? "-" : out;
 }
 
-std::string render_text(const Report& report, const TextStyle& style) {
+std::string render_text(const Report& report, const TextStyle& style, const ReportScope& scope) {
     std::string out;
     // Messages, reasons and fixes quote the launch's own values: escape
     // control characters so a value cannot drive the operator's terminal.
@@ -101,31 +125,79 @@ std::string render_text(const Report& report, const TextStyle& style) {
            printable_text(report.profile_origin) + "), mode " + std::string(to_string(report.mode)) + ": " +
            paint(style, color_of(report.decision), upper(to_string(report.decision))) + "\n";
 
+    // Blocks first, then patches, then warnings; rule order within each.
+    std::vector<const Finding*> findings;
+    for (const auto& f : report.findings) findings.push_back(&f);
+    std::stable_sort(findings.begin(), findings.end(),
+                     [](const Finding* a, const Finding* b) { return rank(*a) < rank(*b); });
+    std::vector<const Unknown*> listed;
+    std::vector<std::string> at_run_time;  // rule ids, each once
+    for (const auto& u : report.unknowns) {
+        if (scope.spec_review && !scope.verbose && judged_at_run_time(u.rule)) {
+            if (std::find(at_run_time.begin(), at_run_time.end(), u.rule) == at_run_time.end())
+                at_run_time.push_back(u.rule);
+        } else {
+            listed.push_back(&u);
+        }
+    }
+
     std::size_t rule_width = 0;
-    for (const auto& f : report.findings) rule_width = std::max(rule_width, f.rule.size());
-    for (const auto& u : report.unknowns) rule_width = std::max(rule_width, u.rule.size());
+    for (const auto* f : findings) rule_width = std::max(rule_width, f->rule.size());
+    for (const auto* u : listed) rule_width = std::max(rule_width, u->rule.size());
     int blocks = 0;
     int patches = 0;
     int warns = 0;
-    for (const auto& f : report.findings) {
-        if (f.action == Action::block)
+    int infos = 0;
+    for (const auto* f : findings) {
+        if (f->action == Action::block)
             ++blocks;
-        else if (f.action == Action::patch)
+        else if (f->action == Action::patch)
             ++patches;
+        else if (informational(*f))
+            ++infos;
         else
             ++warns;
-        std::string line = "  " + paint(style, color_of(f.action), pad_right(action_label(f.action), 5)) + "  " +
-                           pad_right(f.rule, rule_width) + "  " + printable_text(f.message);
-        const std::string fix = describe_remediations(f.remediation);
+        std::string label = informational(*f)
+                                ? paint(style, kDim, "INFO ")
+                                : paint(style, color_of(f->action), pad_right(action_label(f->action), 5));
+        std::string line = "  " + label + "  " + pad_right(f->rule, rule_width) + "  " + printable_text(f->message);
+        const std::string fix = describe_remediations(f->remediation);
         if (!fix.empty()) line += paint(style, kDim, "  -> fix: ") + printable_text(fix);
         out += line + "\n";
     }
-    for (const auto& u : report.unknowns) {
-        out += "  " + paint(style, kDim, "?    ") + "  " + pad_right(u.rule, rule_width) +
-               "  unknown: " + printable_text(u.reason) + "\n";
+    for (const auto* u : listed) {
+        out += "  " + paint(style, kDim, "?    ") + "  " + pad_right(u->rule, rule_width) +
+               "  unknown: " + printable_text(u->reason) + "\n";
+    }
+    if (!at_run_time.empty()) {
+        std::string rules;
+        for (const auto& rule : at_run_time) rules += (rules.empty() ? "" : ", ") + rule;
+        out += "  " + paint(style, kDim, "?    ") + "  " + std::to_string(at_run_time.size()) +
+               " rule(s) need the node or the running task, which no spec shows, and are judged when the job "
+               "runs (the SPANK plugin, the enroot hook, `launchguard node-check`): " +
+               rules + " (-v lists why)\n";
+    }
+    if (!report.not_applicable.empty()) {
+        // One line per reason: usually all NCCL rules for one backend.
+        std::vector<std::pair<std::string, std::vector<std::string>>> by_reason;
+        for (const auto& n : report.not_applicable) {
+            auto it = std::find_if(by_reason.begin(), by_reason.end(),
+                                   [&](const auto& entry) { return entry.first == n.reason; });
+            if (it == by_reason.end()) {
+                by_reason.emplace_back(n.reason, std::vector<std::string>{});
+                it = std::prev(by_reason.end());
+            }
+            if (std::find(it->second.begin(), it->second.end(), n.rule) == it->second.end())
+                it->second.push_back(n.rule);
+        }
+        for (const auto& [reason, rules] : by_reason) {
+            out += "  " + paint(style, kDim, "-    ") + "  " + std::to_string(rules.size()) +
+                   " NCCL rule(s) not applicable: " + printable_text(reason) + "\n";
+        }
     }
     out += std::to_string(report.findings.size()) + " finding(s): " + std::to_string(blocks) + " block, " +
-           std::to_string(patches) + " patch, " + std::to_string(warns) + " warn; " +
+           std::to_string(patches) + " patch, " + std::to_string(warns) + " warn" +
+           (infos > 0 ? ", " + std::to_string(infos) + " info" : std::string()) + "; " +
            std::to_string(report.unknowns.size()) + " unknown; " + std::to_string(report.rules_evaluated) +
            " rules evaluated\n";
     return out;

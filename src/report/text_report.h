@@ -12,7 +12,20 @@ struct TextStyle {
     bool color = false;
 };
 
-std::string render_text(const Report& report, const TextStyle& style);
+// What the report is of. A review of a spec (batch script, manifest) says
+// in one line which rules no spec can decide (they need the node, the
+// running task or the host: the rules without the K context), unless `verbose`.
+struct ReportScope {
+    bool spec_review = false;
+    bool verbose = false;
+};
+
+// Rules that no spec can decide: they need the node, the running task or
+// the host, and are judged when the job runs (the SPANK plugin, the enroot
+// hook, `launchguard node-check`).
+bool judged_at_run_time(std::string_view rule);
+
+std::string render_text(const Report& report, const TextStyle& style, const ReportScope& scope = {});
 // "BLOCK", "PATCH", "WARN", "OFF": how every front end labels a finding.
 std::string action_label(Action action);
 

@@ -286,6 +286,7 @@ const TableRule kHostNotVisible{
         .default_action = Action::block,
         .severity = Severity::error,
         .scopes = kScopeLive | kScopeCli,
+        .nccl_only = true,
         .checks = "With a view of the host (the enroot hook, or the CLI with --host-root): every NCCL_* variable "
                   "the host's /etc/nccl.conf sets must have the same effective value in the task, from the task's "
                   "own conf files or its environment. A different value set in the task's environment counts as a "
@@ -311,6 +312,7 @@ const TableRule kLint{
         .default_action = Action::warn,
         .severity = Severity::warning,
         .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
+        .nccl_only = true,
         .checks = "Every line of the conf files NCCL loads for the task (NCCL_CONF_FILE or ~/.nccl.conf, then "
                   "/etc/nccl.conf) and every NCCL_* value in the task environment, against NCCL's literal parser: "
                   "spaces around '=', an 'export' prefix or leading whitespace, quotes, inline '# comments', and "

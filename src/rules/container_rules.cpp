@@ -44,6 +44,8 @@ bool has_ipc_lock(const std::vector<std::string>& capabilities) {
 // Whether NCCL will register memory with an RDMA device: a description of
 // the evidence when it will, "" when it will not, nullopt when unknown.
 std::optional<std::string> rdma_use(const RuleInput& in) {
+    // PyTorch's gloo backend talks over TCP: it registers no memory.
+    if (in.ctx.comm_backend && *in.ctx.comm_backend == CommBackend::gloo) return std::string();
     if (const nccl::Setting* disable = in.nccl.get("NCCL_IB_DISABLE")) {
         auto value = rules::effective_int(*disable);
         if (value && *value != 0) return std::string();
@@ -99,15 +101,23 @@ void check_memlock(const RuleInput& in, RuleOutput& out) {
                     container.memlock.reason());
         return;
     }
+    // A pod's limit is the node's container runtime's: the profile may say what it is.
+    Fact<std::optional<std::uint64_t>> limit = container.memlock;
+    const auto& runtime_memlock = in.profile.node.runtime_memlock;
+    if (!limit && runtime_memlock) {
+        limit = Fact<std::optional<std::uint64_t>>::known(
+            *runtime_memlock, "profile " + in.profile.name + ": node.runtime_memlock, the container runtime's");
+    }
+    if (limit && !limit->has_value()) return;  // unlimited
 
-    std::string limit_text = container.memlock ? format_byte_size(**container.memlock)
-                                               : "the container runtime's limit (a pod spec cannot raise it)";
+    std::string limit_text =
+        limit ? format_byte_size(**limit) : "the container runtime's limit (a pod spec cannot raise it)";
     std::string message =
-        container.memlock
-            ? "RLIMIT_MEMLOCK is " + limit_text + ", not unlimited, while the job uses RDMA (" + *rdma + ")"
-            : "the container has no effective IPC_LOCK while the job uses RDMA (" + *rdma +
-                  "), so RLIMIT_MEMLOCK stays the container runtime's, unlimited only where the node's runtime "
-                  "was configured for it";
+        limit ? "RLIMIT_MEMLOCK is " + limit_text + ", not unlimited, while the job uses RDMA (" + *rdma + ")"
+              : "the container has no effective IPC_LOCK while the job uses RDMA (" + *rdma +
+                    "), so RLIMIT_MEMLOCK stays the container runtime's, unlimited only where the node's runtime "
+                    "was configured for it (profile " +
+                    in.profile.name + " does not state it: node.runtime_memlock)";
     if (root_known_false) {
         // The trap: a capability lifts the limit for root only (ib_umem_get
         // checks can_do_mlock: CAP_IPC_LOCK or the rlimit), and a non-root
@@ -119,8 +129,10 @@ void check_memlock(const RuleInput& in, RuleOutput& out) {
         ": NCCL cannot pin its network buffers with ibv_reg_mr, which ends in a fallback to TCP sockets or a "
         "failed init";
     Finding& finding = out.fire(std::move(message));
-    finding.evidence.emplace_back(
-        "memlock", limit_text + (container.memlock.source().empty() ? "" : " (" + container.memlock.source() + ")"));
+    // GPU node images and operators commonly run the runtime with an
+    // unlimited limit for RDMA: without the profile's word, information.
+    if (!limit) finding.severity = Severity::info;
+    finding.evidence.emplace_back("memlock", limit_text + (limit.source().empty() ? "" : " (" + limit.source() + ")"));
     finding.evidence.emplace_back("rdma", *rdma);
     if (container.capabilities) {
         finding.evidence.emplace_back("capabilities",
@@ -143,6 +155,7 @@ const TableRule kShmSmall{
         .default_action = Action::patch,
         .severity = Severity::warning,
         .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
+        .nccl_only = true,
         .checks = "Compares the size of /dev/shm as the task sees it with the profile's container.shm_min "
                   "(default 1 GiB). In Kubernetes the size comes from the Pod spec: a memory emptyDir, a hostPath "
                   "or hostIPC at /dev/shm.",
@@ -168,7 +181,9 @@ const TableRule kMemlock{
                   "not when NCCL_IB_DISABLE is set), fires when RLIMIT_MEMLOCK is not unlimited and the container "
                   "has no effective CAP_IPC_LOCK. IPC_LOCK counts only for root containers: Kubernetes puts it in "
                   "the bounding set of non-root ones, where it has no effect. Quiet when the profile sets "
-                  "container.memlock_unlimited: false.",
+                  "container.memlock_unlimited: false, and for the gloo backend (TCP). In Kubernetes, where a pod "
+                  "cannot see or set its limit, the profile's node.runtime_memlock stands for it: quiet when "
+                  "unlimited, a warning for a size, and information (severity info) when the profile does not say.",
         .why = "RDMA registration (ibv_reg_mr) pins NCCL's buffers and is charged against RLIMIT_MEMLOCK unless the "
                "process holds CAP_IPC_LOCK. Containers inherit the runtime daemon's limit (8 MiB on kernels 5.16 "
                "and later, 64 KiB before; containerd's unit does not raise it) and Slurm propagates the submit "

@@ -373,10 +373,24 @@ void check_k8s_not_pinnable(const RuleInput& in, RuleOutput& out) {
         if (cpus && *cpus % 1000 != 0) fractional.push_back(c.name + ": " + std::to_string(*cpus) + "m CPU");
     }
     if (breakers.empty() && fractional.empty()) return;
+    // Under the kubelet's default policy (none) no pod gets exclusive CPUs:
+    // then the spec cannot change where its threads run.
+    const auto& policy = in.profile.node.cpu_manager_policy;
+    if (policy && *policy == "none") return;
     std::string why = !breakers.empty() ? "the pod is not in the Guaranteed QoS class (" + join(breakers, "; ") + ")"
                                         : "it requests a fractional number of CPUs (" + join(fractional, "; ") + ")";
-    Finding& finding = out.fire("the GPU pod cannot get exclusive CPUs from the kubelet's CPU Manager because " + why +
-                                ": its threads float over the node's shared CPU pool, on any NUMA node");
+    std::string message = "the GPU pod cannot get exclusive CPUs from the kubelet's CPU Manager because " + why +
+                          ": its threads float over the node's shared CPU pool, on any NUMA node";
+    if (!policy) {
+        message += " (this matters only where the node's kubelet runs the static CPU Manager policy, which profile " +
+                   in.profile.name + " does not state: node.cpu_manager_policy)";
+    }
+    Finding& finding = out.fire(std::move(message));
+    // Most clusters run the kubelet's default policy (none), where no pod gets
+    // exclusive CPUs: without the profile's word this is information.
+    if (!policy) finding.severity = Severity::info;
+    finding.evidence.emplace_back("cpu_manager_policy", policy ? *policy + " (profile " + in.profile.name + ")"
+                                                               : "not stated by profile " + in.profile.name);
     finding.evidence.emplace_back("qos_class", breakers.empty() ? "Guaranteed" : "not Guaranteed");
     for (const auto& b : breakers) finding.evidence.emplace_back("breaks_guaranteed", b);
     for (const auto& f : fractional) finding.evidence.emplace_back("fractional_cpus", f);
@@ -467,7 +481,10 @@ const TableRule kK8sNotPinnable{
         .checks = "Kubernetes only: a GPU pod gets exclusive CPUs from the kubelet's static CPU Manager (and NUMA "
                   "alignment from the Topology Manager) only when it is in the Guaranteed QoS class (every "
                   "container, init and sidecar containers included, has CPU and memory requests equal to limits) "
-                  "and requests an integer number of CPUs.",
+                  "and requests an integer number of CPUs. Judged against the profile's node.cpu_manager_policy: "
+                  "quiet under none (no pod gets exclusive CPUs there, whatever its spec), a warning under static, "
+                  "and information (severity info) where the profile does not say, since most clusters run the "
+                  "kubelet's default policy, none.",
         .why = "Otherwise the pod's threads float over the node's shared CPU pool, on any NUMA node, whatever the "
                "GPU's locality. A sidecar injected without resources (a service mesh proxy, a TCPXO daemon with "
                "resources: {}) silently demotes the pod to Burstable.",

@@ -21,6 +21,7 @@ using rules::add_setting_evidence;
 using rules::all_hold;
 using rules::Condition;
 using rules::effective_int;
+using rules::join;
 using rules::restore_default;
 using rules::setting_or_unknown;
 
@@ -95,6 +96,7 @@ const TableRule kP2pDisabled{
         .default_action = Action::warn,
         .severity = Severity::warning,
         .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
+        .nccl_only = true,
         .checks = "`NCCL_P2P_DISABLE` reads as exactly 1 (NCCL ignores any other number), or `NCCL_P2P_LEVEL` is "
                   "`LOC` / `0`, on a node with more than one GPU (its topology, else the profile) or on a multi-node "
                   "NVLink profile.",
@@ -134,6 +136,7 @@ const TableRule kShmDisabled{
         .default_action = Action::warn,
         .severity = Severity::warning,
         .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
+        .nccl_only = true,
         .checks = "`NCCL_SHM_DISABLE` reads as exactly 1 (NCCL ignores other numbers) on a node with more than one "
                   "GPU (its topology, else the profile).",
         .why = "SHM is NCCL's intra-node path for GPU pairs without P2P (PCIe across CPU sockets, P2P disabled, some "
@@ -178,6 +181,7 @@ const TableRule kNvlsDisabled{
         .default_action = Action::warn,
         .severity = Severity::warning,
         .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
+        .nccl_only = true,
         .checks = "`NCCL_NVLS_ENABLE` reads as 0 under strtoll (`0`, `off`, `false`) on a node whose profile declares "
                   "NVSwitch (`node.nvswitch`). Unknown when the profile does not say and the node has several GPUs.",
         .why = "NVLS offloads reductions to the NVSwitch (H100/H200 HGX, B200/B300, GB200/GB300); with it off, NCCL "
@@ -223,6 +227,7 @@ const TableRule kCumemDisabled{
         .default_action = Action::warn,
         .severity = Severity::warning,
         .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
+        .nccl_only = true,
         .checks = "`NCCL_CUMEM_ENABLE` reads as 0 (or any negative number but -2, NCCL's \"auto\"). Blocks on "
                   "profiles with `node.mnnvl` (GB200/GB300 NVL72); warns elsewhere.",
         .why = "Multi-node NVLink needs cuMem: ncclMnnvlCheck returns early when it is off, so MNNVL is disabled "
@@ -238,35 +243,47 @@ const TableRule kCumemDisabled{
 // ---------------------------------------------------------------------------
 // nccl.algo-restricted, nccl.proto-restricted
 
-// "allows only Ring" / "excludes LL128" / "sets per-collective lists" for a
-// value in NCCL's parseList syntax (graph/tuning.cc).
-std::string describe_restriction(std::string_view value) {
-    if (value.find_first_of(";:") != std::string_view::npos)
-        return "sets per-collective lists (" + std::string(value) + ")";
-    if (value.starts_with('^')) return "excludes " + std::string(value.substr(1));
-    return "allows only " + std::string(value);
+// "NCCL_ALGO=Ring allows only Ring: NCCL's tuner can no longer pick Tree, ..."
+// for a value in NCCL's parseList syntax (graph/tuning.cc): the names the
+// value takes away are those it lists, so a value that keeps a CollNet
+// algorithm never says CollNet is gone.
+std::string describe_restriction(std::string_view value, const std::vector<std::string_view>& names,
+                                 std::string_view what_is_lost) {
+    auto choice = nccl::parse_list(value, names);
+    if (!choice) {
+        return "sets per-collective lists (" + std::string(value) +
+               "): for the collectives it names, NCCL's tuner picks only from those lists" + std::string(what_is_lost);
+    }
+    std::string out =
+        value.starts_with('^') ? "excludes " + join(choice->disabled) : "allows only " + join(choice->enabled);
+    if (choice->enabled.empty()) out = "leaves no choice";
+    if (!choice->ignored.empty()) out += " (NCCL ignores " + join(choice->ignored) + ", which names none)";
+    if (choice->disabled.empty()) return out + ": NCCL's tuner keeps every choice";
+    return out + ": NCCL's tuner can no longer pick " + join(choice->disabled) + std::string(what_is_lost);
 }
 
-void fire_restriction(const RuleInput& in, RuleOutput& out, std::string_view name, std::string_view consequence) {
+void fire_restriction(const RuleInput& in, RuleOutput& out, std::string_view name,
+                      const std::vector<std::string_view>& names, std::string_view what_is_lost) {
     const nccl::Setting* setting = setting_or_unknown(in, out, name, "whether " + std::string(name) + " is set");
     // An empty value gives parseList nothing to change: every choice stays enabled.
     if (setting == nullptr || setting->value.empty()) return;
-    Finding& finding = out.fire(std::string(name) + "=" + setting->value + " " + describe_restriction(setting->value) +
-                                ": " + std::string(consequence));
+    auto choice = nccl::parse_list(setting->value, names);
+    // A list that names every choice, or excludes only names NCCL does not know, restricts nothing.
+    if (choice && choice->disabled.empty()) return;
+    Finding& finding = out.fire(std::string(name) + "=" + setting->value + " " +
+                                describe_restriction(setting->value, names, what_is_lost));
     add_setting_evidence(finding, *setting);
     finding.remediation = restore_default(*setting, "");
 }
 
 void check_algo_restricted(const RuleInput& in, RuleOutput& out) {
-    fire_restriction(
-        in, out, "NCCL_ALGO",
-        "NCCL's tuner can no longer pick Ring, Tree, NVLS, CollNet or PAT per collective and message size");
+    fire_restriction(in, out, "NCCL_ALGO", {nccl::kAlgorithms.begin(), nccl::kAlgorithms.end()},
+                     " per collective and message size");
 }
 
 void check_proto_restricted(const RuleInput& in, RuleOutput& out) {
-    fire_restriction(in, out, "NCCL_PROTO",
-                     "NCCL's tuner can no longer pick LL, LL128 or Simple per message size, which costs latency or "
-                     "bandwidth");
+    fire_restriction(in, out, "NCCL_PROTO", {nccl::kProtocols.begin(), nccl::kProtocols.end()},
+                     " per message size, which costs latency or bandwidth");
 }
 
 const TableRule kAlgoRestricted{
@@ -276,8 +293,13 @@ const TableRule kAlgoRestricted{
         .default_action = Action::warn,
         .severity = Severity::warning,
         .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
-        .checks = "The effective `NCCL_ALGO` is set to a non-empty value (an empty value changes nothing).",
-        .why = "NCCL chooses the algorithm (Ring, Tree, NVLS, NVLSTree, CollNet, PAT) per collective and size from "
+        .nccl_only = true,
+        .checks = "The effective `NCCL_ALGO` takes an algorithm away from NCCL's tuner, read as NCCL's parseList "
+                  "does (names Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT, any case; `^` "
+                  "excludes). The message names the algorithms that can no longer be picked. Quiet for an empty "
+                  "value or one that lists every algorithm.",
+        .why = "NCCL chooses the algorithm (Ring, Tree, NVLS, NVLSTree, CollNetDirect, CollNetChain, PAT) per "
+               "collective and size from "
                "the topology. A fixed list — often left over from a benchmark or a bug workaround — overrides that "
                "choice everywhere. The NCCL docs list it among the debugging variables that \"should generally not be "
                "set for production code\"; since 2.24 a collective the list leaves without a usable algorithm fails "
@@ -295,7 +317,10 @@ const TableRule kProtoRestricted{
         .default_action = Action::warn,
         .severity = Severity::warning,
         .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
-        .checks = "The effective `NCCL_PROTO` is set to a non-empty value (an empty value changes nothing).",
+        .nccl_only = true,
+        .checks = "The effective `NCCL_PROTO` takes a protocol (LL, LL128, Simple; any case; `^` excludes) away "
+                  "from NCCL's tuner, read as NCCL's parseList does. Quiet for an empty value or one that lists "
+                  "every protocol.",
         .why = "NCCL picks LL (small messages), LL128 and Simple (large messages) per size. Pinning them costs "
                "latency or bandwidth; the NCCL docs discourage setting it except to rule out a suspected protocol "
                "bug, and forcing LL128 where it is unsupported can corrupt data.",
@@ -358,6 +383,7 @@ const TableRule kChannelsCapped{
         .default_action = Action::warn,
         .severity = Severity::warning,
         .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
+        .nccl_only = true,
         .checks = "`NCCL_MAX_NCHANNELS` (or the legacy `NCCL_MAX_NRINGS` when it is not set) or `NCCL_MAX_CTAS` "
                   "caps NCCL below its 64 channels. Values below 1 count as 1 for the channel variables (NCCL raises "
                   "them); `NCCL_MAX_CTAS` <= 0 is ignored by NCCL.",
@@ -421,6 +447,7 @@ const TableRule kBuffsizeSuspicious{
         .default_action = Action::warn,
         .severity = Severity::warning,
         .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
+        .nccl_only = true,
         .checks = "The effective `NCCL_BUFFSIZE` as NCCL reads it (strtoll, base auto-detected) is below the 4 MiB "
                   "default — written small, or with a size suffix or text strtoll stops at (`8M` is 8 bytes, `four` "
                   "is 0).",

@@ -131,7 +131,17 @@ constexpr std::string_view kDefaultNetPlugin = "libnccl-net.so";
 
 // dlopen's own search in the task (nccl/library_search.h).
 std::vector<std::string> loader_dirs(const RuleInput& in) {
-    return nccl::loader_dirs(in.ctx.env ? &in.ctx.env.value() : nullptr, in.files);
+    std::vector<std::string> dirs = nccl::loader_dirs(in.ctx.env ? &in.ctx.env.value() : nullptr, in.files);
+    // A multiarch directory of the other architecture holds nothing the
+    // task's loader would take: leave it out where the node's arch is known,
+    // so that an unknown reason never names such a directory.
+    const LaunchContext& ctx = in.ctx;
+    std::string arch = ctx.node.arch ? *ctx.node.arch : in.profile.node.arch.value_or("");
+    std::string other = arch == "x86_64" ? "aarch64-linux-gnu" : arch == "aarch64" ? "x86_64-linux-gnu" : "";
+    if (!other.empty()) {
+        std::erase_if(dirs, [&](const std::string& dir) { return dir.ends_with(other); });
+    }
+    return dirs;
 }
 
 // NCCL's openPluginLib (src/plugin/plugin_open.cc) dlopens the name as given
@@ -282,6 +292,7 @@ const TableRule kHcaMatchesNothing{
         .default_action = Action::block,
         .severity = Severity::error,
         .scopes = kScopeLive | kScopeNode | kScopeCli,
+        .nccl_only = true,
         .checks = "The effective `NCCL_IB_HCA` (task environment or nccl.conf), read with NCCL's own rules: a "
                   "leading `^` excludes, then `=` asks for exact names, otherwise each entry is a prefix "
                   "(`mlx5_1` also matches `mlx5_10`), `hca:port` restricts the port, and quotes are kept "
@@ -330,6 +341,7 @@ const TableRule kIbDisabled{
         .default_action = Action::block,
         .severity = Severity::error,
         .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
+        .nccl_only = true,
         .checks = "A multi-node job whose effective `NCCL_IB_DISABLE` reads as non-zero (strtoll: `1`, `2`, `1 # x`; "
                   "`true` reads as 0 and changes nothing) on a node with ACTIVE IB/RoCE ports, or one whose profile "
                   "declares RDMA NICs.",
@@ -404,6 +416,7 @@ const TableRule kFallbackUnguarded{
         .default_action = Action::warn,
         .severity = Severity::warning,
         .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
+        .nccl_only = true,
         .checks = "A multi-node job on a node with ACTIVE IB/RoCE ports (or a profile that declares RDMA NICs) whose "
                   "effective `NCCL_NET` is unset, while no external net plugin is in use (`NCCL_NET_PLUGIN` unset or "
                   "`none`, no `nccl.net_plugin` in the profile, no `libnccl-net.so` on the container's library path).",
@@ -499,6 +512,7 @@ const TableRule kPluginMissing{
         .default_action = Action::block,
         .severity = Severity::error,
         .scopes = kScopeLive | kScopeCli,
+        .nccl_only = true,
         .checks = "Each library `NCCL_NET_PLUGIN` names (a comma list; `none` disables plugins), or the profile's "
                   "`nccl.net_plugin` when the variable is unset, looked up the way NCCL's openPluginLib does: the name "
                   "as given, then `libnccl-net-<name>.so` unless the name contains `/` or already reads `lib*.so`. "
@@ -597,6 +611,7 @@ const TableRule kQpsLow{
         .default_action = Action::patch,
         .severity = Severity::warning,
         .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
+        .nccl_only = true,
         .checks = "With a profile that sets `nccl.qps_per_connection`: the job has at least `min_total_gpus` GPUs, "
                   "the node's fastest ACTIVE port (or the profile's `node.ib_rate_gbps`) runs at `min_link_gbps` or "
                   "more, and the effective `NCCL_IB_QPS_PER_CONNECTION` (default 1) is below `min`.",
@@ -693,6 +708,7 @@ const TableRule kSocketIfnameNomatch{
         .default_action = Action::block,
         .severity = Severity::error,
         .scopes = kScopeLive | kScopeCli,
+        .nccl_only = true,
         .checks = "The effective `NCCL_SOCKET_IFNAME`, read as NCCL's ncclOsFindInterfaces does (prefix list, `^` "
                   "excludes, `=` exact, quotes literal, a value of one character or less is ignored), against the "
                   "running interfaces of the task's network namespace.",
@@ -877,6 +893,7 @@ const TableRule kGdrLevelLow{
         .default_action = Action::warn,
         .severity = Severity::warning,
         .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
+        .nccl_only = true,
         .checks = "The effective `NCCL_NET_GDR_LEVEL`, read as ncclGetLevel does (exact upper-case names LOC, NVL, "
                   "NVB, C2C, PIX, PXB, P2C, PXN, PHB, SYS; legacy integers 0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 and above "
                   "SYS; anything else is ignored), below NCCL's default: PXB, or P2C on Grace profiles while "
@@ -913,6 +930,7 @@ const TableRule kGdrReadOff{
         .default_action = Action::warn,
         .severity = Severity::warning,
         .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
+        .nccl_only = true,
         .checks = "The effective `NCCL_NET_GDR_READ` reads as 0 under strtoll (`0`, but also `off` or `false`).",
         .why =
             "NCCL enables GDR reads by default on Ampere and newer GPUs (and on NVLink systems before that). With 0, "

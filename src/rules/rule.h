@@ -31,6 +31,9 @@ struct RuleInfo {
     Action default_action = Action::warn;
     Severity severity = Severity::warning;
     unsigned scopes = 0;
+    // The rule judges NCCL itself (its variables, files, transports): not
+    // applicable to a launch whose spec selects another backend (gloo, mpi).
+    bool nccl_only = false;
     std::string_view checks;    // what it checks (docs: "What")
     std::string_view why;       // the silent slowdown it prevents (docs: "Why")
     std::string_view evidence;  // what the finding shows (docs: "Evidence")

@@ -709,6 +709,7 @@ const TableRule kFileMissing{
         .default_action = Action::block,
         .severity = Severity::error,
         .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
+        .nccl_only = true,
         .checks = "The effective NCCL_TOPO_FILE (process environment, else NCCL_CONF_FILE or ~/.nccl.conf, else "
                   "/etc/nccl.conf), looked up through the task's own view of the filesystem, must be a readable, "
                   "non-empty regular file. Fires when it is missing, empty, a directory, unreadable, or a dangling "
@@ -736,6 +737,7 @@ const TableRule kNotPropagated{
         .default_action = Action::block,
         .severity = Severity::error,
         .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
+        .nccl_only = true,
         .checks = "With a view of the host (the enroot hook, or the CLI with --host-root / --host-env-file): the "
                   "host has a topology file — NCCL_TOPO_FILE from the host environment or host nccl.conf, else "
                   "/var/run/nvidia-topologyd/virtualTopology.xml, else the profile's topology.host_path — and the "
@@ -764,6 +766,7 @@ const TableRule kSilentlyIgnored{
         .default_action = Action::block,
         .severity = Severity::error,
         .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
+        .nccl_only = true,
         .checks = "Reads the topology file in effect (NCCL_TOPO_FILE, or the default "
                   "/var/run/nvidia-topologyd/virtualTopology.xml) through the task's view and parses it as NCCL "
                   "2.30's reader does. Fires when the file parses but contributes nothing — only comments or "
@@ -787,6 +790,7 @@ const TableRule kNcclRejects{
         .default_action = Action::block,
         .severity = Severity::error,
         .scopes = kScopeLive | kScopeCli,
+        .nccl_only = true,
         .checks = "Parses the topology file in effect as NCCL 2.30's reader (src/graph/xml.cc) does and fires when "
                   "NCCL would abort communicator initialisation: an <?xml ?> declaration, tab indentation, a tag "
                   "split across lines, <system> without a version or with a version other than 1 (RCCL's model "
@@ -809,6 +813,7 @@ const TableRule kBusidDrift{
         .default_action = Action::block,
         .severity = Severity::error,
         .scopes = kScopeLive | kScopeNode | kScopeCli,
+        .nccl_only = true,
         .checks = "When NCCL accepts the topology file, compares its <pci busid> entries with this node's GPUs and "
                   "RDMA NICs (hwloc PCI bus ids, lower case) and fires when any of them is missing from the file.",
         .why = "NCCL keeps only the parts of the file whose bus ids equal a device it detected itself and deletes "
@@ -829,6 +834,7 @@ const TableRule kNumaDrift{
         .default_action = Action::block,
         .severity = Severity::error,
         .scopes = kScopeLive | kScopeNode | kScopeCli,
+        .nccl_only = true,
         .checks = "When NCCL accepts the topology file, compares, for every GPU and NIC that both the file and this "
                   "node have, the NUMA node of the file's enclosing <cpu numaid> and its affinity mask with the NUMA "
                   "node and CPUs hwloc reports; and, per GPU, the nearest NICs by the file's tree (PIX, PXB, PHB, SYS) "
@@ -855,6 +861,7 @@ const TableRule kRequired{
         .default_action = Action::block,
         .severity = Severity::error,
         .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
+        .nccl_only = true,
         .checks = "The profile sets topology.required (most VM node classes) and no topology file is in effect for "
                   "the task: NCCL_TOPO_FILE is unset and /var/run/nvidia-topologyd/virtualTopology.xml is absent, or "
                   "the file NCCL_TOPO_FILE names cannot be read.",

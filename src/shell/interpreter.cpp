@@ -137,7 +137,7 @@ void Interpreter::will_change(const std::string& name) {
 
 std::vector<Word> Interpreter::expand(const RawWord& raw) {
     std::string_view text = raw.raw;
-    if (expand_depth_ >= kMaxNesting) return {Word{"", false, "defaults nested too deep", std::nullopt}};
+    if (expand_depth_ >= kMaxNesting) return {Word{"", false, "defaults nested too deep", std::nullopt, {}}};
     ++expand_depth_;
     // A nested expansion (a default's text) keeps no pattern of its own.
     std::string saved_pattern = std::move(pattern_);
@@ -159,7 +159,7 @@ std::vector<Word> Interpreter::expand_unguarded(std::string_view text) {
         std::string_view name = bare.substr(2, bare.size() - 6);
         auto it = variables.find(name);
         if (it == variables.end()) return {};
-        if (!it->second.array_known) return {Word{"", false, std::string(text), std::nullopt}};
+        if (!it->second.array_known) return {Word{"", false, std::string(text), std::nullopt, {}}};
         return it->second.array;
     }
     Word word;
@@ -173,6 +173,7 @@ std::vector<Word> Interpreter::expand_unguarded(std::string_view text) {
         if (word.known) word.why_unknown = std::string(construct);
         word.known = false;
         pattern_ok_ = false;
+        word.runtime_parts.push_back({word.text.size(), std::string(construct)});
     };
     // Literal text: a '$' in it would read as a reference in the pattern.
     auto literal = [&](std::string_view piece) {

@@ -50,6 +50,13 @@ inline constexpr std::size_t kMaxSubshellSavedBytes = 16U << 20;
 inline constexpr int kMaxNestedShells = 2;
 
 // A word after expansion: its text, or unknown and why.
+// A construct whose text only the running job knows ("$DATA", "$(hostname)"),
+// and where it stands in the text around it.
+struct RuntimePart {
+    std::size_t position = 0;  // index into the known text, where the construct's text goes
+    std::string written;       // the construct as written
+};
+
 struct Word {
     std::string text;
     bool known = true;
@@ -59,6 +66,9 @@ struct Word {
     // references as ${NAME}, which a front end that knows the environment
     // the shell starts in can resolve (shell/expand.h).
     std::optional<std::string> pattern;
+    // Where in `text` each run-time construct stands, with the construct as
+    // written; empty for an unknown word that has no known shape at all.
+    std::vector<RuntimePart> runtime_parts;
 };
 
 struct Variable {

@@ -205,6 +205,17 @@ bool takes_value(std::string_view name) {
     return std::find(kValueOptions.begin(), kValueOptions.end(), name) != kValueOptions.end();
 }
 
+// The run-time parts of the value that starts at `offset` of an option
+// word; none (a value of unknown shape) when one stands in the option's name.
+std::vector<RuntimePart> value_parts(const Word& word, std::size_t offset) {
+    std::vector<RuntimePart> parts;
+    for (const auto& part : word.runtime_parts) {
+        if (part.position < offset) return {};
+        parts.push_back({part.position - offset, part.written});
+    }
+    return parts;
+}
+
 // Splits option words ("--nodes=2", "-N", "2", "-N2") into options; stops at
 // the first word that is no option. Returns the index of that word.
 std::size_t read_options(const std::vector<Word>& words, const std::vector<int>& lines, std::vector<Option>& out) {
@@ -228,6 +239,7 @@ std::size_t read_options(const std::vector<Word>& words, const std::vector<int>&
             if (eq != std::string::npos) {
                 option.value = w.substr(eq + 1);
                 option.has_value = true;
+                option.value_runtime_parts = value_parts(word, eq + 1);
             }
         } else {
             option.name = w.substr(0, 2);
@@ -240,6 +252,7 @@ std::size_t read_options(const std::vector<Word>& words, const std::vector<int>&
         if (!option.has_value && takes_value(option.name) && i < words.size()) {
             option.value = words[i].text;
             option.value_known = words[i].known;
+            option.value_runtime_parts = words[i].runtime_parts;
             option.has_value = true;
             option.written += " " + (words[i].known ? words[i].text : words[i].why_unknown);
             ++i;
@@ -281,6 +294,7 @@ bool ScriptShell::within_step_bounds(const SrunStep& step) {
     for (const auto& [name, variable] : step.environment) {
         bytes += name.size() + (variable.value ? variable.value->size() : 0);
     }
+    for (const auto& word : step.command) bytes += word.size();
     if (!charge_step_bytes(bytes, step.line)) return false;
     step_bytes_ += bytes;
     return true;
@@ -320,6 +334,9 @@ void ScriptShell::run_srun(const std::vector<const RawWord*>& prefixes, const sh
 
     std::size_t program = read_options(words, lines, step.options);
     if (program < words.size()) step.program = words[program].known ? words[program].text : "";
+    for (std::size_t i = program; i < words.size(); ++i) {
+        if (words[i].known) step.command.push_back(words[i].text);
+    }
 
     for (const auto& option : step.options) {
         if (!option.is("--export")) continue;
@@ -396,7 +413,7 @@ void read_directives(BatchScript& script, std::vector<std::string>& notes) {
                     for (char c : raw.raw) {
                         if (c != '"' && c != '\'') text += c;
                     }
-                    words.push_back(Word{text, true, {}, std::nullopt});
+                    words.push_back(Word{text, true, {}, std::nullopt, {}});
                     lines.push_back(number);
                 }
             }

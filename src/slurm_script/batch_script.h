@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "shell/interpreter.h"
 #include "util/error.h"
 
 namespace launchguard::slurm_script {
@@ -31,11 +32,13 @@ inline constexpr std::size_t kMaxScriptBytes = 1U << 20;
 // grows linearly with them); a script with more is refused, never judged in
 // part, so a step that was not judged can never be allowed.
 inline constexpr std::size_t kMaxSteps = 4096;
-// The options and environments of all steps together (names and values, in
+// The options, environments and commands of all steps together (names and values, in
 // bytes): each step carries its own copy of both, so this bounds what many
 // steps over large variables can cost. A script above it is refused like one
 // with too many steps.
 inline constexpr std::size_t kMaxStepBytes = 64U << 20;
+
+using shell::RuntimePart;
 
 // One option as written (#SBATCH line or srun argument), split into name and value.
 struct Option {
@@ -43,6 +46,10 @@ struct Option {
     std::string value;  // "" for a flag
     bool has_value = false;
     bool value_known = true;  // false when the value is computed at run time
+    // When value_known is false: the run-time parts, `value` holding the
+    // literal text around them ("/a:/a,$D:$D" is "/a:/a,:" with "$D" at 6
+    // and 7); empty when nothing of the value's shape is known.
+    std::vector<RuntimePart> value_runtime_parts;
     int line = 0;
     std::string written;  // "--nodes=2", "-N 2"
 
@@ -72,7 +79,8 @@ struct SrunStep {
     // source /etc/profile.d/nccl.sh may set any variable"): a variable absent
     // from `environment` is then unknown, not unset.
     std::vector<std::string> open_sources;
-    std::string program;  // first word after the options ("" when unknown)
+    std::string program;               // first word after the options ("" when unknown)
+    std::vector<std::string> command;  // the program and its arguments, those known before the job runs
     // Where srun's own options may be added: the physical line (1-based) and
     // the byte column just after the srun word; line 0 when the srun word
     // comes out of an expansion with other words, or ends inside a quote that

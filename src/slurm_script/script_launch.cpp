@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include "context/comm_backend.h"
 #include "util/text.h"
 
 namespace launchguard::slurm_script {
@@ -42,11 +43,24 @@ public:
         }
         const ContainerMount* mount = mount_for(path);
         if (mount != nullptr) {
+            if (!mount->source_known) {
+                info.detail = "mounted by the --container-mounts entry " + mount->written +
+                              ", whose source is computed at run time";
+                return info;
+            }
             std::string host_path =
                 mount->source + std::string(path.substr(mount->target == "/" ? 0 : mount->target.size()));
             if (!host_topology_.empty() && host_path == host_topology_) return profile_topology(host_path);
             info.detail = "mounted from the compute node's " + host_path + " (" + mount->written +
                           "), which a batch script does not show";
+            return info;
+        }
+        // An entry whose destination is computed at run time may mount any
+        // path that starts with its literal text, and no other.
+        for (const auto& entry : mounts_) {
+            if (entry.target_known || !path.starts_with(entry.target)) continue;
+            info.detail = "the --container-mounts entry " + entry.written +
+                          " is computed at run time and may mount it; no literal entry provides it";
             return info;
         }
         if (under(path, "/var/run") || under(path, "/run")) {
@@ -84,7 +98,8 @@ private:
     [[nodiscard]] const ContainerMount* mount_for(std::string_view path) const {
         const ContainerMount* best = nullptr;
         for (const auto& mount : mounts_) {
-            if (under(path, mount.target) && (best == nullptr || mount.target.size() > best->target.size())) {
+            if (mount.target_known && under(path, mount.target) &&
+                (best == nullptr || mount.target.size() > best->target.size())) {
                 best = &mount;
             }
         }
@@ -225,27 +240,62 @@ std::vector<std::string> overridable_by_image(const Environment& env, const std:
 
 }  // namespace
 
-std::vector<ContainerMount> parse_container_mounts(const std::string& value) {
-    std::vector<ContainerMount> mounts;
-    for (const auto& entry : split_list(value, ',')) {
-        ContainerMount mount;
-        mount.written = entry;
-        std::size_t first = entry.find(':');
-        mount.source = entry.substr(0, first);
-        if (first == std::string::npos) {
-            mount.target = mount.source;
-        } else {
-            std::size_t second = entry.find(':', first + 1);
-            mount.target =
-                entry.substr(first + 1, second == std::string::npos ? std::string::npos : second - first - 1);
-            if (second != std::string::npos) {
-                // pyxis separates mount flags with '+' ("ro+rprivate"): ',' already separates entries.
-                std::string flags = "+" + entry.substr(second + 1) + "+";
-                mount.readonly = flags.find("+ro+") != std::string::npos;
-            }
+std::vector<ContainerMount> parse_container_mounts(const std::string& value,
+                                                   const std::vector<RuntimePart>& runtime_parts) {
+    // A run-time part at position p lies in the field [begin, end] of the
+    // literal text that holds p (fields are split at ',' and ':', so no two
+    // fields share an end).
+    auto has_part = [&](std::size_t begin, std::size_t end) {
+        return std::any_of(runtime_parts.begin(), runtime_parts.end(),
+                           [&](const RuntimePart& part) { return part.position >= begin && part.position <= end; });
+    };
+    auto first_part = [&](std::size_t begin, std::size_t end) {
+        std::size_t first = end;
+        for (const auto& part : runtime_parts) {
+            if (part.position >= begin && part.position <= end) first = std::min(first, part.position);
         }
-        while (mount.target.size() > 1 && mount.target.back() == '/') mount.target.pop_back();
-        mounts.push_back(std::move(mount));
+        return first;
+    };
+    auto as_written = [&](std::size_t begin, std::size_t end) {
+        std::string out;
+        std::size_t at = begin;
+        for (const auto& part : runtime_parts) {
+            if (part.position < begin || part.position > end) continue;
+            out += value.substr(at, part.position - at) + part.written;
+            at = part.position;
+        }
+        return out + value.substr(at, end - at);
+    };
+
+    std::vector<ContainerMount> mounts;
+    std::size_t begin = 0;
+    while (begin <= value.size()) {
+        std::size_t end = std::min(value.find(',', begin), value.size());
+        if (end > begin || has_part(begin, end)) {
+            ContainerMount mount;
+            mount.written = as_written(begin, end);
+            std::size_t first = std::min(value.find(':', begin), end);
+            mount.source_known = !has_part(begin, first);
+            mount.source = value.substr(begin, first_part(begin, first) - begin);
+            if (first == end) {
+                mount.target = mount.source;
+                mount.target_known = mount.source_known;
+            } else {
+                std::size_t second = std::min(value.find(':', first + 1), end);
+                mount.target_known = !has_part(first + 1, second);
+                mount.target = value.substr(first + 1, first_part(first + 1, second) - first - 1);
+                if (second != end) {
+                    // pyxis separates mount flags with '+' ("ro+rprivate"): ',' already separates entries.
+                    std::string flags = "+" + value.substr(second + 1, end - second - 1) + "+";
+                    mount.readonly = flags.find("+ro+") != std::string::npos;
+                }
+            }
+            if (mount.target_known) {
+                while (mount.target.size() > 1 && mount.target.back() == '/') mount.target.pop_back();
+            }
+            mounts.push_back(std::move(mount));
+        }
+        begin = end + 1;
     }
     return mounts;
 }
@@ -312,6 +362,7 @@ std::vector<StepLaunch> launches_from_script(const BatchScript& script, const Pr
         }
         std::string env_source = launch.label + " of " + script.path +
                                  " (the submitting shell's environment and the image's ENV are not seen)";
+        ctx.comm_backend = comm_backend_from_command(step.command, env, launch.label);
         ctx.env = step.environment_complete ? Fact<Environment>::known(std::move(env), env_source)
                                             : Fact<Environment>::unknown(step.environment_why_unknown);
 
@@ -319,17 +370,37 @@ std::vector<StepLaunch> launches_from_script(const BatchScript& script, const Pr
         std::string image;
         std::string workdir;
         for (const auto& option : container_options) {
+            if (option.is("--container-mounts")) {
+                // Literal entries count even where others are computed at run time;
+                // a list of unknown shape may mount anything.
+                std::vector<ContainerMount> entries;
+                if (option.value_known || !option.value_runtime_parts.empty()) {
+                    entries = parse_container_mounts(option.value, option.value_runtime_parts);
+                } else {
+                    ContainerMount anything;
+                    anything.source_known = anything.target_known = false;
+                    anything.written = option.written;
+                    entries.push_back(std::move(anything));
+                }
+                for (auto& mount : entries) {
+                    if (!mount.source_known || !mount.target_known) {
+                        launch.notes.push_back(
+                            "--container-mounts entry " + mount.written + " is computed at run time; " +
+                            (mount.target_known ? "what it mounts at " + mount.target + " is unknown"
+                             : mount.target.empty()
+                                 ? "it may mount any path, so none is taken as missing"
+                                 : "paths it could mount (those that start with " + mount.target + ") are unknown"));
+                    }
+                    ctx.container.requested_mounts.push_back(mount.written);
+                    mounts.push_back(std::move(mount));
+                }
+                continue;
+            }
             if (!option.value_known) {
                 launch.notes.push_back(option.written + " is computed at run time; the container view ignores it");
                 continue;
             }
             if (option.is("--container-image")) image = option.value;
-            if (option.is("--container-mounts")) {
-                for (auto& mount : parse_container_mounts(option.value)) {
-                    ctx.container.requested_mounts.push_back(mount.written);
-                    mounts.push_back(std::move(mount));
-                }
-            }
             if (option.is("--container-mount-home"))
                 ctx.container.requested_mounts.emplace_back("$HOME (--container-mount-home)");
             if (option.is("--container-workdir")) workdir = option.value;
@@ -358,6 +429,7 @@ std::vector<StepLaunch> launches_from_script(const BatchScript& script, const Pr
         std::string describe = container ? "pyxis container" + (image.empty() ? std::string() : " of " + image) +
                                                " as " + launch.label + " of " + script.path + " describes it"
                                          : "the compute node, as " + script.path + " describes it";
+        if (container) launch.mounts = mounts;
         ctx.files = std::make_shared<ScriptFileView>(ctx.runtime, std::move(mounts), image, profile, describe);
 
         if (container) {

@@ -15,21 +15,29 @@
 
 namespace launchguard::slurm_script {
 
-// One pyxis --container-mounts entry, "SRC[:DST[:FLAGS]]".
+// One pyxis --container-mounts entry, "SRC[:DST[:FLAGS]]". A part computed
+// at run time ("$DATA:$DATA") is taken as a piece of a path: `target` then
+// holds the literal text before it, every path that starts with that text
+// could be under the entry, and nothing else is.
 struct ContainerMount {
     std::string source;
     std::string target;
     bool readonly = false;
-    std::string written;
+    bool source_known = true;
+    bool target_known = true;
+    std::string written;  // as the script writes it, run-time parts included
 };
 
-std::vector<ContainerMount> parse_container_mounts(const std::string& value);
+// `runtime_parts`: where the run-time parts of `value` stand (Option::value_runtime_parts).
+std::vector<ContainerMount> parse_container_mounts(const std::string& value,
+                                                   const std::vector<RuntimePart>& runtime_parts = {});
 
 struct StepLaunch {
     int line = 0;       // the srun line; 0 for the batch step itself (a script with no srun)
     std::string label;  // "srun on line 58", "the batch step"
     LaunchContext context;
-    std::vector<std::string> notes;  // variables whose values the script computes, and similar
+    std::vector<ContainerMount> mounts;  // the step's --container-mounts entries (pyxis steps)
+    std::vector<std::string> notes;      // variables whose values the script computes, and similar
 };
 
 // One launch per srun step; a script without srun is judged as its batch step.

@@ -15,6 +15,10 @@ void merge_into(Report& merged, const StepReview& step, bool several_steps) {
         if (several_steps) unknown.reason = step.launch.label + ": " + unknown.reason;
         merged.unknowns.push_back(std::move(unknown));
     }
+    for (auto skipped : step.report.not_applicable) {
+        if (several_steps) skipped.reason = step.launch.label + ": " + skipped.reason;
+        merged.not_applicable.push_back(std::move(skipped));
+    }
     for (const auto& note : step.launch.notes) merged.unknowns.push_back({"review", step.launch.label + ": " + note});
     merged.patch.insert(merged.patch.end(), step.report.patch.begin(), step.report.patch.end());
     merged.rules_evaluated = std::max(merged.rules_evaluated, step.report.rules_evaluated);
@@ -27,6 +31,15 @@ void merge_into(Report& merged, const StepReview& step, bool several_steps) {
 bool same_operation(const RemediationOp& a, const RemediationOp& b) {
     return a.kind == b.kind && a.name == b.name && a.value == b.value && a.host_path == b.host_path &&
            a.container_path == b.container_path && a.readonly == b.readonly && a.bytes == b.bytes && a.text == b.text;
+}
+
+// A mount whose destination a literal --container-mounts entry of the step
+// already holds: adding a second entry for it would not fix anything.
+bool already_mounted(const std::vector<ContainerMount>& mounts, const RemediationOp& op) {
+    return op.kind == RemediationOp::Kind::mount_file &&
+           std::any_of(mounts.begin(), mounts.end(), [&](const ContainerMount& mount) {
+               return mount.target_known && mount.target == op.container_path;
+           });
 }
 
 std::vector<RemediationOp::Kind> applicable_kinds(Runtime runtime) {
@@ -66,6 +79,7 @@ Result<ScriptReview> review_script(std::string_view text, const std::string& pat
         for (const auto& finding : step.report.findings) {
             if (finding.action != Action::block && finding.action != Action::patch) continue;
             for (const auto& op : finding.remediation) {
+                if (already_mounted(launch.mounts, op)) continue;
                 // Two rules often propose the same mount and variable: say it once.
                 if (std::none_of(step.fixes.ops.begin(), step.fixes.ops.end(),
                                  [&](const RemediationOp& seen) { return same_operation(seen, op); })) {

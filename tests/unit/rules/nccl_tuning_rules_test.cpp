@@ -265,13 +265,30 @@ TEST(NcclAlgoRestricted, FiresForAnyNonEmptyValueAndSaysWhatItDoes) {
     auto ring = run_with("nccl.algo-restricted", "NCCL_ALGO", "Ring,Tree");
     ASSERT_TRUE(ring.fired());
     EXPECT_EQ(ring.finding().message,
-              "NCCL_ALGO=Ring,Tree allows only Ring,Tree: NCCL's tuner can no longer pick Ring, Tree, NVLS, CollNet or "
-              "PAT per collective and message size");
+              "NCCL_ALGO=Ring,Tree allows only Tree, Ring: NCCL's tuner can no longer pick CollNetDirect, "
+              "CollNetChain, NVLS, NVLSTree, PAT per collective and message size");
     EXPECT_EQ(ring.evidence("NCCL_ALGO"), "Ring,Tree");
     expect_unset(ring, "NCCL_ALGO");
     EXPECT_TRUE(mentions(run_with("nccl.algo-restricted", "NCCL_ALGO", "^NVLS").finding().message, "excludes NVLS"));
     EXPECT_TRUE(mentions(run_with("nccl.algo-restricted", "NCCL_ALGO", "ring;allreduce:tree").finding().message,
                          "sets per-collective lists"));
+}
+
+// COLLNETCHAIN is one of NCCL's CollNet algorithms: the message must not say CollNet is gone.
+TEST(NcclAlgoRestricted, NamesOnlyTheAlgorithmsTheValueTakesAway) {
+    auto chain = run_with("nccl.algo-restricted", "NCCL_ALGO", "COLLNETCHAIN");
+    ASSERT_TRUE(chain.fired());
+    EXPECT_EQ(chain.finding().message,
+              "NCCL_ALGO=COLLNETCHAIN allows only CollNetChain: NCCL's tuner can no longer pick Tree, Ring, "
+              "CollNetDirect, NVLS, NVLSTree, PAT per collective and message size");
+    auto typo = run_with("nccl.algo-restricted", "NCCL_ALGO", "Ring,Trees");
+    EXPECT_TRUE(mentions(typo.finding().message, "NCCL ignores Trees")) << typo.finding().message;
+    EXPECT_TRUE(
+        mentions(run_with("nccl.algo-restricted", "NCCL_ALGO", "nothing").finding().message, "leaves no choice"));
+    // Every algorithm listed, or only an unknown name excluded: nothing is restricted.
+    EXPECT_TRUE(run_with("nccl.algo-restricted", "NCCL_ALGO", "tree,ring,collnetdirect,collnetchain,nvls,nvlstree,pat")
+                    .quiet());
+    EXPECT_TRUE(run_with("nccl.algo-restricted", "NCCL_ALGO", "^collnet").quiet());
 }
 
 TEST(NcclAlgoRestricted, QuietWhenUnsetOrEmptyAndOverriddenFromConf) {
@@ -290,7 +307,7 @@ TEST(NcclProtoRestricted, FiresForAnyNonEmptyValue) {
     auto simple = run_with("nccl.proto-restricted", "NCCL_PROTO", "Simple");
     ASSERT_TRUE(simple.fired());
     EXPECT_EQ(simple.finding().message,
-              "NCCL_PROTO=Simple allows only Simple: NCCL's tuner can no longer pick LL, LL128 or Simple per message "
+              "NCCL_PROTO=Simple allows only Simple: NCCL's tuner can no longer pick LL, LL128 per message "
               "size, which costs latency or bandwidth");
     expect_unset(simple, "NCCL_PROTO");
     EXPECT_TRUE(
