@@ -207,7 +207,7 @@ ShellLaunch read_shell_launch(const std::vector<std::string>& command, const std
     Words argv;
     for (const auto* list : {&command, &args}) {
         for (const auto& text : *list) {
-            argv.words.push_back(Word{text, true, {}, std::nullopt});
+            argv.words.push_back(Word{text, true, {}, std::nullopt, {}});
             argv.raw.push_back(text);
         }
     }

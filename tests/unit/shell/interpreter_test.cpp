@@ -160,7 +160,7 @@ TEST(ShellInterpreter, PatternsKeepReferencesToTheStartingEnvironment) {
 TEST(ShellWrappers, OneListForEveryFrontEnd) {
     auto words = [](std::initializer_list<const char*> texts) {
         std::vector<Word> out;
-        for (const char* text : texts) out.push_back(Word{text, true, {}, std::nullopt});
+        for (const char* text : texts) out.push_back(Word{text, true, {}, std::nullopt, {}});
         return out;
     };
     auto wrapped = skip_wrappers(
