@@ -107,8 +107,7 @@ TEST(ArmSysfsProbe, AnArmCpuinfoWithoutDmiLeavesVirtualizationUnknownNotNone) {
     tree.write("proc/cpuinfo", "processor\t: 0\nFeatures\t: fp asimd\nCPU implementer\t: 0x41\nCPU architecture: 8\n");
     NodeFacts facts = probe_node_facts(tree.root());
     ASSERT_FALSE(facts.virtualization.is_known());
-    EXPECT_NE(facts.virtualization.reason().find("arm64 has none"), std::string::npos)
-        << facts.virtualization.reason();
+    EXPECT_NE(facts.virtualization.reason().find("arm64 has none"), std::string::npos) << facts.virtualization.reason();
     EXPECT_EQ(known_or(facts.arch, ""), "aarch64");
 }
 
