@@ -262,7 +262,8 @@ TEST(KubernetesUnknowns, OnlyWhatMaySetAnyVariableWidensTheUnknown) {
     without_net_plugin(job, kJobPod);
     first_container(job, kJobPod)["envFrom"] =
         json::array{json::object{{"configMapRef", json::object{{"name", "nccl-env"}}}}};
-    const Unknown* u = unknown_of(review(job, profile_named("h100-cx7-ib")), "net.fallback-unguarded");
+    const WorkloadReview with_env_from = review(job, profile_named("h100-cx7-ib"));
+    const Unknown* u = unknown_of(with_env_from, "net.fallback-unguarded");
     ASSERT_NE(u, nullptr);
     EXPECT_NE(u->reason.find("spec.template.spec.containers[0].envFrom[0]: ConfigMap nccl-env (envFrom) may set any "
                              "variable"),
