@@ -115,9 +115,8 @@ std::vector<std::string> inject_gate(PodPatchBuilder& builder, const PodTemplate
     if (spec == nullptr) return notes;
     if (has_named(array_of(spec->if_contains("initContainers")), kGateInitContainer)) return notes;  // injected
     if (has_named(array_of(spec->if_contains("volumes")), kGateVolume)) {
-        notes.push_back(pod.field + ".volumes: a volume is already named " + std::string(kGateVolume) +
-                        " without the init container " + std::string(kGateInitContainer) +
-                        ": the launch gate is not added to this pod");
+        notes.push_back("not added to a pod that has a volume named " + std::string(kGateVolume) +
+                        " of its own: " + pod.field + ".volumes");
         return notes;
     }
     // Which containers can take it: a mount at /launchguard of their own
@@ -127,8 +126,8 @@ std::vector<std::string> inject_gate(PodPatchBuilder& builder, const PodTemplate
         const json::object* current = object_of(builder.at(container->pointer));
         if (current == nullptr) continue;
         if (has_named(array_of(current->if_contains("volumeMounts")), kGateDirectory, "mountPath")) {
-            notes.push_back(container->field + ".volumeMounts: " + std::string(kGateDirectory) +
-                            " is mounted already: the launch gate is not added to this container");
+            notes.push_back("not added to a container that mounts " + std::string(kGateDirectory) +
+                            " itself: " + container->field + ".volumeMounts");
             continue;
         }
         judged.push_back(container);
@@ -157,9 +156,10 @@ std::vector<std::string> inject_gate(PodPatchBuilder& builder, const PodTemplate
         const json::object* lifecycle = object_of(current.if_contains("lifecycle"));
         if (lifecycle != nullptr && lifecycle->if_contains("postStart") != nullptr &&
             !lifecycle->at("postStart").is_null()) {
-            notes.push_back(container->field +
-                            ": no command (the image's ENTRYPOINT runs) and a postStart hook of its own: the launch "
-                            "gate cannot run in it; only the spec was judged");
+            notes.push_back(
+                "not added to a container with no command (the image's ENTRYPOINT runs) and a postStart hook of "
+                "its own, so only its spec was judged: " +
+                container->field);
             continue;
         }
         line.emplace_back("--check-only");

@@ -59,9 +59,10 @@ std::optional<std::vector<std::string>> unwrap_gate_command(const std::vector<st
 // Adds the gate to the pod template `pod` for its GPU containers
 // (`containers`: those of this template that request GPUs), judged under
 // `profile` in `mode` (nothing for Mode::off). Returns one line per thing
-// the review should say (a container left with only its own postStart hook,
-// a template left alone); an already injected template adds nothing and
-// says nothing.
+// the review should say, what first and the field last (kubectl shows a
+// warning's first 120 characters): a container left with only its own
+// postStart hook, a template left alone. An already injected template adds
+// nothing and says nothing.
 std::vector<std::string> inject_gate(PodPatchBuilder& builder, const PodTemplate& pod,
                                      const std::vector<const ContainerLaunch*>& containers, const GateOptions& gate,
                                      const Profile& profile, Mode mode);

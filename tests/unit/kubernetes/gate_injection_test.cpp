@@ -213,8 +213,8 @@ spec:
     EXPECT_EQ(at(hooked, "/lifecycle"), at(pod, "/spec/containers/1/lifecycle"));
     ASSERT_EQ(out.review.gate_notes.size(), 1U);
     EXPECT_EQ(out.review.gate_notes[0],
-              "spec.containers[1]: no command (the image's ENTRYPOINT runs) and a postStart hook of its own: the "
-              "launch gate cannot run in it; only the spec was judged");
+              "not added to a container with no command (the image's ENTRYPOINT runs) and a postStart hook of its own, "
+              "so only its spec was judged: spec.containers[1]");
     expect_settled(out.object);
 }
 
@@ -366,7 +366,9 @@ spec:
     Patched out = patch_with_gate(pod);
     EXPECT_EQ(json::serialize(out.review.patch).find("launchguard-gate"), std::string::npos);
     ASSERT_EQ(out.review.gate_notes.size(), 1U);
-    EXPECT_NE(out.review.gate_notes[0].find("a volume is already named launchguard-gate"), std::string::npos);
+    EXPECT_NE(out.review.gate_notes[0].find(
+                  "not added to a pod that has a volume named launchguard-gate of its own: spec.volumes"),
+              std::string::npos);
 
     const json::value mounted = parse_yaml(R"(
 apiVersion: v1
@@ -384,8 +386,7 @@ spec:
     expect_mounted(at(both.object, "/spec/containers/1"));
     ASSERT_EQ(both.review.gate_notes.size(), 1U);
     EXPECT_EQ(both.review.gate_notes[0],
-              "spec.containers[0].volumeMounts: /launchguard is mounted already: the launch gate is not added to this "
-              "container");
+              "not added to a container that mounts /launchguard itself: spec.containers[0].volumeMounts");
 }
 
 TEST(GateInjection, TheProfileTravelsByNameWhenEmbeddedElseAsItsSettings) {
