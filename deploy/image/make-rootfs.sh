@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make-rootfs.sh [--sysroot DIR] OUT BINARY... — the whole root filesystem of the launchguard
 # image in the directory OUT: each BINARY stripped into OUT/usr/bin, every
-# shared library it loads (ldd; none for a static one) at the path the loader looks for it, the
+# shared library it loads (ldd; none for the static launchguard-gate) at the path the loader looks for it, the
 # Debian copyright file of each library's package, /etc/passwd and /etc/group
 # with root and nonroot (65532), and /tmp.
 #
@@ -35,7 +35,7 @@ if [ -n "$sysroot" ]; then
   [ -f "$sysroot/.launchguard-shlibs" ] || die "$sysroot has no .launchguard-shlibs (scripts/arm64-sysroot.sh)"
 else
   strip_tool=strip
-  tools=(ldd strip readelf dpkg-query)
+  tools=(ldd strip dpkg-query)
 fi
 for tool in "${tools[@]}"; do
   command -v "$tool" >/dev/null || die "$tool not found (Debian packages libc-bin, binutils, dpkg, binutils-aarch64-linux-gnu)"
@@ -124,9 +124,9 @@ for binary in "$@"; do
     rm -f "$out/.libraries"
     continue
   fi
-  # A static executable (launchguard-gate) has no loader and loads nothing;
-  # ldd would fail on it ("not a dynamic executable").
-  readelf -l "$binary" | grep -q 'Requesting program interpreter' || continue
+  # A static executable (launchguard-gate) loads nothing.
+  ldd_output=$(LC_ALL=C ldd "$binary" 2>&1 || true)
+  case "$ldd_output" in *"not a dynamic executable"* | *"statically linked"*) continue ;; esac
   # ldd lines: "libfoo.so.1 => /usr/lib/.../libfoo.so.1 (0x...)" and the
   # loader itself as "/lib64/ld-linux-x86-64.so.2 (0x...)"; linux-vdso has no file.
   libraries=$(ldd "$binary" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}')
