@@ -103,8 +103,11 @@ class Podman:
         with open(conf, "w") as f:
             f.write(containers_conf())
         self.env = dict(os.environ, CONTAINERS_CONF=conf)
-        self.base = ["podman", "--root", os.path.join(work, "storage"), "--runroot", os.path.join(work, "run"),
-                     "--tmpdir", os.path.join(work, "tmp"), "--storage-driver", "vfs"]
+        # podman refuses a run root longer than 50 characters, and its sockets
+        # live there and in the tmpdir: both in a short directory of /tmp.
+        self.state = tempfile.mkdtemp(prefix=f"lgpodman.{os.getpid()}.", dir="/tmp")
+        self.base = ["podman", "--root", os.path.join(work, "storage"), "--runroot", os.path.join(self.state, "run"),
+                     "--tmpdir", os.path.join(self.state, "tmp"), "--storage-driver", "vfs"]
 
     def run(self, *args, check_rc=True, stdin=None, timeout=120):
         result = subprocess.run(self.base + list(args), input=stdin, capture_output=True, env=self.env,
@@ -227,6 +230,9 @@ def mutate(client, pod, uid):
           and "emptyDir" in volume,
           f"[{uid}] the patch adds the init container launchguard-gate-install ({LAUNCHGUARD_IMAGE}) and the emptyDir",
           json.dumps(ops)[:1500])
+    added = {v.get("name") for v in spec.get("volumes", [])} - {v["name"] for v in pod["spec"]["volumes"]}
+    check(added == {"launchguard-gate"}, f"[{uid}] the only volume added is launchguard-gate (the image decides)",
+          str(added))
     wrapped = command[:2] == [GATE, "run"] and "--" in command
     check(wrapped and command[command.index("--") + 1:] == pod["spec"]["containers"][0]["command"]
           and container.get("args") == pod["spec"]["containers"][0]["args"]
@@ -346,14 +352,15 @@ def term_file(work, label):
 
 
 def remove_stale(work_root):
-    """The podman storage of earlier runs that were killed (their process is
-    gone); a failed run's kept directory has no storage left and stays."""
-    for entry in os.listdir(work_root):
-        parts = entry.split(".")
-        storage = os.path.join(work_root, entry, "storage")
-        if len(parts) == 3 and parts[0] == "gate" and parts[1].isdigit() and os.path.isdir(storage) \
-                and not os.path.exists(f"/proc/{parts[1]}"):
-            shutil.rmtree(os.path.join(work_root, entry), ignore_errors=True)
+    """What earlier runs that were killed (their process is gone) left: the
+    podman storage in WORK_ROOT and the run state in /tmp. A failed run's
+    kept directory has no storage left and stays."""
+    for parent, prefix, marker in ((work_root, "gate", "storage"), ("/tmp", "lgpodman", "run")):
+        for entry in os.listdir(parent):
+            parts = entry.split(".")
+            if len(parts) == 3 and parts[0] == prefix and parts[1].isdigit() \
+                    and os.path.isdir(os.path.join(parent, entry, marker)) and not os.path.exists(f"/proc/{parts[1]}"):
+                shutil.rmtree(os.path.join(parent, entry), ignore_errors=True)
 
 
 def main():
@@ -393,6 +400,7 @@ def main():
         podman.run("rm", "--all", "--force", check_rc=False)
         podman.run("rmi", "--all", "--force", check_rc=False)
         podman.run("volume", "prune", "--force", check_rc=False)
+        shutil.rmtree(podman.state, ignore_errors=True)
     print(f"podman: test took {time.monotonic() - started:.1f} s")
     print(f"{webhook_test.passes} passed, {webhook_test.fails} failed")
     if webhook_test.fails == 0 and not os.environ.get("LG_PODMAN_KEEP"):
@@ -440,7 +448,7 @@ def run_all(podman, work, webhook, runs):
             check(run.exit_code == BLOCK_EXIT, f"[missing] the container exits {BLOCK_EXIT}",
                   f"exit {run.exit_code}\n{run.stdout[-1500:]}{run.stderr[-1500:]}")
             check("argv " not in run.stdout, "[missing] the workload never started", run.stdout[-1500:])
-            names_it = "topo.file-missing" in message and TOPO in message and "fix: mount" in message
+            names_it = "topo.file-missing" in message and TOPO in message and "-> fix: " in message
             check(names_it and 0 < len(message.encode()) <= 4096,
                   "[missing] the termination message names topo.file-missing, the file and the fix (<= 4096 bytes)",
                   message[:2000])
