@@ -7,9 +7,12 @@
 // live context, the rules) and nothing else. The two alternate, so load on
 // the machine falls on both alike. Then the install step (`GATE install
 // --into DIR --profile default`, what the init container runs) and the
-// stripped size are measured. Prints median, p90 and mean per line
+// size of the installed copy are measured. Prints median, p90 and mean per
+// line, in wall time and in CPU time (user + system, the gate's judging
+// child included), which load on the machine does not stretch
 // (docs/performance.md).
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,6 +30,15 @@ extern char** environ;
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// CPU time (user + system) of the children reaped so far, in ms: what a run
+// costs whatever the load on the machine, which stretches only its wall time.
+double children_cpu_ms() {
+    struct rusage usage {};
+    ::getrusage(RUSAGE_CHILDREN, &usage);
+    const auto ms = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e3 + t.tv_usec / 1e3; };
+    return ms(usage.ru_utime) + ms(usage.ru_stime);
+}
 
 double run_once(const std::vector<std::string>& argv) {
     std::vector<char*> args;
@@ -93,17 +105,26 @@ int main(int argc, char** argv) {
     }
     std::vector<double> with_gate;
     std::vector<double> baseline;
+    std::vector<double> gate_cpu;
+    std::vector<double> baseline_cpu;
+    const auto timed = [](const std::vector<std::string>& line, std::vector<double>& wall, std::vector<double>& cpu) {
+        const double before = children_cpu_ms();
+        wall.push_back(run_once(line));
+        cpu.push_back(children_cpu_ms() - before);
+    };
     for (int i = 0; i < runs; ++i) {
         if (i % 2 == 0) {
-            with_gate.push_back(run_once(gate_line));
-            baseline.push_back(run_once(baseline_line));
+            timed(gate_line, with_gate, gate_cpu);
+            timed(baseline_line, baseline, baseline_cpu);
         } else {
-            baseline.push_back(run_once(baseline_line));
-            with_gate.push_back(run_once(gate_line));
+            timed(baseline_line, baseline, baseline_cpu);
+            timed(gate_line, with_gate, gate_cpu);
         }
     }
-    print("baseline (exec only)", baseline);
-    print("launchguard-gate run", with_gate);
+    print("baseline (exec only), wall", baseline);
+    print("launchguard-gate run, wall", with_gate);
+    print("baseline (exec only), CPU", baseline_cpu);
+    print("launchguard-gate run, CPU", gate_cpu);
     std::printf("%-34s median %7.2f ms\n", "gate overhead (difference)", median(with_gate) - median(baseline));
 
     char dir_template[] = "/tmp/gate-bench-XXXXXX";

@@ -111,8 +111,7 @@ TEST_F(GateRun, PatchModeOffWarnsInsteadAndCheckOnlyCannotPatch) {
 
     auto check = run_command(line(env, profile + " --check-only", ""));
     EXPECT_EQ(check.exit_code, 0) << check.err;
-    EXPECT_NE(check.err.find("not patched: the container is already running; set NCCL_DEBUG=WARN"),
-              std::string::npos)
+    EXPECT_NE(check.err.find("not patched: the container is already running; set NCCL_DEBUG=WARN"), std::string::npos)
         << check.err;
 }
 
@@ -132,8 +131,8 @@ TEST_F(GateRun, BlockReportsWhatAndHowToFixAndNeverRunsTheWorkload) {
 }
 
 TEST_F(GateRun, ModeOffExecsWithoutJudging) {
-    auto r = run_command(line(std::string(kCleanEnv) + " NCCL_IB_HCA=mlx9", "--profile /no/such/profile.yaml --mode off",
-                              "/bin/echo ran"));
+    auto r = run_command(line(std::string(kCleanEnv) + " NCCL_IB_HCA=mlx9",
+                              "--profile /no/such/profile.yaml --mode off", "/bin/echo ran"));
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, "ran\n");
     EXPECT_EQ(r.err, "");
@@ -211,7 +210,8 @@ TEST_F(GateRun, TheCliSubcommandIsTheSameGate) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.err.rfind("launchguard: warning: nccl.debug-verbose:", 0), 0U) << r.err;
     EXPECT_EQ(lines_of(r.out).size(), 4U) << r.out;
-    auto blocked = run_command(line(std::string(kCleanEnv) + " NCCL_IB_HCA=mlx9", "--profile default", "/bin/true", cli));
+    auto blocked =
+        run_command(line(std::string(kCleanEnv) + " NCCL_IB_HCA=mlx9", "--profile default", "/bin/true", cli));
     EXPECT_EQ(blocked.exit_code, kGateBlockExitCode) << blocked.err;
 }
 
