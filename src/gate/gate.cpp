@@ -90,7 +90,11 @@ GateVerdict verdict_for(const Report& report, bool check_only) {
 Result<GateVerdict> judge(const GateRunOptions& options, const StepNote& note, Environment environment) {
     note("loading the profile " + options.profile);
     auto profile = load_profile(options.profile);
-    if (!profile) return make_error("profile " + options.profile + ": " + profile.error().to_string());
+    if (!profile) {
+        // A file's error names the file already; a name's does not.
+        const Error& e = profile.error();
+        return make_error("profile " + (e.file.empty() ? options.profile + ": " : std::string()) + e.to_string());
+    }
 
     note("reading the launch");
     ProbeOptions probe;
