@@ -37,9 +37,8 @@ std::string block_report(const Report& report) {
     Report shown = report;
     shown.unknowns.clear();
     shown.not_applicable.clear();
-    return render_text(shown, TextStyle{}) +
-           "launchguard-gate did not start the workload (exit " + std::to_string(kGateBlockExitCode) +
-           "); `launchguard explain RULE` says more about a rule\n";
+    return render_text(shown, TextStyle{}) + "launchguard-gate did not start the workload (exit " +
+           std::to_string(kGateBlockExitCode) + "); `launchguard explain RULE` says more about a rule\n";
 }
 
 GateVerdict verdict_for(const Report& report, bool check_only) {
@@ -76,8 +75,8 @@ GateVerdict verdict_for(const Report& report, bool check_only) {
                                            printable_text(env_op_text(op)) + " in its spec)");
             } else {
                 verdict.env.push_back(op);
-                verdict.messages.push_back("launchguard: patched: " + printable_text(env_op_text(op)) + " (" +
-                                           f.rule + ")");
+                verdict.messages.push_back("launchguard: patched: " + printable_text(env_op_text(op)) + " (" + f.rule +
+                                           ")");
             }
         }
     }
@@ -91,7 +90,11 @@ GateVerdict verdict_for(const Report& report, bool check_only) {
 Result<GateVerdict> judge(const GateRunOptions& options, const StepNote& note, Environment environment) {
     note("loading the profile " + options.profile);
     auto profile = load_profile(options.profile);
-    if (!profile) return make_error("profile " + options.profile + ": " + profile.error().to_string());
+    if (!profile) {
+        // A file's error names the file already; a name's does not.
+        const Error& e = profile.error();
+        return make_error("profile " + (e.file.empty() ? options.profile + ": " : std::string()) + e.to_string());
+    }
 
     note("reading the launch");
     ProbeOptions probe;
@@ -136,7 +139,8 @@ std::string encode_error(const Error& error) {
 }  // namespace
 
 Result<GateVerdict> judge_launch(const GateRunOptions& options) {
-    return judge(options, [](std::string_view) {}, current_process_environment());
+    return judge(
+        options, [](std::string_view) {}, current_process_environment());
 }
 
 Result<GateVerdict> judge_launch_with_deadline(const GateRunOptions& options) {
@@ -197,8 +201,8 @@ Result<GateVerdict> decode_verdict(std::string_view text) {
         return make_error("the check's verdict lacks kind, messages, env or report");
     GateVerdict verdict;
     bool known = false;
-    for (auto k : {GateVerdict::Kind::allow, GateVerdict::Kind::warn, GateVerdict::Kind::patch,
-                   GateVerdict::Kind::block}) {
+    for (auto k :
+         {GateVerdict::Kind::allow, GateVerdict::Kind::warn, GateVerdict::Kind::patch, GateVerdict::Kind::block}) {
         if (kind->get_string() == kind_name(k)) {
             verdict.kind = k;
             known = true;
@@ -217,9 +221,9 @@ Result<GateVerdict> decode_verdict(std::string_view text) {
         if (set == nullptr || !set->is_bool() || name == nullptr || !name->is_string() || v == nullptr ||
             !v->is_string())
             return make_error("the check's verdict has a malformed environment operation");
-        verdict.env.push_back(set->get_bool() ? RemediationOp::set_env(std::string(name->get_string()),
-                                                                       std::string(v->get_string()))
-                                              : RemediationOp::unset_env(std::string(name->get_string())));
+        verdict.env.push_back(
+            set->get_bool() ? RemediationOp::set_env(std::string(name->get_string()), std::string(v->get_string()))
+                            : RemediationOp::unset_env(std::string(name->get_string())));
     }
     verdict.report = std::string(report->get_string());
     return verdict;

@@ -59,8 +59,7 @@ int gate_main(int argc, char** argv) {
         }
     }
 
-    CLI::App app{"Judge a container's launch, then run its command (allow, warn, patch) or refuse it (block)",
-                 program};
+    CLI::App app{"Judge a container's launch, then run its command (allow, warn, patch) or refuse it (block)", program};
     app.require_subcommand(1);
 
     GateInstallOptions install;
@@ -70,8 +69,8 @@ int gate_main(int argc, char** argv) {
         "install", "Copy this executable and a profile into DIR (an init container's shared volume)");
     install_cmd->add_option("--into", install.into, "Directory to install into")->required();
     auto* yaml_opt = install_cmd->add_option("--profile-yaml", install_yaml, "The profile's YAML text");
-    auto* name_opt = install_cmd->add_option("--profile", install_profile,
-                                             "An embedded profile's name (default: default)");
+    auto* name_opt =
+        install_cmd->add_option("--profile", install_profile, "An embedded profile's name (default: default)");
     yaml_opt->excludes(name_opt);
 
     GateRunOptions run;

@@ -22,8 +22,7 @@ Status install_gate(const GateInstallOptions& options) {
     struct stat st {};
     if (::stat(options.into.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
         return make_file_error(options.into, 0, "--into: not a directory (the volume shared with the container)");
-    if (options.profile_yaml && options.profile_name)
-        return make_error("give --profile-yaml or --profile, not both");
+    if (options.profile_yaml && options.profile_name) return make_error("give --profile-yaml or --profile, not both");
 
     std::string yaml;
     std::string origin = "--profile-yaml";
