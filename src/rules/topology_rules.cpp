@@ -335,12 +335,11 @@ bool is_container(Runtime runtime) {
 // gate, running in the container, reads.
 void check_path_in_image(const RuleInput& in, RuleOutput& out, const TopoFileInEffect& task) {
     const std::string& host_path = in.profile.topology.host_path;
-    Finding& finding = out.fire(
-        task.label() +
-        " lies under no volume of the pod, so only the image could hold it, and the spec review "
-        "cannot see the image (the launch gate, where the site adds it, checks the file in the "
-        "container); profile " +
-        in.profile.name + " keeps this node's topology file at " + host_path + ": mount it read-only at " + task.path);
+    // The point first: kubectl shows a warning's first 120 characters.
+    Finding& finding =
+        out.fire("the spec review cannot see the image, the launch gate can: " + task.label() +
+                 " lies under no volume of the pod, so only the image could hold it; profile " + in.profile.name +
+                 " keeps this node's topology file at " + host_path + ": mount it read-only at " + task.path);
     finding.action = Action::patch;
     finding.severity = Severity::warning;
     finding.evidence.emplace_back("profile_host_path", host_path);

@@ -702,6 +702,29 @@ def test_issue_example(port_default, port_topology, cafile, fixtures):
           body[:300])
     status, body, _ = topo.post("/mutate", review(patched, "example-4"))
     check("patch" not in (response_of(status, body) or {"patch": 1}), "issue example: mutating it again patches nothing")
+    # NCCL_TOPO_FILE under no volume: only the image could hold it. /validate
+    # allows with a warning saying so; /mutate mounts the node's file there.
+    in_image = copy.deepcopy(pod)
+    in_image["metadata"]["name"] = "trainer-image-topo"
+    in_image["spec"]["containers"][0]["env"] = [{"name": "NCCL_TOPO_FILE", "value": "/opt/microsoft/ndv5-topo.xml"}]
+    status, body, _ = topo.post("/validate", review(in_image, "example-image-1"))
+    resp = response_of(status, body) or {}
+    check(resp.get("allowed") is True
+          and any("topo.not-propagated" in w and "cannot see the image, the launch gate can" in w
+                  for w in resp.get("warnings", [])),
+          "topology under no volume: /validate allows it and warns that only the launch gate sees the image", body[:400])
+    status, body, _ = topo.post("/mutate", review(in_image, "example-image-2"))
+    resp = response_of(status, body) or {}
+    ops = json.loads(base64.b64decode(resp["patch"])) if "patch" in resp else []
+    mounted = jsonpatch.apply_patch(copy.deepcopy(in_image), ops) if ops else in_image
+    volumes = {v["name"]: v for v in mounted["spec"].get("volumes", [])}
+    mounts = [m for m in mounted["spec"]["containers"][0].get("volumeMounts", [])
+              if m.get("mountPath") == "/opt/microsoft/ndv5-topo.xml"]
+    check(len(mounts) == 1 and mounts[0].get("readOnly") is True
+          and volumes.get(mounts[0]["name"], {}).get("hostPath") == {"path": "/opt/microsoft/ndv5-topo.xml", "type": "File"},
+          "topology under no volume: /mutate mounts the node's file read-only at the pod's path", json.dumps(ops))
+    status, body, _ = topo.post("/mutate", review(mounted, "example-image-3"))
+    check("patch" not in (response_of(status, body) or {"patch": 1}), "topology under no volume: mutating it again patches nothing")
     topo.close()
     plain = Client(port_default, cafile)
     status, body, _ = plain.post("/validate", review(pod, "example-5"))
