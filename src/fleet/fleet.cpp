@@ -378,8 +378,18 @@ std::vector<ClassHistory> history_of_records(const std::vector<NodeRecord>& node
     const bool repeated =
         std::any_of(by_host.begin(), by_host.end(), [](const auto& host) { return host.second.size() > 1; });
     if (!repeated || times.size() < 2 || max_points < 2) return {};
-    for (auto& [host, records] : by_host) std::sort(records.begin(), records.end());
-    std::vector<std::int64_t> at(times.begin(), times.end());
+    // Start once 95% of the hosts have their first record: before that the
+    // first round of checks is still under way and a share of the few hosts
+    // seen so far says little. Hosts added later join when they appear.
+    std::vector<std::int64_t> firsts;
+    for (auto& [host, records] : by_host) {
+        std::sort(records.begin(), records.end());
+        firsts.push_back(records.front().first);
+    }
+    std::sort(firsts.begin(), firsts.end());
+    const std::int64_t start = firsts[(firsts.size() * 95 + 99) / 100 - 1];
+    std::vector<std::int64_t> at(times.lower_bound(start), times.end());
+    if (at.size() < 2) return {};
     if (at.size() > max_points) {
         const std::int64_t first = at.front();
         const std::int64_t last = at.back();

@@ -79,9 +79,10 @@ void read_records_text(std::string_view text, const std::string& name, FleetInpu
 void keep_newest(FleetInput& input);
 
 // Conformance over time from records of the same hosts at several check
-// times (before keep_newest): at each of at most `max_points` times from the
-// first check to the last, each host counts with its newest record not
-// later than then. Empty when no host has more than one record.
+// times (before keep_newest): at each of at most `max_points` times from
+// when 95% of the hosts had their first record to the last check, each host
+// counts with its newest record not later than then. Empty when no host has
+// more than one record.
 std::vector<ClassHistory> history_of_records(const std::vector<NodeRecord>& nodes, std::size_t max_points = 60);
 
 // "2026-05-01T10:00:00Z" (or with fractional seconds or an offset) as Unix

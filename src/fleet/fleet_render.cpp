@@ -7,6 +7,7 @@
 #include <iterator>
 #include <map>
 
+#include "node/node_record.h"
 #include "util/text_escape.h"
 
 namespace launchguard::fleet {
@@ -132,13 +133,9 @@ std::string utc_text(std::int64_t t) {
     return text;
 }
 
+// RFC 3339, as the node record writes times.
 std::string iso_text(std::int64_t t) {
-    const std::time_t when = static_cast<std::time_t>(t);
-    std::tm tm{};
-    ::gmtime_r(&when, &tm);
-    char text[32];
-    std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return text;
+    return utc_timestamp(std::chrono::system_clock::from_time_t(static_cast<std::time_t>(t)));
 }
 
 // Line colours for the classes of the over-time plot; they repeat past eight.

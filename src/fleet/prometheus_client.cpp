@@ -1,5 +1,6 @@
 #include "fleet/prometheus_client.h"
 
+#include <fmt/format.h>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
@@ -8,8 +9,8 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
-#include <fmt/format.h>
 
+#include "fleet/fleet_render.h"
 #include "fleet/prometheus_source.h"
 
 namespace launchguard::fleet {
@@ -49,9 +50,9 @@ beast::error_code run_step(asio::io_context& ioc, Clock::time_point deadline, St
 }
 
 template <typename Stream>
-std::optional<Response> exchange(asio::io_context& ioc, Stream& stream, tcp::socket& socket,
-                                 const PrometheusUrl& url, const std::string& target, Clock::time_point deadline,
-                                 std::size_t max_bytes, std::string& error) {
+std::optional<Response> exchange(asio::io_context& ioc, Stream& stream, tcp::socket& socket, const PrometheusUrl& url,
+                                 const std::string& target, Clock::time_point deadline, std::size_t max_bytes,
+                                 std::string& error) {
     auto close = [&] {
         beast::error_code ignored;
         socket.close(ignored);
@@ -87,8 +88,8 @@ std::optional<Response> exchange(asio::io_context& ioc, Stream& stream, tcp::soc
     return response;
 }
 
-std::optional<Response> http_get(const PrometheusUrl& url, const std::string& target,
-                                 std::chrono::milliseconds timeout, std::size_t max_bytes, std::string& error) {
+std::optional<Response> http_get(const PrometheusUrl& url, const std::string& target, std::chrono::milliseconds timeout,
+                                 std::size_t max_bytes, std::string& error) {
     asio::io_context ioc;
     const auto deadline = Clock::now() + timeout;
     tcp::resolver resolver(ioc);
@@ -96,10 +97,11 @@ std::optional<Response> http_get(const PrometheusUrl& url, const std::string& ta
     beast::error_code ec = run_step(
         ioc, deadline,
         [&](auto handler) {
-            resolver.async_resolve(url.host, url.port, [&, handler](beast::error_code e, tcp::resolver::results_type r) {
-                endpoints = std::move(r);
-                handler(e);
-            });
+            resolver.async_resolve(url.host, url.port,
+                                   [&, handler](beast::error_code e, tcp::resolver::results_type r) {
+                                       endpoints = std::move(r);
+                                       handler(e);
+                                   });
         },
         [&] { resolver.cancel(); });
     if (ec) {
@@ -162,7 +164,8 @@ std::optional<std::vector<Series>> query(const PrometheusRequest& request, const
     if (!series) {
         // Prometheus answers errors (400, 422, 503) with the same JSON.
         error = "query " + std::string(promql) + ": HTTP " + std::to_string(response->status) + ": " + why;
-        if (why.starts_with("the response is not JSON")) error += " (body begins: " + printable_excerpt(response->body) + ")";
+        if (why.starts_with("the response is not JSON"))
+            error += " (body begins: " + printable_excerpt(response->body) + ")";
         return std::nullopt;
     }
     if (response->status != 200) {
@@ -207,7 +210,8 @@ std::optional<PrometheusUrl> parse_prometheus_url(std::string_view text, std::st
         }
         url.host = std::string(authority.substr(1, close - 1));
         std::string_view after = authority.substr(close + 1);
-        if (after.starts_with(':')) port = after.substr(1);
+        if (after.starts_with(':'))
+            port = after.substr(1);
         else if (!after.empty()) {
             error = "'" + std::string(text) + "': text after the host";
             return std::nullopt;
@@ -222,7 +226,8 @@ std::optional<PrometheusUrl> parse_prometheus_url(std::string_view text, std::st
         return std::nullopt;
     }
     if (!port.empty()) {
-        const bool digits = std::all_of(port.begin(), port.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+        const bool digits = std::all_of(port.begin(), port.end(),
+                                        [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
         if (!digits || port.size() > 5 || std::stoi(std::string(port)) > 65535 || std::stoi(std::string(port)) == 0) {
             error = "'" + std::string(text) + "': port '" + std::string(port) + "' is not a port number";
             return std::nullopt;
@@ -251,13 +256,26 @@ std::optional<double> parse_duration_seconds(std::string_view text) {
             pos += 2;
         } else if (pos < text.size()) {
             switch (text[pos]) {
-                case 's': unit = 1; break;
-                case 'm': unit = 60; break;
-                case 'h': unit = 3600; break;
-                case 'd': unit = 86400; break;
-                case 'w': unit = 7 * 86400; break;
-                case 'y': unit = 365 * 86400; break;
-                default: return std::nullopt;
+                case 's':
+                    unit = 1;
+                    break;
+                case 'm':
+                    unit = 60;
+                    break;
+                case 'h':
+                    unit = 3600;
+                    break;
+                case 'd':
+                    unit = 86400;
+                    break;
+                case 'w':
+                    unit = 7 * 86400;
+                    break;
+                case 'y':
+                    unit = 365 * 86400;
+                    break;
+                default:
+                    return std::nullopt;
             }
             ++pos;
         } else {
@@ -293,8 +311,21 @@ std::string url_encode(std::string_view text) {
 }
 
 std::optional<FleetInput> read_prometheus(const PrometheusRequest& request, std::string& error) {
-    const double at = request.at.value_or(
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+    const double at =
+        request.at.value_or(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+    // The range first, so that a range Prometheus would refuse costs no query.
+    const double start = request.since.value_or(0);
+    if (request.since && start >= at) {
+        error = request.url.text + ": the history range starts (" + number(start) + ") at or after its end (" +
+                number(at) + ")";
+        return std::nullopt;
+    }
+    const double step = request.step.value_or(std::max(1.0, std::ceil((at - start) / 120.0)));
+    if (request.since && (at - start) / step > 11000) {
+        error = request.url.text + ": " + thousands(static_cast<std::size_t>(std::min((at - start) / step, 1e15))) +
+                " points per series over this range at this step; Prometheus answers at most 11,000 (raise --step)";
+        return std::nullopt;
+    }
     // Prometheus stops a query at its own deadline too.
     const std::string timeout = fmt::format("{}s", std::max<long long>(1, request.timeout.count() / 1000));
     SeriesByMetric series;
@@ -310,19 +341,6 @@ std::optional<FleetInput> read_prometheus(const PrometheusRequest& request, std:
     }
     FleetInput input = records_from_series(series, request.url.text);
     if (!request.since) return input;
-
-    const double start = *request.since;
-    if (start >= at) {
-        error = request.url.text + ": the history range starts (" + number(start) + ") at or after its end (" +
-                number(at) + ")";
-        return std::nullopt;
-    }
-    const double step = request.step.value_or(std::max(1.0, std::ceil((at - start) / 120.0)));
-    if ((at - start) / step > 11000) {
-        error = request.url.text + ": " + fmt::format("{:.0f}", (at - start) / step) +
-                " points per series over this range at this step; Prometheus answers at most 11,000 (raise --step)";
-        return std::nullopt;
-    }
     auto range = [&](std::string_view promql) {
         const std::string target = request.url.prefix + "/api/v1/query_range?query=" + url_encode(promql) +
                                    "&start=" + number(start) + "&end=" + number(at) + "&step=" + number(step) +

@@ -142,8 +142,9 @@ std::optional<std::vector<Series>> parse_query_response(std::string_view body, s
         const auto* message = o.if_contains("error");
         error = "Prometheus says: ";
         if (type != nullptr && type->is_string()) error += std::string(type->as_string()) + ": ";
-        error += message != nullptr && message->is_string() ? std::string(message->as_string())
-                                                            : "status " + json::serialize(*status) + ", no error message";
+        error += message != nullptr && message->is_string()
+                     ? std::string(message->as_string())
+                     : "status " + json::serialize(*status) + ", no error message";
         return std::nullopt;
     }
     const auto* data = o.if_contains("data");
@@ -261,8 +262,9 @@ FleetInput records_from_series(const SeriesByMetric& series, const std::string& 
     for (auto& [target, b] : targets) {
         const std::string where = origin + " " + target;
         if (!b.info) {
-            input.errors.push_back({where, "no launchguard_node_info series (node-check older than the node "
-                                           "metrics schema, or a scrape that lost it): left out"});
+            input.errors.push_back({where,
+                                    "no launchguard_node_info series (node-check older than the node "
+                                    "metrics schema, or a scrape that lost it): left out"});
             continue;
         }
         if (!b.problem.empty()) {
@@ -291,8 +293,7 @@ std::string_view history_conforming_query() {
            "or (launchguard_node_health{health=\"unknown\"} == 1)))";
 }
 
-std::vector<ClassHistory> history_from_series(const std::vector<Series>& nodes,
-                                              const std::vector<Series>& conforming) {
+std::vector<ClassHistory> history_from_series(const std::vector<Series>& nodes, const std::vector<Series>& conforming) {
     // class -> time (ms) -> point
     std::map<std::string, std::map<std::int64_t, HistoryPoint>> classes;
     auto ms = [](double t) { return static_cast<std::int64_t>(std::llround(t * 1000.0)); };

@@ -63,7 +63,6 @@ std::string_view history_conforming_query();
 
 // Conformance over time from the two range results, by class; a step where
 // a class has nodes but none conforming is a point with conforming 0.
-std::vector<ClassHistory> history_from_series(const std::vector<Series>& nodes,
-                                              const std::vector<Series>& conforming);
+std::vector<ClassHistory> history_from_series(const std::vector<Series>& nodes, const std::vector<Series>& conforming);
 
 }  // namespace launchguard::fleet
