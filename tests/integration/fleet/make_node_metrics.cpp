@@ -115,8 +115,8 @@ Check make_check(std::size_t i, std::size_t n, std::size_t k, std::size_t checks
         {"nccl.topo_file_hash", fact(i % 499 == 11 ? "fnv1a64:0000000000009999" : "fnv1a64:0000000000001234")},
         {"cpu.governor", fact("performance")},
         {"inventory.gpus", fact(8)},
-        {"iommu.mode", i % 250 == 42 ? json::object{{"value", nullptr}, {"reason", "no iommu_groups"}}
-                                     : fact("identity")},
+        {"iommu.mode",
+         i % 250 == 42 ? json::object{{"value", nullptr}, {"reason", "no iommu_groups"}} : fact("identity")},
     };
     head["facts"] = std::move(facts);
     c.record = std::move(head);
@@ -219,8 +219,8 @@ int main(int argc, char** argv) {
         for (std::size_t i = 0; i < n; ++i) {
             Check c = make_check(i, n, k, checks, t);
             const std::string text = launchguard::render_node_metrics(
-                c.verdict, std::chrono::system_clock::time_point(std::chrono::seconds(t)), std::chrono::milliseconds(800),
-                &c.record);
+                c.verdict, std::chrono::system_clock::time_point(std::chrono::seconds(t)),
+                std::chrono::milliseconds(800), &c.record);
             families.add(text, c.host + ":9100", t);
             records << json::serialize(c.record) << "\n";
             auto& counts = at[c.node_class];
@@ -229,8 +229,9 @@ int main(int argc, char** argv) {
             if (k + 1 == checks && c.verdict.health != NodeHealth::unknown) {
                 for (const auto& [name, f] : c.record.at("facts").as_object()) {
                     const auto& v = f.as_object().at("value");
-                    drift[c.node_class][std::string(name)]
-                         [v.is_null() ? "unknown" : v.is_string() ? std::string(v.as_string()) : json::serialize(v)]++;
+                    drift[c.node_class][std::string(name)][v.is_null()     ? "unknown"
+                                                           : v.is_string() ? std::string(v.as_string())
+                                                                           : json::serialize(v)]++;
                 }
             }
         }
@@ -238,7 +239,8 @@ int main(int argc, char** argv) {
         for (const auto& [name, counts] : at) {
             if (!expected_history.contains(name)) expected_history[name] = json::array{};
             expected_history[name].as_array().push_back(json::array{iso(t), counts.first, counts.second});
-            if (k + 1 == checks) last_classes[name] = json::object{{"nodes", counts.first}, {"conforming", counts.second}};
+            if (k + 1 == checks)
+                last_classes[name] = json::object{{"nodes", counts.first}, {"conforming", counts.second}};
         }
     }
     std::ofstream om(out + "/metrics.om");
@@ -259,10 +261,10 @@ int main(int argc, char** argv) {
         expected_drift[node_class] = std::move(per_fact);
     }
     std::ofstream(out + "/expected.json") << json::serialize(json::object{{"classes", std::move(last_classes)},
-                                                                         {"drift", std::move(expected_drift)},
-                                                                         {"history", std::move(expected_history)},
-                                                                         {"at", iso(end)},
-                                                                         {"checks", checks}})
-                                           << "\n";
+                                                                          {"drift", std::move(expected_drift)},
+                                                                          {"history", std::move(expected_history)},
+                                                                          {"at", iso(end)},
+                                                                          {"checks", checks}})
+                                          << "\n";
     return 0;
 }

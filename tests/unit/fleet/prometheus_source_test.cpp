@@ -102,7 +102,8 @@ NodeVerdict degraded_verdict() {
 
 std::string metrics_of(const std::string& host, const std::string& node_class) {
     const auto record = node_record(host, node_class);
-    return render_node_metrics(degraded_verdict(), std::chrono::system_clock::time_point(std::chrono::seconds(1777629600)),
+    return render_node_metrics(degraded_verdict(),
+                               std::chrono::system_clock::time_point(std::chrono::seconds(1777629600)),
                                std::chrono::milliseconds(1500), &record);
 }
 
@@ -182,7 +183,8 @@ TEST(PrometheusSource, OneNodesBadSeriesLeaveTheOthers) {
         if (name == kMetricRuleOutcome && s.labels["outcome"] == "block") s.labels["outcome"] = "maybe";
     auto no_info = scrape(metrics_of("bare", "c"), "bare:9100");
     std::erase_if(no_info, [](const auto& p) { return p.first == kMetricNodeInfo; });
-    for (const auto* part : {&wrong_schema, &bad_outcome, &no_info}) scraped.insert(scraped.end(), part->begin(), part->end());
+    for (const auto* part : {&wrong_schema, &bad_outcome, &no_info})
+        scraped.insert(scraped.end(), part->begin(), part->end());
     const FleetInput input = records_from_series(query_results(scraped), "http://prom:9090");
     ASSERT_EQ(input.nodes.size(), 1U);
     EXPECT_EQ(input.nodes[0].hostname, "good");
@@ -278,10 +280,9 @@ TEST(RecordHistory, HostsAtSeveralTimes) {
         return r;
     };
     EXPECT_TRUE(history_of_records({record("a", "2026-05-01T10:00:00Z", "pass")}).empty());
-    const auto history = history_of_records({record("a", "2026-05-01T10:00:00Z", "pass"),
-                                             record("b", "2026-05-01T10:00:00Z", "pass"),
-                                             record("a", "2026-05-01T11:00:00Z", "block"),
-                                             record("b", "2026-05-01T12:00:00Z", "block")});
+    const auto history = history_of_records(
+        {record("a", "2026-05-01T10:00:00Z", "pass"), record("b", "2026-05-01T10:00:00Z", "pass"),
+         record("a", "2026-05-01T11:00:00Z", "block"), record("b", "2026-05-01T12:00:00Z", "block")});
     ASSERT_EQ(history.size(), 1U);
     ASSERT_EQ(history[0].points.size(), 3U);
     EXPECT_EQ(history[0].points[0].conforming, 2U);
@@ -307,11 +308,13 @@ TEST(PrometheusOptions, UrlsDurationsAndTimes) {
     EXPECT_EQ(parse_duration_seconds("1h30m"), 5400.0);
     EXPECT_EQ(parse_duration_seconds("2d"), 172800.0);
     EXPECT_EQ(parse_duration_seconds("500ms"), 0.5);
-    for (const char* bad : {"", "h", "5", "5x", "0s", "-5m", "99999999999s"}) EXPECT_FALSE(parse_duration_seconds(bad)) << bad;
+    for (const char* bad : {"", "h", "5", "5x", "0s", "-5m", "99999999999s"})
+        EXPECT_FALSE(parse_duration_seconds(bad)) << bad;
     EXPECT_EQ(parse_time_seconds("2026-05-01T10:00:00Z"), 1777629600.0);
     EXPECT_EQ(parse_time_seconds("2026-05-01T12:00:00+02:00"), 1777629600.0);
     EXPECT_EQ(parse_time_seconds("1777629600.5"), 1777629600.5);
-    for (const char* bad : {"yesterday", "2026-13-01T00:00:00Z", "-5", "1e9"}) EXPECT_FALSE(parse_time_seconds(bad)) << bad;
+    for (const char* bad : {"yesterday", "2026-13-01T00:00:00Z", "-5", "1e9"})
+        EXPECT_FALSE(parse_time_seconds(bad)) << bad;
     EXPECT_EQ(url_encode("a{b=\"c\"} == 1"), "a%7Bb%3D%22c%22%7D%20%3D%3D%201");
 }
 
@@ -365,8 +368,9 @@ private:
 };
 
 std::string http_reply(int status, const std::string& body) {
-    return "HTTP/1.1 " + std::to_string(status) + " X\r\nContent-Type: application/json\r\nContent-Length: " +
-           std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+    return "HTTP/1.1 " + std::to_string(status) +
+           " X\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+           "\r\nConnection: close\r\n\r\n" + body;
 }
 
 std::string read_error(const std::string& url, std::chrono::milliseconds timeout = std::chrono::seconds(5),
@@ -386,7 +390,8 @@ std::string read_error(const std::string& url, std::chrono::milliseconds timeout
 TEST(PrometheusClient, FailuresNameTheUrlAndTheCause) {
     {
         CannedServer server(http_reply(
-            422, R"({"status":"error","errorType":"execution","error":"query processing would load too many samples"})"));
+            422,
+            R"({"status":"error","errorType":"execution","error":"query processing would load too many samples"})"));
         const std::string error = read_error(server.url());
         EXPECT_NE(error.find(server.url()), std::string::npos) << error;
         EXPECT_NE(error.find("HTTP 422"), std::string::npos) << error;
