@@ -612,6 +612,13 @@ def test_node_problem_detector():
         check(rendered["pluginConfig"]["invoke_interval"] == "60s", "invokeInterval ignored")
         check(rule["condition"] == "LaunchguardNodeDegraded" and rendered["conditions"][0]["type"] == rule["condition"],
               "condition type")
+    _, rendered = npd_config(render({"nodeProblemDetector": {
+        "enabled": True, "metricsFile": "/var/lib/node_exporter/textfile/launchguard.prom", "nodeClass": "h100-ib",
+        "extraArgs": ["--sysfs-root", "/host"]}}))
+    if check(rendered is not None, "nodeProblemDetector.metricsFile rendered no ConfigMap"):
+        check(rendered["rules"][0]["args"][-6:] == ["--metrics-file", "/var/lib/node_exporter/textfile/launchguard.prom",
+                                                   "--node-class", "h100-ib", "--sysfs-root", "/host"],
+              f"metricsFile/nodeClass args: {rendered['rules'][0]['args']}")
     print("ok: NPD ConfigMap off by default, equal to deploy/npd with defaults, values applied")
 
 
