@@ -261,13 +261,29 @@ bool read_cpufreq_policies(const std::string& cpu_dir, CpuPower& power) {
     return any;
 }
 
-Fact<CpuPower> probe_power(const std::string& root) {
+// The first idle state of a CPU that power.cstates looks at for `disable`:
+// the first two are polling and the shallowest halt, whose switch no rule
+// reads (rules/power_rules.cpp, kFirstDeepState).
+constexpr std::size_t kFirstDeepIdleState = 2;
+
+// `set`: NodeFactSet::task leaves the `disable` of the two shallow idle
+// states unread (false). On the live sysfs the state names are read from
+// the first CPU only and given to the others, unless each CPU has a driver
+// of its own (cpuN/cpuidle/driver, CONFIG_CPU_IDLE_MULTIPLE_DRIVERS) or a
+// gather is recording: the kernel shows every CPU of a cpuidle driver the
+// driver's own state names (drivers/cpuidle/sysfs.c). Either way four of a
+// CPU's eleven files on a usual server (docs/performance.md).
+Fact<CpuPower> probe_power(const std::string& root, NodeFactSet set) {
     std::string cpu_dir = under_root(root, "sys/devices/system/cpu");
     const bool live = is_live(root);
     CpuPower power;
     bool any_cpu = false;
     std::size_t cpus = 0;
     bool any_setting = false;
+    // Names by state number, from the first CPU with idle states; absent
+    // while names are read per CPU.
+    std::optional<std::map<unsigned, std::string>> driver_names;
+    bool names_decided = false;
     for (const auto& name : entries(cpu_dir)) {
         auto cpu = numbered(name, "cpu");
         if (!cpu) continue;
@@ -281,18 +297,37 @@ Fact<CpuPower> probe_power(const std::string& root) {
         }
         if (auto v = parse_number<long>(attributes.read("cpufreq/scaling_max_freq"))) power.scaling_max_khz[*cpu] = *v;
         if (auto v = parse_number<long>(attributes.read("cpufreq/cpuinfo_max_freq"))) power.cpuinfo_max_khz[*cpu] = *v;
-        std::vector<std::pair<unsigned, CpuPower::IdleState>> states;
+        std::vector<std::pair<unsigned, std::string>> numbered_states;  // number, directory name
         for (const auto& state : entries(base + "/cpuidle")) {
-            auto k = numbered(state, "state");
-            if (!k) continue;
-            CpuPower::IdleState s;
-            s.name = attributes.read("cpuidle/" + state + "/name").value_or(state);
-            auto disabled = parse_number<long>(attributes.read("cpuidle/" + state + "/disable"));
-            s.disabled = disabled.value_or(0) != 0;
-            states.emplace_back(*k, std::move(s));
+            if (auto k = numbered(state, "state")) numbered_states.emplace_back(*k, state);
         }
         // state10 sorts before state2 by name; order by number.
-        std::sort(states.begin(), states.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        std::sort(numbered_states.begin(), numbered_states.end());
+        if (!numbered_states.empty() && !names_decided) {
+            names_decided = true;
+            if (live && t_recording == nullptr && !is_dir(base + "/cpuidle/driver")) driver_names.emplace();
+        }
+        std::vector<std::pair<unsigned, CpuPower::IdleState>> states;
+        for (std::size_t index = 0; index < numbered_states.size(); ++index) {
+            const auto& [k, state] = numbered_states[index];
+            CpuPower::IdleState s;
+            const std::string* shared = nullptr;
+            if (driver_names) {
+                auto it = driver_names->find(k);
+                if (it != driver_names->end()) shared = &it->second;
+            }
+            if (shared != nullptr) {
+                s.name = *shared;
+            } else {
+                s.name = attributes.read("cpuidle/" + state + "/name").value_or(state);
+                if (driver_names) driver_names->emplace(k, s.name);
+            }
+            if (set == NodeFactSet::all || index >= kFirstDeepIdleState) {
+                auto disabled = parse_number<long>(attributes.read("cpuidle/" + state + "/disable"));
+                s.disabled = disabled.value_or(0) != 0;
+            }
+            states.emplace_back(k, std::move(s));
+        }
         if (!states.empty()) {
             any_setting = true;
             auto& list = power.idle_states[*cpu];
@@ -691,7 +726,7 @@ NodeFacts probe_node_facts(const std::string& root, PhaseTimes* times, NodeFactS
     NodeFacts facts;
     {
         PhaseTimer timer(times, "node.power");
-        facts.power = probe_power(root);
+        facts.power = probe_power(root, set);
     }
     {
         PhaseTimer timer(times, "node.numa+cmdline+virt");
