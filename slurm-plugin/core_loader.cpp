@@ -25,6 +25,8 @@ using Clock = std::chrono::steady_clock;
 Clock::duration g_load_time{};
 Clock::duration g_prepare_time{};
 Clock::duration g_wait_time{};
+Clock::duration g_window{};  // from starting the thread to the wait for it
+Clock::time_point g_started{};
 bool g_timed = false;
 
 long long microseconds(Clock::duration d) {
@@ -161,6 +163,7 @@ void start_loading_core(int ac, char** av) noexcept {
     sigset_t before;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &before);
+    g_started = Clock::now();
     g_loading = ::pthread_create(&g_loader, nullptr, load_on_thread, nullptr) == 0;
     pthread_sigmask(SIG_SETMASK, &before, nullptr);
     if (g_loading) {
@@ -182,6 +185,7 @@ const launchguard_core* wait_for_core() noexcept {
             }
         } else {
             const Clock::time_point start = Clock::now();
+            g_window = start - g_started;
             ::pthread_join(g_loader, nullptr);
             g_wait_time = Clock::now() - start;
             g_timed = true;
@@ -197,6 +201,7 @@ std::string core_loading_times() {
     if (!g_timed) return {};
     return "load=" + std::to_string(microseconds(g_load_time)) +
            "us prepare_step=" + std::to_string(microseconds(g_prepare_time)) +
+           "us set-up=" + std::to_string(microseconds(g_window)) +
            "us waited=" + std::to_string(microseconds(g_wait_time)) + "us";
 }
 const std::string& core_load_error() { return g_error; }
