@@ -1,6 +1,6 @@
 # Debian packages, one per install component: `cpack -G DEB` in the build dir
 # (tests/integration/deb builds, installs and removes them).
-#   launchguard          (cli)     the CLI, the enroot hook script, the profiles, the docs
+#   launchguard          (cli)     the CLI, the static launch gate, the enroot hook script, the profiles, the docs
 #   launchguard-slurm    (slurm)   both SPANK plugins in Slurm's PluginDir, a plugstack snippet
 #   launchguard-webhook  (webhook) the admission webhook and a systemd unit
 # Library dependencies come from dpkg-shlibdeps (package dpkg-dev); the Slurm
@@ -44,7 +44,7 @@ if(CMAKE_CROSSCOMPILING)
   set(CPACK_LAUNCHGUARD_SHLIBS "${CMAKE_SYSROOT}/.launchguard-shlibs")
   set(CPACK_LAUNCHGUARD_BINARIES "${CMAKE_BINARY_DIR}/packaging/cross-binaries.cmake")
   set(binaries_text "")
-  foreach(pair IN ITEMS cli:launchguard webhook:launchguard-webhook slurm:spank_launchguard
+  foreach(pair IN ITEMS cli:launchguard cli:launchguard-gate webhook:launchguard-webhook slurm:spank_launchguard
                         slurm:spank_launchguard_core slurm:spank_launchguard_core_yaml slurm:spank_launchguard_prolog)
     string(REPLACE ":" ";" pair "${pair}")
     list(GET pair 0 component)
@@ -62,8 +62,10 @@ set(CPACK_DEBIAN_CLI_PACKAGE_NAME launchguard)
 set(CPACK_COMPONENT_CLI_DESCRIPTION [[GPU launch checks: CLI, enroot hook and profiles
 launchguard inspects a GPU training launch the way NCCL will see it and holds
 it against the cluster's reference profile. This package holds the
-launchguard command, the enroot hook script (link it into
-/etc/enroot/hooks.d), the shipped profiles and the documentation.]])
+launchguard command, launchguard-gate (the static launch gate the
+Kubernetes webhook injects into GPU containers), the enroot hook script
+(link it into /etc/enroot/hooks.d), the shipped profiles and the
+documentation.]])
 set(CPACK_DEBIAN_SLURM_PACKAGE_NAME launchguard-slurm)
 set(CPACK_COMPONENT_SLURM_DESCRIPTION [[GPU launch checks: Slurm SPANK plugins
 spank_launchguard.so checks every task in task_init, inside the pyxis

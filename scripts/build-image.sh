@@ -58,8 +58,9 @@ for arch in "${arches[@]}"; do
   esac
   cli="$build/src/cli/launchguard"
   webhook="$build/webhook/launchguard-webhook"
-  [ -x "$cli" ] && [ -x "$webhook" ] || die "$arch: build $cli and $webhook first"
-  deploy/image/make-rootfs.sh "${rootfs_args[@]}" "$work/rootfs-$arch" "$cli" "$webhook"
+  gate="$build/gate/launchguard-gate"
+  [ -x "$cli" ] && [ -x "$webhook" ] && [ -x "$gate" ] || die "$arch: build $cli, $webhook and $gate first"
+  deploy/image/make-rootfs.sh "${rootfs_args[@]}" "$work/rootfs-$arch" "$cli" "$webhook" "$gate"
   buildah "${storage[@]}" rmi --force "$tag-$arch" >/dev/null 2>&1 || true
   buildah "${storage[@]}" bud --isolation chroot --arch "$arch" --os linux --build-context "rootfs=$work/rootfs-$arch" \
     --file Containerfile --tag "$tag-$arch" .

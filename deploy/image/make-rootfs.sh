@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make-rootfs.sh [--sysroot DIR] OUT BINARY... — the whole root filesystem of the launchguard
 # image in the directory OUT: each BINARY stripped into OUT/usr/bin, every
-# shared library it loads (ldd) at the path the loader looks for it, the
+# shared library it loads (ldd; none for the static launchguard-gate) at the path the loader looks for it, the
 # Debian copyright file of each library's package, /etc/passwd and /etc/group
 # with root and nonroot (65532), and /tmp.
 #
@@ -124,6 +124,9 @@ for binary in "$@"; do
     rm -f "$out/.libraries"
     continue
   fi
+  # A static executable (launchguard-gate) loads nothing.
+  ldd_output=$(LC_ALL=C ldd "$binary" 2>&1 || true)
+  case "$ldd_output" in *"not a dynamic executable"* | *"statically linked"*) continue ;; esac
   # ldd lines: "libfoo.so.1 => /usr/lib/.../libfoo.so.1 (0x...)" and the
   # loader itself as "/lib64/ld-linux-x86-64.so.2 (0x...)"; linux-vdso has no file.
   libraries=$(ldd "$binary" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}')

@@ -29,6 +29,7 @@ void add_review_command(CLI::App& app, CommandRunner& runner);
 void add_node_check_command(CLI::App& app, CommandRunner& runner);
 void add_gather_command(CLI::App& app, CommandRunner& runner);
 void add_fleet_command(CLI::App& app, CommandRunner& runner);
+void add_gate_command(CLI::App& app, CommandRunner& runner);
 
 // Prints "launchguard: <message>" to stderr and returns kExitBadInput.
 int bad_input(const std::string& message);

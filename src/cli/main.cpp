@@ -77,6 +77,7 @@ int main(int argc, char** argv) {
     add_node_check_command(app, runner);
     add_gather_command(app, runner);
     add_fleet_command(app, runner);
+    add_gate_command(app, runner);
 
     // CLI11 reads "--gpus=" as the flag without its value and then takes the
     // next argument as the value ("--gpus= --format json" would judge GPU

@@ -100,6 +100,9 @@ done
 version=$(field launchguard Version)
 check "/usr/bin/launchguard --version is ${version%-*}" test "$(/usr/bin/launchguard --version)" = "launchguard ${version%-*}"
 check "/usr/bin/launchguard-webhook --version" test "$(/usr/bin/launchguard-webhook --version)" = "launchguard-webhook ${version%-*}"
+# The Kubernetes launch gate ships beside the CLI, static (it runs inside any container image).
+check "/usr/bin/launchguard-gate is static and runs" sh -c \
+  'file -b /usr/bin/launchguard-gate | grep -q "statically linked" && /usr/bin/launchguard-gate run --mode off -- /bin/true'
 # slurm.conf's HealthCheckProgram takes no arguments: the link's name means node-check --slurm.
 check "/usr/bin/launchguard-node-check links to launchguard" test "$(readlink /usr/bin/launchguard-node-check)" = launchguard
 check "the NPD plugin config is installed" test -s /usr/share/launchguard/npd/launchguard-node-check.json

@@ -2,7 +2,7 @@
 """The launchguard-webhook image, built from the Containerfile by real buildah
 and run from its exported root filesystem.
 
-Usage: image_test.py SOURCE_DIR WORK_DIR LAUNCHGUARD WEBHOOK FIXTURES_DIR
+Usage: image_test.py SOURCE_DIR WORK_DIR LAUNCHGUARD WEBHOOK GATE FIXTURES_DIR
        image_test.py --from-source SOURCE_DIR WORK_DIR FIXTURES_DIR
 
 Builds the image as the suite does (see the Containerfile): the binaries of
@@ -16,7 +16,9 @@ in WORK_DIR's storage for the next run; that takes as long as a build of the
 project. Then checks the image's configuration (user
 65532, the webhook as entrypoint), that it holds no shell, exports its root
 filesystem and runs from it with chroot: both programs' --version,
-`launchguard review` of a manifest, and launchguard-webhook as the chart runs
+`launchguard review` of a manifest, the static launch gate as the webhook's
+init container and a GPU container run it (install into a volume as 65532,
+then the installed copy judging a launch and exec'ing its command), and launchguard-webhook as the chart runs
 it (UID 65532, read-only root, the certificate mounted at
 /etc/launchguard/tls) answering AdmissionReviews over TLS on loopback, then
 exiting 0 on SIGTERM. Needs root (chroot, mounts in a private mount
@@ -63,10 +65,11 @@ class Buildah:
         return result.stdout
 
 
-def build_image(buildah, source, work, launchguard, webhook):
+def build_image(buildah, source, work, launchguard, webhook, gate):
     rootfs_input = os.path.join(work, "rootfs-input")
     shutil.rmtree(rootfs_input, ignore_errors=True)
-    subprocess.run([os.path.join(source, "deploy", "image", "make-rootfs.sh"), rootfs_input, launchguard, webhook],
+    subprocess.run([os.path.join(source, "deploy", "image", "make-rootfs.sh"), rootfs_input, launchguard, webhook,
+                    gate],
                    check=True)
     buildah.run("rmi", "--force", IMAGE, check_rc=False)
     started = time.monotonic()
@@ -176,6 +179,53 @@ def check_cli(rootfs, fixtures):
     os.unlink(os.path.join(rootfs, "tmp", "pod.yaml"))
 
 
+def is_static_elf(path):
+    """An ELF executable with no program interpreter (PT_INTERP) loads no
+    shared library: what `file` calls statically linked."""
+    result = subprocess.run(["readelf", "-l", path], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return result.returncode == 0 and "INTERP" not in result.stdout
+
+
+def in_container(rootfs, *command):
+    """COMMAND as 65532 in ROOTFS with /proc, /sys and /dev mounted as a
+    container runtime mounts them (the gate reads its own /proc/self/exe,
+    the node's /sys and /dev), in a private mount namespace."""
+    script = ('set -e; root=$1; shift; for d in proc sys dev; do mkdir -p "$root/$d"; done; '
+              'mount -t proc proc "$root/proc"; mount --rbind /sys "$root/sys"; mount --rbind /dev "$root/dev"; '
+              f'exec chroot --userspec {NONROOT}:{NONROOT} "$root" "$@"')
+    return subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", rootfs,
+                           *command], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+
+
+def check_gate(rootfs):
+    """/usr/bin/launchguard-gate as the webhook injects it: the init
+    container installs it into a volume as 65532, the GPU container runs the
+    installed copy in front of its command."""
+    gate = os.path.join(rootfs, "usr/bin/launchguard-gate")
+    check(os.path.isfile(gate) and is_static_elf(gate), "/usr/bin/launchguard-gate is a static executable")
+    volume = os.path.join(rootfs, "tmp", "launchguard")
+    os.makedirs(volume, exist_ok=True)
+    os.chown(volume, NONROOT, NONROOT)
+    try:
+        result = in_container(rootfs, "/usr/bin/launchguard-gate", "install", "--into", "/tmp/launchguard",
+                              "--profile", "default")
+        check(result.returncode == 0 and os.path.isfile(os.path.join(volume, "launchguard-gate")) and
+              os.path.isfile(os.path.join(volume, "profile.yaml")),
+              "launchguard-gate install --into /tmp/launchguard as 65532", result.stdout)
+        result = in_container(rootfs, "/tmp/launchguard/launchguard-gate", "run", "--profile",
+                              "/tmp/launchguard/profile.yaml", "--mode", "warn", "--termination-log",
+                              "/tmp/launchguard/termination-log", "--", "/usr/bin/launchguard", "--version")
+        check(result.returncode == 0 and "launchguard " in result.stdout,
+              "the installed gate judges the launch and execs its command (launchguard --version)",
+              result.stdout[-1500:])
+    finally:
+        shutil.rmtree(volume, ignore_errors=True)
+        for d in ("proc", "sys", "dev"):
+            path = os.path.join(rootfs, d)
+            if os.path.isdir(path) and not os.listdir(path):
+                os.rmdir(path)
+
+
 class ImageWebhook(webhook_test.Webhook):
     """launchguard-webhook started as the chart starts it: UID 65532, a
     read-only root, the TLS Secret mounted at /etc/launchguard/tls."""
@@ -242,13 +292,13 @@ def check_webhook(rootfs, work, fixtures):
 
 def main():
     from_source = sys.argv[1:2] == ["--from-source"]
-    if len(sys.argv) != (5 if from_source else 6):
+    if len(sys.argv) != (5 if from_source else 7):
         print(__doc__)
         return 2
     if from_source:
         source, work, fixtures = sys.argv[2:]
     else:
-        source, work, launchguard, webhook, fixtures = sys.argv[1:]
+        source, work, launchguard, webhook, gate, fixtures = sys.argv[1:]
     if os.getuid() != 0:
         print(f"FAIL: must run as root (uid {os.getuid()}): chroot and mounts need it")
         return 1
@@ -261,11 +311,12 @@ def main():
     if from_source:
         build_image_from_source(buildah, source, work)
     else:
-        build_image(buildah, source, work, launchguard, webhook)
+        build_image(buildah, source, work, launchguard, webhook, gate)
     check_configuration(buildah)
     rootfs = export_rootfs(buildah, work)
     check_contents(rootfs)
     check_cli(rootfs, fixtures)
+    check_gate(rootfs)
     check_webhook(rootfs, work, fixtures)
     buildah.run("rmi", "--force", IMAGE, check_rc=False)  # vfs keeps a full copy per layer
     print(f"image: test took {time.monotonic() - started:.1f} s")

@@ -1,0 +1,126 @@
+// `run`: act on the verdict and exec the workload. This part runs in the
+// process that becomes the workload, so it does little: the judgement runs
+// in a child (gate.cpp) and this process only prints, sets environment
+// values and calls execvp.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gate/gate.h"
+#include "util/text_escape.h"
+
+extern char** environ;
+
+namespace launchguard {
+namespace {
+
+void write_stderr(const std::string& text) {
+    std::fwrite(text.data(), 1, text.size(), stderr);
+    std::fflush(stderr);
+}
+
+// Kubernetes shows this file as the container's termination message. A
+// failure to write it is said on stderr, which has the whole report anyway.
+void write_termination_log(const std::string& path, const std::string& message) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+    bool written = fd >= 0;
+    std::string_view left = message;
+    while (written && !left.empty()) {
+        const ssize_t n = ::write(fd, left.data(), left.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            written = false;
+            break;
+        }
+        left.remove_prefix(static_cast<std::size_t>(n));
+    }
+    const int saved = errno;
+    if (fd >= 0) ::close(fd);
+    if (!written)
+        write_stderr("launchguard: cannot write the termination log " + printable_text(path) + ": " +
+                     std::strerror(saved) + "\n");
+}
+
+int block(const GateRunOptions& options, const std::string& report) {
+    write_stderr(report);
+    write_termination_log(options.termination_log, termination_message(report));
+    return kGateBlockExitCode;
+}
+
+// This process's environment with the operations applied in order.
+std::vector<std::string> patched_environment(const std::vector<RemediationOp>& ops) {
+    std::vector<std::string> env;
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
+    for (const RemediationOp& op : ops) {
+        const std::string prefix = op.name + "=";
+        std::erase_if(env, [&prefix](const std::string& entry) { return entry.starts_with(prefix); });
+        if (op.kind == RemediationOp::Kind::set_env) env.push_back(prefix + op.value);
+    }
+    return env;
+}
+
+// Runs the workload, or returns the exit code of a check-only run.
+int proceed(const GateRunOptions& options) { return options.check_only ? 0 : exec_workload(options.argv); }
+
+}  // namespace
+
+int exec_workload(const std::vector<std::string>& argv) {
+    if (argv.empty()) {
+        write_stderr("launchguard: no command to run after --\n");
+        return kGateUsageExitCode;
+    }
+    std::vector<char*> args;
+    args.reserve(argv.size() + 1);
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    std::fflush(nullptr);
+    // `launchguard gate` ignores SIGPIPE (cli/main.cpp); an ignored signal
+    // stays ignored across exec, and the workload must get the default.
+    std::signal(SIGPIPE, SIG_DFL);
+    ::execvp(args[0], args.data());
+    const int error = errno;
+    // As a shell: 127 when there is no such file, 126 when there is one
+    // that cannot be executed.
+    const bool missing = error == ENOENT || error == ENOTDIR;
+    write_stderr("launchguard: cannot execute " + printable_text(argv.front()) + ": " + std::strerror(error) + "\n");
+    return missing ? kGateNotFoundExitCode : kGateNotExecutableExitCode;
+}
+
+int run_gate_unjudged(const GateRunOptions& options, const std::string& reason) {
+    const std::string what =
+        "the launch gate could not judge this launch (" + printable_text(reason) + "); the site's failure policy ";
+    if (options.on_error == GateOnError::block) return block(options, "launchguard: " + what + "blocks it\n");
+    write_stderr("launchguard: warning: " + what + "lets it run\n");
+    return proceed(options);
+}
+
+int run_gate(const GateRunOptions& options) {
+    if (options.mode == Mode::off) return proceed(options);
+    auto verdict = judge_launch_with_deadline(options);
+    if (!verdict) return run_gate_unjudged(options, verdict.error().to_string());
+    if (verdict->kind == GateVerdict::Kind::block) return block(options, verdict->report);
+    std::string lines;
+    for (const auto& m : verdict->messages) lines += m + "\n";
+    if (!lines.empty()) write_stderr(lines);
+    if (!verdict->env.empty()) {
+        // The whole patched environment is built first and put in place at
+        // once: no launch runs with half a patch.
+        static std::vector<std::string> patched;
+        static std::vector<char*> entries;
+        patched = patched_environment(verdict->env);
+        entries.clear();
+        for (auto& entry : patched) entries.push_back(entry.data());
+        entries.push_back(nullptr);
+        environ = entries.data();
+    }
+    return proceed(options);
+}
+
+}  // namespace launchguard
