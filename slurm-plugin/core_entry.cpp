@@ -2,6 +2,9 @@
 // through which spank_launchguard.so (dispatch.cpp) and
 // spank_launchguard_prolog.so (prolog_dispatch.cpp) hand it the hooks that
 // need the checks. Slurm never loads this file itself.
+#include <chrono>
+#include <string>
+
 #include "core_interface.h"
 #include "spank_glue.h"
 #include "step_node.h"
@@ -28,7 +31,18 @@ int core_init(spank_t sp, int ac, char** av) {
 // The two recording hooks never fail: a failing user_init drains the node
 // in a batch step. A broken plugstack line fails the task in task_init.
 int core_user_init(spank_t sp, int ac, char** av) {
-    return recording_hook("user_init", ac, av, [sp](const PluginConfig& config) { capture_host_side(sp, config); });
+    return recording_hook("user_init", ac, av, [sp](const PluginConfig& config) {
+        PhaseTimes times;
+        {
+            PhaseTimer timer(config.timing ? &times : nullptr, "host_side");
+            capture_host_side(sp, config);
+        }
+        if (!config.timing) return;
+        log_info("timing user_init: " + times.to_string());
+        // The loading thread has been joined by now (dispatch.cpp).
+        if (!prepare_step_times().empty())
+            log_info("timing prepare_step (slurmstepd's loading thread): " + prepare_step_times().to_string());
+    });
 }
 
 int core_task_init_privileged(spank_t sp, int ac, char** av) {
@@ -37,7 +51,17 @@ int core_task_init_privileged(spank_t sp, int ac, char** av) {
 }
 
 int core_task_init(spank_t sp, int ac, char** av) {
-    return guarded_hook("task_init", ac, av, [sp](const PluginConfig& config) { return run_task_init(sp, config); });
+    return guarded_hook("task_init", ac, av, [sp](const PluginConfig& config) {
+        if (!config.timing) return run_task_init(sp, config);
+        PhaseTimes times;
+        const auto start = std::chrono::steady_clock::now();
+        const int rc = run_task_init(sp, config, &times);
+        const auto total =
+            std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start);
+        log_info("timing task_init task " + std::to_string(local_task_id(sp).value_or(-1)) +
+                 ": total=" + std::to_string(total.count()) + "us " + times.to_string());
+        return rc;
+    });
 }
 
 int core_job_prolog(spank_t sp, int ac, char** av) {

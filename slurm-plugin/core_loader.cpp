@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,19 @@ namespace {
 const launchguard_core* g_core = nullptr;
 std::string g_error;
 bool g_tried = false;
+
+// What the loading thread and the wait for it took (core_loading_times()).
+using Clock = std::chrono::steady_clock;
+Clock::duration g_load_time{};
+Clock::duration g_prepare_time{};
+Clock::duration g_wait_time{};
+Clock::duration g_window{};  // from starting the thread to the wait for it
+Clock::time_point g_started{};
+bool g_timed = false;
+
+long long microseconds(Clock::duration d) {
+    return static_cast<long long>(std::chrono::duration_cast<std::chrono::microseconds>(d).count());
+}
 
 // The loading thread, and the process that started it: a forked child
 // cannot join its parent's thread.
@@ -93,13 +107,17 @@ std::vector<std::string> g_prepare_args;
 bool g_prepare = false;
 
 void* load_on_thread(void*) {
+    const Clock::time_point start = Clock::now();
     g_core = open_core_or_null();
+    const Clock::time_point loaded = Clock::now();
+    g_load_time = loaded - start;
     if (g_core == nullptr || !g_prepare) return nullptr;
     try {
         std::vector<char*> argv;
         for (auto& arg : g_prepare_args) argv.push_back(arg.data());
         argv.push_back(nullptr);
         g_core->prepare_step(static_cast<int>(g_prepare_args.size()), argv.data());
+        g_prepare_time = Clock::now() - loaded;
     } catch (...) {
         // Only the vector allocates; the tasks then read the node themselves.
     }
@@ -145,6 +163,7 @@ void start_loading_core(int ac, char** av) noexcept {
     sigset_t before;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &before);
+    g_started = Clock::now();
     g_loading = ::pthread_create(&g_loader, nullptr, load_on_thread, nullptr) == 0;
     pthread_sigmask(SIG_SETMASK, &before, nullptr);
     if (g_loading) {
@@ -165,7 +184,11 @@ const launchguard_core* wait_for_core() noexcept {
             } catch (...) {
             }
         } else {
+            const Clock::time_point start = Clock::now();
+            g_window = start - g_started;
             ::pthread_join(g_loader, nullptr);
+            g_wait_time = Clock::now() - start;
+            g_timed = true;
         }
         g_loading = false;
     }
@@ -173,6 +196,14 @@ const launchguard_core* wait_for_core() noexcept {
 }
 
 const launchguard_core* loaded_core() { return g_core; }
+
+std::string core_loading_times() {
+    if (!g_timed) return {};
+    return "load=" + std::to_string(microseconds(g_load_time)) +
+           "us prepare_step=" + std::to_string(microseconds(g_prepare_time)) +
+           "us set-up=" + std::to_string(microseconds(g_window)) +
+           "us waited=" + std::to_string(microseconds(g_wait_time)) + "us";
+}
 const std::string& core_load_error() { return g_error; }
 
 }  // namespace launchguard::slurm

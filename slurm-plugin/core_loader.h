@@ -33,4 +33,12 @@ const launchguard_core* wait_for_core() noexcept;
 const launchguard_core* loaded_core();
 const std::string& core_load_error();
 
+// For timing=1 (docs/slurm.md): how long the loading thread took to load the
+// core and to run prepare_step, how long slurmstepd took from starting it to
+// waiting for it (its own set-up of the step, in which the thread's work is
+// free), and how long wait_for_core() waited, in microseconds
+// ("load=..us prepare_step=..us set-up=..us waited=..us"). Empty before
+// wait_for_core() has returned or when no thread was started.
+std::string core_loading_times();
+
 }  // namespace launchguard::slurm

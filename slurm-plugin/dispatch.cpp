@@ -13,6 +13,7 @@ extern "C" {
 #include <slurm/spank.h>
 }
 
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -115,6 +116,42 @@ int report_missing_core(spank_t sp, const PluginConfig& config) {
 }
 
 }  // namespace
+
+// timing=1: the hook's wall time, one line to the slurmd log when it returns,
+// in slurmstepd and slurmd only. task_init is timed by the core, phase by phase.
+class HookTiming {
+public:
+    explicit HookTiming(const char* hook) noexcept : hook_(hook), start_(std::chrono::steady_clock::now()) {}
+    HookTiming(const HookTiming&) = delete;
+    HookTiming& operator=(const HookTiming&) = delete;
+    ~HookTiming() {
+        const PluginConfig* config = remembered_config();
+        if (config == nullptr || !config->timing) return;
+        const spank_context_t context = spank_context();
+        if (context != S_CTX_REMOTE && context != S_CTX_SLURMD) return;
+        try {
+            const auto elapsed =
+                std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start_);
+            std::string line = std::string("timing ") + hook_ + " (hook): " + std::to_string(elapsed.count()) + "us";
+            if (!loading_.empty()) line += "; core loading thread: " + loading_;
+            log_info(line);
+        } catch (...) {
+        }
+    }
+    // After ready_core(): what the loading thread took and the wait for it.
+    void note_core_loading() const noexcept {
+        try {
+            loading_ = core_loading_times();
+        } catch (...) {
+        }
+    }
+
+private:
+    const char* hook_;
+    std::chrono::steady_clock::time_point start_;
+    mutable std::string loading_;
+};
+
 }  // namespace launchguard::slurm
 
 using launchguard::slurm::guarded_hook;
@@ -123,6 +160,8 @@ using launchguard::slurm::PluginConfig;
 
 extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
     using namespace launchguard::slurm;
+    // Logged only in slurmstepd and slurmd: srun would print it to the user.
+    const HookTiming timing("init");
     return guarded_hook("init", ac, av, [sp, ac, av](const PluginConfig& config) {
         remember_config(config);
         const spank_context_t context = spank_context();
@@ -142,11 +181,14 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
 }
 
 extern "C" int slurm_spank_user_init(spank_t sp, int ac, char** av) {
+    const launchguard::slurm::HookTiming timing("user_init");
     const launchguard_core* core = launchguard::slurm::ready_core(sp, ac, av);
+    timing.note_core_loading();
     return core != nullptr ? core->user_init(sp, ac, av) : 0;
 }
 
 extern "C" int slurm_spank_task_init_privileged(spank_t sp, int ac, char** av) {
+    const launchguard::slurm::HookTiming timing("task_init_privileged");
     const launchguard_core* core = launchguard::slurm::ready_core(sp, ac, av);
     return core != nullptr ? core->task_init_privileged(sp, ac, av) : 0;
 }

@@ -72,10 +72,13 @@ Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args) {
             config.hwloc_xml = value;
         } else if (key == "sysfs-root") {
             config.sysfs_root = value;
+        } else if (key == "timing") {
+            if (value != "0" && value != "1") return arg_error(arg, "timing must be 0 or 1");
+            config.timing = value == "1";
         } else {
             return arg_error(arg, "unknown key '" + key +
                                       "' (keys: profile, mode, user-modes, topology-cache, topology-cache-max-age, "
-                                      "on-error, hwloc-xml, sysfs-root)");
+                                      "on-error, hwloc-xml, sysfs-root, timing)");
         }
     }
     return config;

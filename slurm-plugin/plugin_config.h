@@ -29,6 +29,9 @@ struct PluginConfig {
     OnError on_error = OnError::allow;      // when launchguard itself cannot run
     std::optional<std::string> hwloc_xml;   // tests: node topology from this file
     std::optional<std::string> sysfs_root;  // tests: node facts from this root
+    // timing=1: each hook's wall time and the phases of the checks, one
+    // "launchguard: timing ..." line each, to the slurmd log (docs/slurm.md).
+    bool timing = false;
 };
 
 // Every argument is key=value; an unknown key, a missing '=' or a bad value is

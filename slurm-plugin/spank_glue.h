@@ -15,6 +15,7 @@ extern "C" {
 #include "container_placement.h"
 #include "context/launch_context.h"
 #include "plugin_config.h"
+#include "util/phase_times.h"
 
 namespace launchguard::slurm {
 
@@ -60,7 +61,8 @@ const HostSide* captured_host_side();  // null when user_init captured nothing
 std::optional<MountNamespace> forked_namespace();
 
 // Context entry points (one file each).
-int run_task_init(spank_t sp, const PluginConfig& config);
+// `times`: when not null (timing=1), the wall time of task_init's parts.
+int run_task_init(spank_t sp, const PluginConfig& config, PhaseTimes* times = nullptr);
 int run_job_prolog(spank_t sp, const PluginConfig& config);
 
 // The node topology the tasks read (probe/topology_cache.h): reused when

@@ -10,6 +10,8 @@ namespace {
 // Written by prepare_step on the loading thread; read only after slurmstepd's
 // user_init has joined that thread, or in the tasks forked after it.
 std::optional<NodeSnapshot> g_snapshot;
+// What prepare_step's parts took, when the configuration asks (timing=1).
+PhaseTimes g_prepare_times;
 
 }  // namespace
 
@@ -23,6 +25,9 @@ ProbeOptions node_probe_options(const PluginConfig& config) {
     else
         probe.topology_cache = config.topology_cache;
     probe.sysfs_root = config.sysfs_root;
+    // Only what the task rules read: no IOMMU groups, the PCIe links of the
+    // GPUs and NICs alone (docs/performance.md).
+    probe.task_facts_only = true;
     return probe;
 }
 
@@ -31,12 +36,21 @@ void prepare_step(const PluginConfig& config) noexcept {
     // then each task reads the node itself.
     if (config.mode == Mode::off) return;
     try {
-        (void)step_profile(config.profile);
-        if (auto snapshot = probe_node_snapshot(node_probe_options(config))) g_snapshot = std::move(snapshot).value();
+        PhaseTimes* times = config.timing ? &g_prepare_times : nullptr;
+        {
+            PhaseTimer timer(times, "profile");
+            (void)step_profile(config.profile);
+        }
+        ProbeOptions probe = node_probe_options(config);
+        probe.timings = times;
+        PhaseTimer timer(times, "node_snapshot");
+        if (auto snapshot = probe_node_snapshot(probe)) g_snapshot = std::move(snapshot).value();
     } catch (...) {
         g_snapshot.reset();
     }
 }
+
+const PhaseTimes& prepare_step_times() { return g_prepare_times; }
 
 std::optional<NodeSnapshot> take_prepared_node_snapshot() {
     std::optional<NodeSnapshot> taken = std::move(g_snapshot);

@@ -25,4 +25,9 @@ void prepare_step(const PluginConfig& config) noexcept;
 // node's facts grows with its CPUs and devices.
 std::optional<NodeSnapshot> take_prepared_node_snapshot();
 
+// The wall time of prepare_step's parts under timing=1 (empty otherwise):
+// the profile, then the node snapshot and its reads (node.power, topology...).
+// Read after the loading thread was joined (user_init).
+const PhaseTimes& prepare_step_times();
+
 }  // namespace launchguard::slurm

@@ -56,7 +56,7 @@ int apply_patch(spank_t sp, const Report& report) {
 
 }  // namespace
 
-int run_task_init(spank_t sp, const PluginConfig& config) {
+int run_task_init(spank_t sp, const PluginConfig& config, PhaseTimes* times) {
     std::string refusal;
     const Mode mode = effective_mode(config, refusal);
     const bool first_task_on_node = local_task_id(sp).value_or(0) == 0;
@@ -66,13 +66,16 @@ int run_task_init(spank_t sp, const PluginConfig& config) {
     }
     if (mode == Mode::off) return 0;
 
+    PhaseTimer profile_timer(times, "profile");
     const auto& profile = step_profile(config.profile);
+    profile_timer.stop();
     if (!profile) {
         log_error("profile: " + profile.error().to_string());
         if (first_task_on_node) tell_user("cannot load profile: " + profile.error().to_string());
         return config.on_error == OnError::block ? -1 : 0;
     }
 
+    PhaseTimer placement_timer(times, "job_env+placement");
     Environment env = job_environment(sp);
     // Inside a pyxis container the host is out of reach; user_init captured
     // its side, and the namespace change says whether the task left it.
@@ -84,6 +87,7 @@ int run_task_init(spank_t sp, const PluginConfig& config) {
         forked_in && now && *forked_in == *now ? std::nullopt : current_root_mount_directory();
     Placement placement = place_task(forked_in, now, root_directory, captured_host_side(), env);
     if (!placement.warning.empty() && first_task_on_node) log_error(placement.warning);
+    placement_timer.stop();
 
     ProbeOptions probe = node_probe_options(config);
     probe.environment = std::move(env);
@@ -92,7 +96,10 @@ int run_task_init(spank_t sp, const PluginConfig& config) {
     // node's facts do not change with the task's mount namespace).
     probe.node_snapshot = take_prepared_node_snapshot();
     if (auto nodes = item_u32(sp, S_JOB_NNODES)) probe.job_nodes = static_cast<int>(*nodes);
+    probe.timings = times;
+    PhaseTimer context_timer(times, "build_context");
     auto context = build_context(std::move(probe));
+    context_timer.stop();
     if (!context) {
         log_error("cannot inspect the task: " + context.error().to_string());
         if (first_task_on_node) tell_user("cannot inspect the task: " + context.error().to_string());
@@ -116,8 +123,11 @@ int run_task_init(spank_t sp, const PluginConfig& config) {
     options.mode = mode;
     options.scopes = kScopeLive;
     options.applicable = {RemediationOp::Kind::set_env, RemediationOp::Kind::unset_env};
+    PhaseTimer rules_timer(times, "rules");
     Report report = evaluate(*context, *profile, options);
+    rules_timer.stop();
 
+    PhaseTimer report_timer(times, "report");
     if (first_task_on_node) {
         auto job = item_u32(sp, S_JOB_ID);
         DecisionSite site{"task_init", job ? std::to_string(*job) : "?", step_name(item_u32(sp, S_JOB_STEPID)),
@@ -125,7 +135,9 @@ int run_task_init(spank_t sp, const PluginConfig& config) {
         log_info(decision_line(site, report));
         if (!report.findings.empty()) tell_user(user_message(report, context->runtime));
     }
+    report_timer.stop();
     if (report.decision == Decision::block) return -1;
+    PhaseTimer patch_timer(times, "patch");
     return apply_patch(sp, report);
 }
 

@@ -44,7 +44,7 @@ const std::vector<std::string>& system_library_dirs() {
     return kDirs;
 }
 
-std::vector<std::string> loader_dirs(const Environment* env, const FileView* files) {
+std::vector<std::string> loader_dirs(const Environment* env, const FileView* files, std::string_view arch) {
     std::vector<std::string> dirs;
     if (env != nullptr) {
         if (auto it = env->find("LD_LIBRARY_PATH"); it != env->end()) {
@@ -59,9 +59,13 @@ std::vector<std::string> loader_dirs(const Environment* env, const FileView* fil
         }
     }
     for (const auto& dir : system_library_dirs()) dirs.push_back(dir);
+    const std::string_view other = arch == "x86_64"    ? std::string_view("aarch64-linux-gnu")
+                                   : arch == "aarch64" ? std::string_view("x86_64-linux-gnu")
+                                                       : std::string_view();
     std::vector<std::string> unique;
     std::set<std::string> seen;
     for (auto& dir : dirs) {
+        if (!other.empty() && dir.ends_with(other)) continue;
         if (seen.insert(dir).second) unique.push_back(std::move(dir));
     }
     return unique;

@@ -23,8 +23,12 @@ const std::vector<std::string>& system_library_dirs();
 
 // dlopen's directories in the task, in order and without repeats: env's
 // LD_LIBRARY_PATH (may be null), files' /etc/ld.so.conf{,.d/*.conf} (may
-// be null), then system_library_dirs().
-std::vector<std::string> loader_dirs(const Environment* env, const FileView* files);
+// be null), then system_library_dirs(). `arch` is the node's architecture
+// ("x86_64", "aarch64"; empty when unknown): a directory that ends in the
+// other architecture's multiarch name ("...aarch64-linux-gnu" on x86_64)
+// holds nothing the task's loader would take, and is left out, so that no
+// finding or unknown reason names it.
+std::vector<std::string> loader_dirs(const Environment* env, const FileView* files, std::string_view arch);
 
 struct Version {
     int major = 0;

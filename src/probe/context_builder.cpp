@@ -102,7 +102,7 @@ Fact<CpuSet> probe_cpu_mask(const ProbeOptions& o, std::optional<Error>& error) 
 // `node`: the node facts, read under o.sysfs_root or "/", the root the
 // topology is laid over when it is: it takes their PCIe link states instead
 // of reading them again. Or null.
-Fact<NodeTopology> probe_topology(const ProbeOptions& o, std::optional<Error>& error, const NodeFacts* node = nullptr) {
+Fact<NodeTopology> probe_topology(const ProbeOptions& o, std::optional<Error>& error, NodeFacts* node = nullptr) {
     Fact<NodeTopology> topo;
     // Live sysfs describes this machine; mixing it into an XML recorded
     // elsewhere would blend two nodes, so it is used only when asked for or
@@ -135,8 +135,14 @@ Fact<NodeTopology> probe_topology(const ProbeOptions& o, std::optional<Error>& e
         return Fact<NodeTopology>::unknown("no hwloc XML given and live discovery is disabled");
     }
     if (sysfs) {
+        // Timed on its own, and inside "topology" too.
+        PhaseTimer timer(o.timings, "topology.sysfs");
         const bool links_read = node != nullptr && node->pcie_links.is_known();
-        augment_topology_from_sysfs(topo.value(), *sysfs, links_read ? &node->pcie_links.value() : nullptr);
+        // A task reads the links of the GPUs and NICs only, once the HCAs
+        // that sysfs knows are added; its node facts keep them.
+        const bool gpu_nic_links = o.task_facts_only && node != nullptr && !links_read;
+        augment_topology_from_sysfs(topo.value(), *sysfs, links_read ? &node->pcie_links.value() : nullptr,
+                                    gpu_nic_links ? &node->pcie_links : nullptr);
     }
     return Fact<NodeTopology>::known(topo.value(), topo->source);
 }
@@ -265,14 +271,35 @@ JobShape job_shape_from(const Environment& env, std::optional<int> job_nodes, st
     return shape;
 }
 
-Result<NodeSnapshot> probe_node_snapshot(const ProbeOptions& o) {
+// The node's part of a context: its facts under o.sysfs_root, the topology
+// laid over them, and the PCIe capabilities when asked for.
+std::optional<Error> probe_node_into(const ProbeOptions& o, NodeFacts& node, Fact<NodeTopology>& topology) {
     std::optional<Error> error;
+    node = probe_node_facts(o.sysfs_root.value_or("/"), o.timings,
+                            o.task_facts_only ? NodeFactSet::task : NodeFactSet::all);
+    {
+        PhaseTimer timer(o.timings, "topology");
+        topology = probe_topology(o, error, &node);
+    }
+    if (error) return error;
+    if (o.task_facts_only && !node.pcie_links.is_known() && topology.is_known()) {
+        // The topology was not laid over sysfs (an hwloc XML without a sysfs
+        // tree): the links come from the same root the node facts do.
+        std::vector<std::string> busids;
+        for (const auto& gpu : topology->gpus) busids.push_back(gpu.busid);
+        for (const auto& nic : topology->nics) busids.push_back(nic.busid);
+        node.pcie_links = probe_pcie_links(o.sysfs_root.value_or("/"), busids);
+    }
+    PhaseTimer timer(o.timings, "pci_capabilities");
+    probe_pci_capabilities_into(o, node, topology);
+    return std::nullopt;
+}
+
+Result<NodeSnapshot> probe_node_snapshot(const ProbeOptions& o) {
     NodeSnapshot snapshot;
-    snapshot.node = probe_node_facts(o.sysfs_root.value_or("/"));
-    snapshot.topology = probe_topology(o, error, &snapshot.node);
-    if (error) return *error;
-    probe_pci_capabilities_into(o, snapshot.node, snapshot.topology);
+    if (auto error = probe_node_into(o, snapshot.node, snapshot.topology)) return *error;
     if (o.root == "/") {
+        PhaseTimer timer(o.timings, "interfaces");
         snapshot.read_in_namespaces = current_namespaces();
         snapshot.interfaces = probe_interfaces(o, snapshot.topology);
     }
@@ -283,20 +310,19 @@ Result<LaunchContext> build_context(ProbeOptions o) {
     LaunchContext ctx;
     std::optional<Error> error;
 
+    PhaseTimer env_timer(o.timings, "env+cpu_mask");
     ctx.env = probe_env(o, error);
     if (error) return *error;
     ctx.files = std::make_shared<RootedFileView>(o.root);
     ctx.cpu_mask = probe_cpu_mask(o, error);
     if (error) return *error;
+    env_timer.stop();
     std::optional<NodeSnapshot>& snapshot = o.node_snapshot;
     if (snapshot) {
         ctx.topology = std::move(snapshot->topology);
         ctx.node = std::move(snapshot->node);
-    } else {
-        ctx.node = probe_node_facts(o.sysfs_root.value_or("/"));
-        ctx.topology = probe_topology(o, error, &ctx.node);
-        if (error) return *error;
-        probe_pci_capabilities_into(o, ctx.node, ctx.topology);
+    } else if (auto node_error = probe_node_into(o, ctx.node, ctx.topology)) {
+        return *node_error;
     }
 
     static const Environment kNoEnv;
@@ -307,15 +333,19 @@ Result<LaunchContext> build_context(ProbeOptions o) {
     if (o.gpus && ctx.topology.is_known()) {
         if (auto resolved = resolve_gpu_list(*o.gpus, *ctx.topology, "--gpus"); !resolved) return resolved.error();
     }
+    PhaseTimer interfaces_timer(o.timings, "interfaces");
     if (snapshot && snapshot->read_in_namespaces && o.root == "/" &&
         current_namespaces() == snapshot->read_in_namespaces) {
         ctx.interfaces = std::move(snapshot->interfaces);
     } else {
         ctx.interfaces = probe_interfaces(o, ctx.topology);
     }
+    interfaces_timer.stop();
     ctx.job = job_shape_from(env, o.job_nodes, o.job_gpus);
+    PhaseTimer container_timer(o.timings, "container+runtime");
     ctx.container = probe_container(o.root, o.pid, o.proc_root);
     ctx.runtime = o.runtime != Runtime::unknown ? o.runtime : detect_runtime(env, o.root);
+    container_timer.stop();
 
     if (o.host_root || o.host_env_file) {
         HostView host;

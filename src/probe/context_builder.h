@@ -8,6 +8,7 @@
 
 #include "context/launch_context.h"
 #include "util/error.h"
+#include "util/phase_times.h"
 
 namespace launchguard {
 
@@ -48,9 +49,17 @@ struct ProbeOptions {
     // GPUs' and NICs' paths and of the NICs: node checks and `check` do; a
     // task check does not need them (no task rule reads them).
     bool pci_capabilities = false;
+    // Read only the node facts that a task's rules use (NodeFactSet::task in
+    // probe/sysfs_probe.h): no IOMMU groups, and PCIe link states for the
+    // topology's GPUs and NICs instead of every device. The Slurm task
+    // plugin does; node checks and `check` read everything.
+    bool task_facts_only = false;
     // The node's part read once for every task (probe_node_snapshot, with
     // these options); absent, build_context reads it itself.
     std::optional<NodeSnapshot> node_snapshot;
+    // When not null, the wall time of each part read is added here
+    // ("env", "node.power", "topology", "interfaces"...; util/phase_times.h).
+    PhaseTimes* timings = nullptr;
 };
 
 // Errors are for inputs the caller named and that cannot be used (an

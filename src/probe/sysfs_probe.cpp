@@ -1,7 +1,11 @@
 #include "probe/sysfs_probe.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <array>
@@ -13,6 +17,7 @@
 #include <utility>
 
 #include "probe/text_file.h"
+#include "util/file_descriptor.h"
 
 namespace launchguard {
 namespace {
@@ -154,6 +159,60 @@ bool contains(const std::string& haystack, std::string_view needle) {
     return haystack.find(needle) != std::string::npos;
 }
 
+template <typename T>
+std::optional<T> parse_number(const std::optional<std::string>& text) {
+    if (!text) return std::nullopt;
+    T v{};
+    auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
+    if (ec != std::errc() || ptr != text->data() + text->size()) return std::nullopt;
+    return v;
+}
+
+// The attributes of one sysfs directory (a CPU's), read relative to it.
+// read_attribute goes through read_text_file, which looks at the whole path
+// before it opens it and then reads to the end: six system calls and two
+// walks of an eight-component path per file. probe_power reads eleven files
+// per CPU on a node with four idle states, and on 128 CPUs that took 14 ms of
+// every Slurm step, most of what the step then waited for
+// (docs/performance.md). Here a file costs an openat of the short relative
+// path, one read and a close, and an fstatat first outside the live sysfs
+// (a recorded tree may hold anything; sysfs holds no FIFOs or devices). An
+// attribute is at most a page, and a short read of a regular file is its
+// end; a file that fills the page is read the usual way.
+class AttributeDir {
+public:
+    explicit AttributeDir(std::string path, bool live)
+        : path_(std::move(path)), live_(live), fd_(::open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {}
+
+    // The attribute without surrounding whitespace, as read_attribute gives it.
+    std::optional<std::string> read(const std::string& relative) {
+        if (fd_.get() < 0) return std::nullopt;
+        if (!live_) {
+            struct stat st {};
+            if (::fstatat(fd_.get(), relative.c_str(), &st, 0) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+        }
+        UniqueFd file(::openat(fd_.get(), relative.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+        if (file.get() < 0) return std::nullopt;
+        buffer_.resize(kPage);
+        ssize_t n = 0;
+        do {
+            n = ::read(file.get(), buffer_.data(), buffer_.size());
+        } while (n < 0 && errno == EINTR);
+        if (n < 0) return std::nullopt;
+        if (static_cast<std::size_t>(n) == buffer_.size()) return read_attribute(path_ + "/" + relative);
+        buffer_.resize(static_cast<std::size_t>(n));
+        if (t_recording != nullptr) record_file(path_ + "/" + relative, buffer_);
+        return std::string(trim(buffer_));
+    }
+
+private:
+    static constexpr std::size_t kPage = 4096;
+    std::string path_;
+    bool live_;
+    UniqueFd fd_;
+    std::string buffer_;
+};
+
 // "0 1 2 3" (cpufreq's affected_cpus) -> CPUs; empty when malformed.
 std::vector<unsigned> cpu_numbers(std::string_view text) {
     std::vector<unsigned> cpus;
@@ -202,35 +261,73 @@ bool read_cpufreq_policies(const std::string& cpu_dir, CpuPower& power) {
     return any;
 }
 
-Fact<CpuPower> probe_power(const std::string& root) {
+// The first idle state of a CPU that power.cstates looks at for `disable`:
+// the first two are polling and the shallowest halt, whose switch no rule
+// reads (rules/power_rules.cpp, kFirstDeepState).
+constexpr std::size_t kFirstDeepIdleState = 2;
+
+// `set`: NodeFactSet::task leaves the `disable` of the two shallow idle
+// states unread (false). On the live sysfs the state names are read from
+// the first CPU only and given to the others, unless each CPU has a driver
+// of its own (cpuN/cpuidle/driver, CONFIG_CPU_IDLE_MULTIPLE_DRIVERS) or a
+// gather is recording: the kernel shows every CPU of a cpuidle driver the
+// driver's own state names (drivers/cpuidle/sysfs.c). Either way four of a
+// CPU's eleven files on a usual server (docs/performance.md).
+Fact<CpuPower> probe_power(const std::string& root, NodeFactSet set) {
     std::string cpu_dir = under_root(root, "sys/devices/system/cpu");
+    const bool live = is_live(root);
     CpuPower power;
     bool any_cpu = false;
     std::size_t cpus = 0;
     bool any_setting = false;
+    // Names by state number, from the first CPU with idle states; absent
+    // while names are read per CPU.
+    std::optional<std::map<unsigned, std::string>> driver_names;
+    bool names_decided = false;
     for (const auto& name : entries(cpu_dir)) {
         auto cpu = numbered(name, "cpu");
         if (!cpu) continue;
         any_cpu = true;
         ++cpus;
         std::string base = cpu_dir + "/" + name;
-        if (auto g = read_attribute(base + "/cpufreq/scaling_governor")) {
+        AttributeDir attributes(base, live);
+        if (auto g = attributes.read("cpufreq/scaling_governor")) {
             power.governor[*cpu] = *g;
             any_setting = true;
         }
-        if (auto v = read_number<long>(base + "/cpufreq/scaling_max_freq")) power.scaling_max_khz[*cpu] = *v;
-        if (auto v = read_number<long>(base + "/cpufreq/cpuinfo_max_freq")) power.cpuinfo_max_khz[*cpu] = *v;
-        std::vector<std::pair<unsigned, CpuPower::IdleState>> states;
+        if (auto v = parse_number<long>(attributes.read("cpufreq/scaling_max_freq"))) power.scaling_max_khz[*cpu] = *v;
+        if (auto v = parse_number<long>(attributes.read("cpufreq/cpuinfo_max_freq"))) power.cpuinfo_max_khz[*cpu] = *v;
+        std::vector<std::pair<unsigned, std::string>> numbered_states;  // number, directory name
         for (const auto& state : entries(base + "/cpuidle")) {
-            auto k = numbered(state, "state");
-            if (!k) continue;
-            CpuPower::IdleState s;
-            s.name = read_attribute(base + "/cpuidle/" + state + "/name").value_or(state);
-            s.disabled = read_flag(base + "/cpuidle/" + state + "/disable").value_or(false);
-            states.emplace_back(*k, std::move(s));
+            if (auto k = numbered(state, "state")) numbered_states.emplace_back(*k, state);
         }
         // state10 sorts before state2 by name; order by number.
-        std::sort(states.begin(), states.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        std::sort(numbered_states.begin(), numbered_states.end());
+        if (!numbered_states.empty() && !names_decided) {
+            names_decided = true;
+            if (live && t_recording == nullptr && !is_dir(base + "/cpuidle/driver")) driver_names.emplace();
+        }
+        std::vector<std::pair<unsigned, CpuPower::IdleState>> states;
+        for (std::size_t index = 0; index < numbered_states.size(); ++index) {
+            const auto& [k, state] = numbered_states[index];
+            CpuPower::IdleState s;
+            const std::string* shared = nullptr;
+            if (driver_names) {
+                auto it = driver_names->find(k);
+                if (it != driver_names->end()) shared = &it->second;
+            }
+            if (shared != nullptr) {
+                s.name = *shared;
+            } else {
+                s.name = attributes.read("cpuidle/" + state + "/name").value_or(state);
+                if (driver_names) driver_names->emplace(k, s.name);
+            }
+            if (set == NodeFactSet::all || index >= kFirstDeepIdleState) {
+                auto disabled = parse_number<long>(attributes.read("cpuidle/" + state + "/disable"));
+                s.disabled = disabled.value_or(0) != 0;
+            }
+            states.emplace_back(k, std::move(s));
+        }
         if (!states.empty()) {
             any_setting = true;
             auto& list = power.idle_states[*cpu];
@@ -443,18 +540,22 @@ std::optional<PcieLink> read_link(const std::string& dev, const char* speed_file
     return link;
 }
 
+std::optional<PcieLinkRecord> read_pcie_link(const std::string& dir, const std::string& busid) {
+    auto current = read_link(dir + "/" + busid, "current_link_speed", "current_link_width");
+    auto max = read_link(dir + "/" + busid, "max_link_speed", "max_link_width");
+    if (!current && !max) return std::nullopt;
+    PcieLinkRecord rec;
+    rec.busid = lower(busid);
+    rec.current = current.value_or(PcieLink{});
+    rec.max = max.value_or(PcieLink{});
+    return rec;
+}
+
 std::map<std::string, PcieLinkRecord> read_pcie_links(const std::string& root) {
     std::string dir = under_root(root, "sys/bus/pci/devices");
     std::map<std::string, PcieLinkRecord> links;
     for (const auto& busid : entries(dir)) {
-        auto current = read_link(dir + "/" + busid, "current_link_speed", "current_link_width");
-        auto max = read_link(dir + "/" + busid, "max_link_speed", "max_link_width");
-        if (!current && !max) continue;
-        PcieLinkRecord rec;
-        rec.busid = lower(busid);
-        rec.current = current.value_or(PcieLink{});
-        rec.max = max.value_or(PcieLink{});
-        links[rec.busid] = rec;
+        if (auto rec = read_pcie_link(dir, busid)) links[rec->busid] = std::move(*rec);
     }
     return links;
 }
@@ -609,16 +710,48 @@ std::string parse_ib_state(std::string_view text) {
     return std::string(colon == std::string_view::npos ? text : trim(text.substr(colon + 1)));
 }
 
-NodeFacts probe_node_facts(const std::string& root) {
+Fact<std::map<std::string, PcieLinkRecord>> probe_pcie_links(const std::string& root,
+                                                             const std::vector<std::string>& busids) {
+    std::string dir = under_root(root, "sys/bus/pci/devices");
+    if (!is_dir(dir)) return Fact<std::map<std::string, PcieLinkRecord>>::unknown("no " + dir);
+    std::map<std::string, PcieLinkRecord> links;
+    for (const auto& busid : busids) {
+        if (busid.empty() || links.count(lower(busid)) != 0) continue;
+        if (auto rec = read_pcie_link(dir, lower(busid))) links[rec->busid] = std::move(*rec);
+    }
+    return Fact<std::map<std::string, PcieLinkRecord>>::known(std::move(links), dir);
+}
+
+NodeFacts probe_node_facts(const std::string& root, PhaseTimes* times, NodeFactSet set) {
     NodeFacts facts;
-    facts.power = probe_power(root);
-    facts.numa_balancing = probe_numa_balancing(root);
-    facts.kernel_cmdline = probe_cmdline(root);
-    facts.virtualization = probe_virtualization(root);
-    facts.iommu_groups = probe_iommu(root);
-    facts.iommu_units = probe_iommu_units(root);
-    facts.pcie_links = probe_pcie(root);
-    facts.gpudirect = probe_gpudirect(root);
+    {
+        PhaseTimer timer(times, "node.power");
+        facts.power = probe_power(root, set);
+    }
+    {
+        PhaseTimer timer(times, "node.numa+cmdline+virt");
+        facts.numa_balancing = probe_numa_balancing(root);
+        facts.kernel_cmdline = probe_cmdline(root);
+        facts.virtualization = probe_virtualization(root);
+    }
+    {
+        PhaseTimer timer(times, "node.iommu");
+        facts.iommu_groups = set == NodeFactSet::all
+                                 ? probe_iommu(root)
+                                 : Fact<std::vector<IommuGroup>>::unknown("IOMMU groups are read by node checks only");
+        facts.iommu_units = probe_iommu_units(root);
+    }
+    if (set == NodeFactSet::all) {
+        PhaseTimer timer(times, "node.pcie_links");
+        facts.pcie_links = probe_pcie(root);
+    } else {
+        facts.pcie_links = Fact<std::map<std::string, PcieLinkRecord>>::unknown(
+            "PCIe links are read for the topology's GPUs and NICs only, and the topology is unknown");
+    }
+    {
+        PhaseTimer timer(times, "node.gpudirect");
+        facts.gpudirect = probe_gpudirect(root);
+    }
     facts.pci_capabilities =
         Fact<std::map<std::string, PciCapabilities>>::unknown("PCI capabilities are read by node checks only");
     if (is_live(root)) {
@@ -648,7 +781,8 @@ std::vector<NetInterface> read_net_interfaces(const std::string& root) {
 }
 
 void augment_topology_from_sysfs(NodeTopology& topo, const std::string& root,
-                                 const std::map<std::string, PcieLinkRecord>* links) {
+                                 const std::map<std::string, PcieLinkRecord>* links,
+                                 Fact<std::map<std::string, PcieLinkRecord>>* gpu_nic_links) {
     bool used = false;
 
     std::string ib_dir = under_root(root, "sys/class/infiniband");
@@ -696,7 +830,13 @@ void augment_topology_from_sysfs(NodeTopology& topo, const std::string& root,
     }
 
     std::map<std::string, PcieLinkRecord> read_here;
-    if (links == nullptr) {
+    if (links == nullptr && gpu_nic_links != nullptr) {
+        std::vector<std::string> busids;
+        for (const auto& gpu : topo.gpus) busids.push_back(gpu.busid);
+        for (const auto& nic : topo.nics) busids.push_back(nic.busid);
+        *gpu_nic_links = probe_pcie_links(root, busids);
+        links = gpu_nic_links->is_known() ? &gpu_nic_links->value() : &read_here;
+    } else if (links == nullptr) {
         read_here = read_pcie_links(root);
         links = &read_here;
     }

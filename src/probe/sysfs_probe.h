@@ -14,6 +14,7 @@
 
 #include "context/node_facts.h"
 #include "context/topology.h"
+#include "util/phase_times.h"
 
 namespace launchguard {
 
@@ -25,7 +26,25 @@ namespace launchguard {
 // kernel (sysconf, uname); under another root from what the tree holds: the
 // page size from the transparent huge page PMD size, aarch64 from the arm64
 // form of proc/cpuinfo.
-NodeFacts probe_node_facts(const std::string& root);
+// Which node facts to read. A task's rules (scope L) read neither the IOMMU
+// groups (virt.iommu-translating and virt.iommu-strict are node rules) nor
+// the link state of any PCI device but the GPUs and NICs: for a task the
+// groups are left unknown and the links are read for the topology's GPUs and
+// NICs only (probe_pcie_links). On a server of hundreds of PCI devices and
+// IOMMU groups that is most of the node's sysfs reads (docs/performance.md).
+enum class NodeFactSet { all, task };
+
+// `times`: when not null, the wall time of each family of reads is added
+// ("node.power", "node.iommu", ...; util/phase_times.h). With
+// NodeFactSet::task, iommu_groups is unknown and pcie_links is left unread
+// (unknown) for the caller to fill with probe_pcie_links.
+NodeFacts probe_node_facts(const std::string& root, PhaseTimes* times = nullptr, NodeFactSet set = NodeFactSet::all);
+
+// The PCIe link records of the devices named (bus ids), under root's
+// sys/bus/pci/devices; a device without link attributes is left out.
+// Unknown when root has no sys/bus/pci/devices.
+Fact<std::map<std::string, PcieLinkRecord>> probe_pcie_links(const std::string& root,
+                                                             const std::vector<std::string>& busids);
 
 // Adds what hwloc does not know: IB port state / physical state / rate /
 // link layer (sys/class/infiniband), PCIe current and max link of each GPU
@@ -34,8 +53,12 @@ NodeFacts probe_node_facts(const std::string& root);
 // `links`: the link states of every PCI device under this root, read already
 // (NodeFacts::pcie_links), or null to read them here: on a node with
 // hundreds of PCI devices, that is four files each.
+// `gpu_nic_links`: when not null (and `links` is), only the links of the
+// topology's GPUs and NICs (with the HCAs sysfs added) are read, and kept
+// there (probe_pcie_links): what a task's rules need.
 void augment_topology_from_sysfs(NodeTopology& topo, const std::string& root,
-                                 const std::map<std::string, PcieLinkRecord>* links = nullptr);
+                                 const std::map<std::string, PcieLinkRecord>* links = nullptr,
+                                 Fact<std::map<std::string, PcieLinkRecord>>* gpu_nic_links = nullptr);
 
 // What names a node and its software for the node record (node/node_record.h):
 // what rules do not read but fleets drift in. Each unknown has its reason.

@@ -1,6 +1,8 @@
 // Container resources NCCL depends on: /dev/shm size and the locked-memory
 // limit that RDMA registration needs.
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +17,66 @@ namespace {
 
 using rules::join;
 
+// Where NCCL keeps its shared-memory buffers. NCCL's
+// ncclShmAllocateShareableBuffer (src/transport/shm.cc) takes cuMem host
+// memory instead of a /dev/shm/nccl-* file when ncclCuMemEnable() and
+// ncclCuMemHostEnable() (src/misc/cudawrap.cc) both hold. The latter reads
+// NCCL_CUMEM_HOST_ENABLE, added in 2.23 with a default of 0; from 2.24 its
+// default -1 means "on when the CUDA driver is 12.6 or later" (12.2 at
+// least in any case). Only its proxy-ops pool and a few small NVLS segments
+// stay in /dev/shm.
+constexpr nccl::Version kCuMemHostSetting{2, 23, 0};
+constexpr nccl::Version kCuMemHostByDefault{2, 24, 0};
+// CUDA 12.6 came with the R560 driver (CUDA Toolkit release notes, "CUDA
+// Toolkit and Corresponding Driver Versions": 12.6 GA needs >= 560.28.03).
+// 12.2, which any cuMem host allocation needs, with R535 (>= 535.54.03).
+constexpr long kCuda126Driver = 560;
+constexpr long kCuda122Driver = 535;
+
+// The major number of the kernel module's version in the first line of
+// /proc/driver/nvidia/version ("... Kernel Module  565.57.01  ..."), or -1. A forward-compatible libcuda in the image
+// can report a newer CUDA than this; then the rule still speaks of the host's driver, as NCCL's check would not.
+long driver_major(const std::string& line) {
+    for (std::size_t i = 0; i < line.size(); ++i) {
+        if (!std::isdigit(static_cast<unsigned char>(line[i])) || (i > 0 && line[i - 1] != ' ')) continue;
+        std::size_t end = i;
+        while (end < line.size() && std::isdigit(static_cast<unsigned char>(line[end]))) ++end;
+        if (end == line.size() || line[end] != '.' || end - i < 3 || end - i > 4) continue;
+        long major = 0;
+        std::from_chars(line.data() + i, line.data() + end, major);
+        return major;
+    }
+    return -1;
+}
+
+// Whether the image's NCCL keeps its shared-memory transport buffers out of
+// /dev/shm: a description of why when it does, "" when it does not, and the
+// version evidence in `nccl` either way.
+std::string cumem_host_buffers(const RuleInput& in, std::string& nccl) {
+    std::string where;
+    auto version = rules::image_nccl_version(in, where);
+    nccl = version ? "NCCL " + version->to_string() + " (" + where + ")" : "unknown (" + where + ")";
+    if (!version || *version < kCuMemHostSetting) return "";
+    // NCCL_CUMEM_ENABLE=0 (or any negative but -2) keeps every buffer on /dev/shm.
+    if (const nccl::Setting* cumem = in.nccl.get("NCCL_CUMEM_ENABLE")) {
+        auto value = rules::effective_int(*cumem);
+        if (value && *value <= 0 && *value != -2) return "";
+    }
+    const auto& gdr = in.ctx.node.gpudirect;
+    const long major = gdr && gdr->nvidia_driver ? driver_major(*gdr->nvidia_driver) : -1;
+    if (const nccl::Setting* host = in.nccl.get("NCCL_CUMEM_HOST_ENABLE")) {
+        auto value = rules::effective_int(*host);
+        if (value && *value != -1) {
+            if (*value == 0 || (major >= 0 && major < kCuda122Driver)) return "";
+            return "NCCL_CUMEM_HOST_ENABLE=" + host->value + " (" + host->origin + ") with NCCL " +
+                   version->to_string();
+        }
+    }
+    if (*version < kCuMemHostByDefault) return "";
+    if (major < kCuda126Driver) return "";
+    return "NCCL " + version->to_string() + " with driver " + std::to_string(major) + " (CUDA 12.6 or later)";
+}
+
 void check_shm_small(const RuleInput& in, RuleOutput& out) {
     const std::uint64_t minimum = in.profile.container.shm_min_bytes;
     if (minimum == 0) return;
@@ -25,6 +87,15 @@ void check_shm_small(const RuleInput& in, RuleOutput& out) {
         return;
     }
     if (*shm >= minimum) return;
+    // Only now the image's NCCL is looked up: a launch with room enough pays nothing.
+    std::string nccl;
+    const std::string cumem = cumem_host_buffers(in, nccl);
+    if (!cumem.empty()) {
+        out.unknown("does not apply: " + cumem +
+                    " keeps its shared-memory transport buffers in cuMem host memory, not in /dev/shm (" +
+                    format_byte_size(*shm) + "); only its small proxy-ops pool is there");
+        return;
+    }
     Finding& finding = out.fire("/dev/shm is " + format_byte_size(*shm) + ", below the " + format_byte_size(minimum) +
                                 " minimum of profile " + in.profile.name +
                                 ": NCCL's proxy and shared-memory buffers (and data loader workers) live there, and "
@@ -33,6 +104,7 @@ void check_shm_small(const RuleInput& in, RuleOutput& out) {
                                   format_byte_size(*shm) + (shm.source().empty() ? "" : " (" + shm.source() + ")"));
     finding.evidence.emplace_back("minimum", format_byte_size(minimum) + " (profile " + in.profile.name + ")");
     finding.evidence.emplace_back("runtime", std::string(to_string(in.ctx.runtime)));
+    finding.evidence.emplace_back("nccl_version", nccl);
     finding.remediation.push_back(RemediationOp::shm(minimum));
 }
 
@@ -158,13 +230,18 @@ const TableRule kShmSmall{
         .nccl_only = true,
         .checks = "Compares the size of /dev/shm as the task sees it with the profile's container.shm_min "
                   "(default 1 GiB). In Kubernetes the size comes from the Pod spec: a memory emptyDir, a hostPath "
-                  "or hostIPC at /dev/shm.",
+                  "or hostIPC at /dev/shm. Does not apply (an unknown that says so) when the image's NCCL keeps "
+                  "its shared-memory buffers in cuMem host memory: NCCL 2.24 or later on a node whose NVIDIA "
+                  "driver is R560 (CUDA 12.6) or later, or NCCL 2.23 or later with NCCL_CUMEM_HOST_ENABLE=1; not "
+                  "when NCCL_CUMEM_ENABLE or NCCL_CUMEM_HOST_ENABLE is 0. An older, unversioned or absent NCCL, "
+                  "or an unknown driver, keeps the rule firing.",
         .why = "NCCL always keeps its proxy-ops pool in /dev/shm, and its shared-memory transport buffers too when "
                "cuMem host allocations are unavailable; PyTorch data loader workers pass batches through it. "
                "Docker and Kubernetes give 64 MiB by default. When it runs out NCCL fails init with \"failed to "
                "extend /dev/shm/nccl-* to N bytes\", often only at scale after the job has started. enroot "
                "bind-mounts the host's /dev/shm, so there the host's size applies.",
-        .evidence = "The size of /dev/shm and where it was read, the profile minimum, and the runtime.",
+        .evidence = "The size of /dev/shm and where it was read, the profile minimum, the runtime, and the image's "
+                    "NCCL version and where it was found.",
         .fix = "Patched where the front end can: docker --shm-size=1g, a Kubernetes emptyDir {medium: Memory, "
                "sizeLimit: 1Gi} mounted at /dev/shm; for enroot, a larger /dev/shm on the host.",
     },

@@ -129,21 +129,6 @@ constexpr std::array kPluginInstallDirs = std::to_array<std::string_view>({
 });
 constexpr std::string_view kDefaultNetPlugin = "libnccl-net.so";
 
-// dlopen's own search in the task (nccl/library_search.h).
-std::vector<std::string> loader_dirs(const RuleInput& in) {
-    std::vector<std::string> dirs = nccl::loader_dirs(in.ctx.env ? &in.ctx.env.value() : nullptr, in.files);
-    // A multiarch directory of the other architecture holds nothing the
-    // task's loader would take: leave it out where the node's arch is known,
-    // so that an unknown reason never names such a directory.
-    const LaunchContext& ctx = in.ctx;
-    std::string arch = ctx.node.arch ? *ctx.node.arch : in.profile.node.arch.value_or("");
-    std::string other = arch == "x86_64" ? "aarch64-linux-gnu" : arch == "aarch64" ? "x86_64-linux-gnu" : "";
-    if (!other.empty()) {
-        std::erase_if(dirs, [&](const std::string& dir) { return dir.ends_with(other); });
-    }
-    return dirs;
-}
-
 // NCCL's openPluginLib (src/plugin/plugin_open.cc) dlopens the name as given
 // and then, unless the name holds a '/' or already reads "lib*.so",
 // "libnccl-net-<name>.so". An empty name means the default libnccl-net.so.
@@ -367,7 +352,8 @@ Condition no_net_plugin(const RuleInput& in) {
     }
     if (in.profile.nccl.net_plugin) return Condition::known(false);
     if (!in.files) return Condition::unknown("the container's file view is unknown");
-    LibraryLookup lookup = find_library(*in.files, loader_dirs(in), plugin_file_names({}));
+    LibraryLookup lookup = find_library(
+        *in.files, nccl::loader_dirs(rules::task_env(in), in.files, rules::node_arch(in)), plugin_file_names({}));
     if (!lookup.found.empty()) return Condition::known(false);
     if (!lookup.undecided.empty()) {
         return Condition::unknown(in.files->describe() + " cannot say whether " + join(lookup.undecided) +
@@ -454,7 +440,7 @@ void check_plugin_missing(const RuleInput& in, RuleOutput& out) {
         return;
     }
 
-    std::vector<std::string> dirs = loader_dirs(in);
+    std::vector<std::string> dirs = nccl::loader_dirs(rules::task_env(in), in.files, rules::node_arch(in));
     std::vector<std::string> tried;
     std::vector<std::string> undecided;
     std::string off_path;
@@ -1206,7 +1192,7 @@ void check_verbs_missing(const RuleInput& in, RuleOutput& out) {
         in.files != nullptr ? Condition::known(true) : Condition::unknown("the task's file view is unknown");
     if (!all_hold(out, "whether the container can open the node's RDMA devices", {rdma, multi_node, view})) return;
 
-    std::vector<std::string> dirs = loader_dirs(in);
+    std::vector<std::string> dirs = nccl::loader_dirs(rules::task_env(in), in.files, rules::node_arch(in));
     std::vector<const Nic*> hcas = used_hcas(in);
     VerbsProblems problems;
     check_verbs_library(in, dirs, problems);

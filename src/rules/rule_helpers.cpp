@@ -101,9 +101,7 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
     return out;
 }
 
-namespace {
-
-// "aarch64", "x86_64", or "" from the node's facts and its profile.
+// From the node's facts, then its profile.
 std::string node_arch(const RuleInput& in) {
     const NodeFacts& node = in.ctx.node;
     if (node.arch) return *node.arch;
@@ -117,7 +115,7 @@ std::string node_arch(const RuleInput& in) {
     return in.profile.node.grace ? "aarch64" : "";
 }
 
-}  // namespace
+const Environment* task_env(const RuleInput& in) { return in.ctx.env ? &in.ctx.env.value() : nullptr; }
 
 bool arm_node(const RuleInput& in) { return node_arch(in) == "aarch64"; }
 
@@ -165,7 +163,7 @@ std::optional<nccl::Version> image_nccl_version(const RuleInput& in, std::string
         where = "the task environment, whose LD_LIBRARY_PATH the loader searches, is unknown";
         return std::nullopt;
     }
-    const nccl::NcclLibrary& lib = in.shared.nccl_library(&in.ctx.env.value(), *in.files);
+    const nccl::NcclLibrary& lib = in.shared.nccl_library(&in.ctx.env.value(), *in.files, node_arch(in));
     if (lib.found.path.empty()) {
         where = lib.found.undecided.empty()
                     ? "no libnccl.so.2 is on the loader's path in " + in.files->describe() +

@@ -102,5 +102,10 @@ std::string format_number(double value);
 // else from the profile (node.arch, node.grace). Neither when nothing says.
 bool arm_node(const RuleInput& in);
 bool x86_node(const RuleInput& in);
+// The same as "aarch64", "x86_64", or "" when nothing says.
+std::string node_arch(const RuleInput& in);
+
+// The task's environment, or null when it is unknown.
+const Environment* task_env(const RuleInput& in);
 
 }  // namespace launchguard::rules

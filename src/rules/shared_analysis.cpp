@@ -11,8 +11,9 @@ const ReadTopologyFile& SharedAnalysis::topology_file(const FileView& files, con
     return topology_files_.emplace(path, std::move(entry)).first->second;
 }
 
-const nccl::NcclLibrary& SharedAnalysis::nccl_library(const Environment* env, const FileView& files) {
-    if (!nccl_library_) nccl_library_ = nccl::find_nccl_library(files, nccl::loader_dirs(env, &files));
+const nccl::NcclLibrary& SharedAnalysis::nccl_library(const Environment* env, const FileView& files,
+                                                      std::string_view arch) {
+    if (!nccl_library_) nccl_library_ = nccl::find_nccl_library(files, nccl::loader_dirs(env, &files, arch));
     return *nccl_library_;
 }
 

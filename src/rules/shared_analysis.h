@@ -28,8 +28,8 @@ public:
 
     // The NCCL the task's loader would find (nccl/library_search.h), looked
     // up on the first call: some 25 file lookups, so only rules that need
-    // the version ask.
-    const nccl::NcclLibrary& nccl_library(const Environment* env, const FileView& files);
+    // the version ask. `arch`: the node's, as nccl::loader_dirs takes it.
+    const nccl::NcclLibrary& nccl_library(const Environment* env, const FileView& files, std::string_view arch);
 
 private:
     std::map<std::string, ReadTopologyFile, std::less<>> topology_files_;

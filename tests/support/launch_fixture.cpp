@@ -141,6 +141,11 @@ LaunchContext launch_from_yaml(const std::string& yaml) {
         if (n["virtualization"]) {
             ctx.node.virtualization = Fact<std::string>::known(n["virtualization"].as<std::string>(), kFixtureSource);
         }
+        if (n["nvidia_driver"]) {
+            GpuDirectRdma gdr;
+            gdr.nvidia_driver = n["nvidia_driver"].as<std::string>();
+            ctx.node.gpudirect = Fact<GpuDirectRdma>::known(std::move(gdr), kFixtureSource);
+        }
         if (n["numa_balancing"])
             ctx.node.numa_balancing = Fact<bool>::known(n["numa_balancing"].as<bool>(), kFixtureSource);
     }

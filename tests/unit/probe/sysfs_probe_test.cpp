@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "probe/hwloc_probe.h"
+#include "unit/probe/temp_tree.h"
 
 namespace launchguard {
 namespace {
@@ -10,6 +11,63 @@ namespace {
 const std::string kTuned = LAUNCHGUARD_FIXTURES "/sysfs/h100-baremetal";
 const std::string kBad = LAUNCHGUARD_FIXTURES "/sysfs/misconfigured-node";
 const std::string kVm = LAUNCHGUARD_FIXTURES "/sysfs/azure-vm-degraded";
+
+// A small server-like tree: 2 CPUs x 4 idle states (state1 and state3 of
+// CPU 1 disabled), 3 PCI devices with link attributes, one IOMMU group each.
+void write_server_tree(const test::TempTree& tree) {
+    const char* names[] = {"POLL", "C1", "C1E", "C6"};
+    for (int cpu = 0; cpu < 2; ++cpu) {
+        const std::string base = "sys/devices/system/cpu/cpu" + std::to_string(cpu);
+        tree.write(base + "/cpufreq/scaling_governor", "performance\n");
+        for (int k = 0; k < 4; ++k) {
+            const std::string state = base + "/cpuidle/state" + std::to_string(k);
+            tree.write(state + "/name", std::string(names[k]) + "\n");
+            tree.write(state + "/disable", cpu == 1 && (k == 1 || k == 3) ? "1\n" : "0\n");
+        }
+    }
+    for (const char* busid : {"0000:17:00.0", "0000:18:00.0", "0000:19:00.0"}) {
+        const std::string dev = std::string("sys/bus/pci/devices/") + busid;
+        tree.write(dev + "/current_link_speed", "16.0 GT/s PCIe\n");
+        tree.write(dev + "/current_link_width", "8\n");
+        tree.write(dev + "/max_link_speed", "16.0 GT/s PCIe\n");
+        tree.write(dev + "/max_link_width", "16\n");
+        tree.write(std::string("sys/kernel/iommu_groups/") + busid + "/type", "DMA\n");
+    }
+}
+
+TEST(SysfsProbeTest, TheTaskSetLeavesOutWhatNoTaskRuleReads) {
+    test::TempTree tree;
+    write_server_tree(tree);
+    NodeFacts all = probe_node_facts(tree.root());
+    NodeFacts task = probe_node_facts(tree.root(), nullptr, NodeFactSet::task);
+    ASSERT_TRUE(all.iommu_groups.is_known());
+    EXPECT_EQ(all.iommu_groups->size(), 3U);
+    EXPECT_FALSE(task.iommu_groups.is_known());
+    ASSERT_TRUE(all.pcie_links.is_known());
+    EXPECT_EQ(all.pcie_links->size(), 3U);
+    EXPECT_FALSE(task.pcie_links.is_known());
+    // The same power facts, but for the two shallow states' switches.
+    ASSERT_TRUE(all.power.is_known() && task.power.is_known());
+    EXPECT_EQ(all.power->governor, task.power->governor);
+    const auto& all_states = all.power->idle_states.at(1);
+    const auto& task_states = task.power->idle_states.at(1);
+    ASSERT_EQ(all_states.size(), 4U);
+    ASSERT_EQ(task_states.size(), 4U);
+    for (std::size_t k = 0; k < 4; ++k) EXPECT_EQ(all_states[k].name, task_states[k].name);
+    EXPECT_TRUE(all_states[1].disabled);
+    EXPECT_FALSE(task_states[1].disabled);
+    EXPECT_TRUE(all_states[3].disabled);
+    EXPECT_TRUE(task_states[3].disabled);
+    EXPECT_FALSE(task.power->idle_states.at(0)[3].disabled);
+
+    // The links of the devices named, and of no other.
+    auto links = probe_pcie_links(tree.root(), {"0000:18:00.0", "0000:99:00.0"});
+    ASSERT_TRUE(links.is_known());
+    ASSERT_EQ(links->size(), 1U);
+    EXPECT_EQ(links->at("0000:18:00.0").current.width, 8);
+    EXPECT_EQ(links->at("0000:18:00.0").max.width, 16);
+    EXPECT_FALSE(probe_pcie_links(tree.path("nowhere"), {"0000:18:00.0"}).is_known());
+}
 
 TEST(SysfsProbeTest, TunedBareMetalNode) {
     NodeFacts facts = probe_node_facts(kTuned);

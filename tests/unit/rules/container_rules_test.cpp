@@ -59,6 +59,56 @@ TEST(ShmSmall, UnknownWhenTheSizeIsUnknown) {
     EXPECT_TRUE(undecided_because(result, "shm.small", "size is unknown"));
 }
 
+// The image's NCCL (a versioned libnccl.so.2 in the system directory) and the
+// node's driver line, for the cuMem host cases.
+std::string shm_launch(const std::string& nccl, const std::string& driver, const std::string& env = "") {
+    std::string yaml = "container: {shm: 64MiB}\n";
+    if (!nccl.empty()) {
+        yaml += "files: {/usr/lib/x86_64-linux-gnu/libnccl.so.2." + nccl +
+                ": elf}\nsymlinks: {/usr/lib/x86_64-linux-gnu/libnccl.so.2: libnccl.so.2." + nccl + "}\n";
+    }
+    if (!driver.empty()) {
+        yaml += "node: {nvidia_driver: \"NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  " + driver +
+                "  Release Build  (dvs-builder@U16)  Thu Oct 10 12:29:05 UTC 2024\"}\n";
+    }
+    if (!env.empty()) yaml += "env: {" + env + "}\n";
+    return yaml;
+}
+
+TEST(ShmSmall, DoesNotApplyWhereNcclKeepsItsBuffersInCuMemHostMemory) {
+    // NCCL 2.24 and later on a CUDA 12.6 (R560) driver or newer.
+    auto result = run_rule("shm.small", launch_from_yaml(shm_launch("24.3", "565.57.01")));
+    EXPECT_FALSE(result.fired());
+    EXPECT_TRUE(undecided_because(result, "shm.small", "does not apply: NCCL 2.24.3 with driver 565"));
+    EXPECT_TRUE(undecided_because(result, "shm.small", "cuMem host memory"));
+    // NCCL 2.23 only when asked for with NCCL_CUMEM_HOST_ENABLE=1.
+    auto asked = run_rule("shm.small", launch_from_yaml(shm_launch("23.4", "", "NCCL_CUMEM_HOST_ENABLE: \"1\"")));
+    EXPECT_FALSE(asked.fired());
+    EXPECT_TRUE(undecided_because(asked, "shm.small", "does not apply: NCCL_CUMEM_HOST_ENABLE=1"));
+}
+
+TEST(ShmSmall, StillFiresWhereNcclUsesDevShm) {
+    // Older NCCL: its shared-memory transport always uses /dev/shm.
+    auto old_nccl = run_rule("shm.small", launch_from_yaml(shm_launch("21.5", "565.57.01")));
+    ASSERT_TRUE(old_nccl.fired());
+    EXPECT_TRUE(mentions(old_nccl.evidence("nccl_version"), "NCCL 2.21.5"));
+    // A driver older than CUDA 12.6 keeps NCCL's default off.
+    EXPECT_TRUE(run_rule("shm.small", launch_from_yaml(shm_launch("24.3", "550.90.07"))).fired());
+    // The variables that turn it off.
+    EXPECT_TRUE(
+        run_rule("shm.small", launch_from_yaml(shm_launch("27.3", "570.86.15", "NCCL_CUMEM_HOST_ENABLE: \"0\"")))
+            .fired());
+    EXPECT_TRUE(
+        run_rule("shm.small", launch_from_yaml(shm_launch("27.3", "570.86.15", "NCCL_CUMEM_ENABLE: \"0\""))).fired());
+    // 2.23 has the variable but leaves it off.
+    EXPECT_TRUE(run_rule("shm.small", launch_from_yaml(shm_launch("23.4", "570.86.15"))).fired());
+    // An unknown driver or an image without a versioned NCCL: as before.
+    EXPECT_TRUE(run_rule("shm.small", launch_from_yaml(shm_launch("27.3", ""))).fired());
+    auto no_nccl = run_rule("shm.small", launch_from_yaml(shm_launch("", "570.86.15")));
+    ASSERT_TRUE(no_nccl.fired());
+    EXPECT_TRUE(mentions(no_nccl.evidence("nccl_version"), "unknown (no libnccl.so.2"));
+}
+
 // --- mem.memlock ----------------------------------------------------------
 
 TEST(MemLock, WarnsForALimitedRootContainerOnAnIbNode) {

@@ -146,6 +146,18 @@ TEST(NcclVersionOld, QuietWithoutAMinimumOrWithARecentImage) {
     EXPECT_TRUE(run_rule("nccl.version-old", launch_from_yaml(image_with("27.3")), profile_from_yaml(kMin227)).quiet());
 }
 
+TEST(NcclVersionOld, LooksOnlyInTheNodesArchitecture) {
+    // The loader of an x86_64 task never takes a library from an aarch64
+    // multiarch directory (nccl::loader_dirs leaves those out).
+    auto arm_only = launch_from_yaml(image_with("21.5", "/usr/lib/aarch64-linux-gnu"));
+    auto on_x86 = run_rule("nccl.version-old", arm_only,
+                           profile_from_yaml("name: recent\nnode: {arch: x86_64}\nnccl: {min_version: \"2.27\"}\n"));
+    EXPECT_TRUE(undecided_because(on_x86, "nccl.version-old", "no libnccl.so.2 is on the loader's path"));
+    auto on_arm = run_rule("nccl.version-old", arm_only,
+                           profile_from_yaml("name: recent\nnode: {arch: aarch64}\nnccl: {min_version: \"2.27\"}\n"));
+    EXPECT_TRUE(on_arm.fired());
+}
+
 TEST(NcclVersionOld, UnknownWithoutAVersionedName) {
     auto unversioned =
         run_rule("nccl.version-old", launch_from_yaml("files: {/usr/lib/x86_64-linux-gnu/libnccl.so.2: elf}\n"),

@@ -26,6 +26,19 @@ TEST(SlurmPluginConfig, ReadsEveryKey) {
     EXPECT_EQ(config->user_modes[1], Mode::enforce);
     EXPECT_EQ(config->topology_cache, "/var/cache/lg/topo.xml");
     EXPECT_EQ(config->on_error, OnError::block);
+    EXPECT_FALSE(config->timing);
+}
+
+TEST(SlurmPluginConfig, TimingIsZeroOrOne) {
+    auto on = parse_plugin_args({"timing=1"});
+    ASSERT_TRUE(on.ok()) << on.error().to_string();
+    EXPECT_TRUE(on->timing);
+    auto off = parse_plugin_args({"timing=0"});
+    ASSERT_TRUE(off.ok());
+    EXPECT_FALSE(off->timing);
+    auto bad = parse_plugin_args({"timing=yes"});
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().to_string().find("timing must be 0 or 1"), std::string::npos);
 }
 
 TEST(SlurmPluginConfig, StrictErrorsNameTheArgument) {
