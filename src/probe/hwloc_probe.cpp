@@ -291,7 +291,7 @@ Status import_survives(const std::string& xml, const std::string& path) {
 // from sysfs's current_link_* instead, and the rules read the links from
 // sysfs anyway (hardware_rules.cpp). In a VM each config-space read traps to
 // the hypervisor: 2 ms a function for 256 bytes against 0.5 ms for 64 on
-// the development VM, 16 against 5 ms of CPU a discovery as root there
+// the development VM, where a launch of the gate as root went from 16 to 8 ms of CPU
 // (docs/performance.md). Capabilities are per thread: other threads of the
 // process (a Slurm daemon's) keep theirs throughout.
 class WithoutSysAdmin {
