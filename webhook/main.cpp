@@ -125,7 +125,8 @@ int main(int argc, char** argv) {
                {"port", std::to_string(*port)},
                {"profile", config->default_profile},
                {"mode", std::string(to_string(config->modes.site_mode))},
-               {"profiles", std::to_string(config->profiles.size())}});
+               {"profiles", std::to_string(config->profiles.size())},
+               {"gate", config->gate.enabled ? config->gate.image : std::string("off")}});
     server.run();
     log.write("info", "stopped", {});
     log.flush();  // every line of the drain is out before the exit status

@@ -9,12 +9,14 @@
 
 namespace launchguard::webhook {
 namespace json = boost::json;
-ReviewProbe review_probe(Endpoint endpoint, const Profile* profile, Mode mode, const json::value& object) {
+ReviewProbe review_probe(Endpoint endpoint, const Profile* profile, Mode mode, const json::value& object,
+                         unsigned gate) {
     std::size_t hash = kubernetes::review_input_hash(object);
     boost::hash_combine(hash, static_cast<std::size_t>(endpoint));
     boost::hash_combine(hash, static_cast<const void*>(profile));
     boost::hash_combine(hash, static_cast<std::size_t>(mode));
-    return ReviewProbe{endpoint, profile, mode, &object, hash};
+    boost::hash_combine(hash, static_cast<std::size_t>(gate));
+    return ReviewProbe{endpoint, profile, mode, &object, hash, gate};
 }
 
 ReviewCache::ReviewCache(std::size_t max_entries, std::size_t max_bytes)
@@ -22,7 +24,8 @@ ReviewCache::ReviewCache(std::size_t max_entries, std::size_t max_bytes)
 
 bool ReviewCache::matches(const Entry& entry, const ReviewProbe& probe) {
     return entry.hash == probe.hash && entry.endpoint == probe.endpoint && entry.profile == probe.profile &&
-           entry.mode == probe.mode && kubernetes::same_review_input(entry.input, *probe.object);
+           entry.mode == probe.mode && entry.gate == probe.gate &&
+           kubernetes::same_review_input(entry.input, *probe.object);
 }
 
 std::shared_ptr<const Verdict> ReviewCache::find(const ReviewProbe& probe) {
@@ -42,7 +45,7 @@ std::shared_ptr<const Verdict> ReviewCache::find(const ReviewProbe& probe) {
 void ReviewCache::insert(const ReviewProbe& probe, std::shared_ptr<const Verdict> verdict, std::size_t request_bytes) {
     if (max_entries_ == 0 || request_bytes > max_bytes_) return;
     // Copied before taking the lock; the copy owns its memory.
-    Entry entry{probe.endpoint, probe.profile,      probe.mode,   kubernetes::review_input(*probe.object),
+    Entry entry{probe.endpoint, probe.profile,      probe.mode,   probe.gate, kubernetes::review_input(*probe.object),
                 probe.hash,     std::move(verdict), request_bytes};
     std::lock_guard lock(mutex_);
     auto [first, last] = by_hash_.equal_range(probe.hash);

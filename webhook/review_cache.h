@@ -6,7 +6,7 @@
 //
 // The key is what the Kubernetes reader reads of the object
 // (kubernetes::review_input, which owns that definition), plus the
-// endpoint, profile and mode. Lookups compare whole keys, never only
+// endpoint, profile and mode, and what the launch gate's choice was. Lookups compare whole keys, never only
 // hashes: a pod crafted to collide with an allowed one's hash is a miss.
 // Thread-safe; bounded by entries and by the bytes of the requests whose
 // verdicts it holds (a stand-in for their memory).
@@ -51,9 +51,14 @@ struct ReviewProbe {
     Mode mode = Mode::enforce;
     const boost::json::value* object = nullptr;
     std::size_t hash = 0;
+    // What /mutate does about the launch gate (added, opted out, a refused
+    // opt-out warned about): the top-level annotation that decides it is
+    // not part of the review input.
+    unsigned gate = 0;
 };
 
-ReviewProbe review_probe(Endpoint endpoint, const Profile* profile, Mode mode, const boost::json::value& object);
+ReviewProbe review_probe(Endpoint endpoint, const Profile* profile, Mode mode, const boost::json::value& object,
+                         unsigned gate = 0);
 
 class ReviewCache {
 public:
@@ -77,6 +82,7 @@ private:
         Endpoint endpoint;
         const Profile* profile;
         Mode mode;
+        unsigned gate;
         boost::json::value input;  // kubernetes::review_input of the object
         std::size_t hash;
         std::shared_ptr<const Verdict> verdict;

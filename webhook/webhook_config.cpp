@@ -47,6 +47,52 @@ Status add_profile(WebhookConfig& config, const std::string& name_or_path, const
     return Done{};
 }
 
+Result<bool> parse_bool(const std::string& path, const YAML::Node& node, const std::string& field) {
+    if (!node.IsScalar() || (node.Scalar() != "true" && node.Scalar() != "false"))
+        return config_error(path, node, field, "expected true or false");
+    return node.Scalar() == "true";
+}
+
+Result<GateConfig> parse_gate(const std::string& path, const YAML::Node& node) {
+    if (!node.IsMap())
+        return config_error(path, node, "gate", "expected a mapping {enabled, image, onError, allowOptOut}");
+    if (auto unique = reject_duplicate_keys(path, node, "gate"); !unique) return unique.error();
+    GateConfig gate;
+    gate.enabled = true;
+    for (const auto& entry : node) {
+        const std::string key = entry.first.as<std::string>("");
+        if (key != "enabled" && key != "image" && key != "onError" && key != "allowOptOut") {
+            return config_error(path, entry.first, "gate." + key,
+                                "unknown key (keys: enabled, image, onError, allowOptOut)");
+        }
+    }
+    for (const auto& [key, target] : {std::pair<const char*, bool*>{"enabled", &gate.enabled},
+                                      std::pair<const char*, bool*>{"allowOptOut", &gate.allow_opt_out}}) {
+        if (const YAML::Node value = node[key]) {
+            auto parsed = parse_bool(path, value, std::string("gate.") + key);
+            if (!parsed) return parsed.error();
+            *target = *parsed;
+        }
+    }
+    if (const YAML::Node policy = node["onError"]) {
+        auto parsed = policy.IsScalar() ? kubernetes::parse_gate_on_error(policy.Scalar()) : std::nullopt;
+        if (!parsed) return config_error(path, policy, "gate.onError", "expected allow or block");
+        gate.on_error = *parsed;
+    }
+    if (const YAML::Node image = node["image"]) {
+        if (!image.IsScalar()) return config_error(path, image, "gate.image", "expected an image reference");
+        gate.image = image.Scalar();
+        if (gate.image.find_first_of(" \t\r\n") != std::string::npos)
+            return config_error(path, image, "gate.image", "an image reference has no white space");
+    }
+    if (gate.enabled && gate.image.empty()) {
+        return config_error(path, node["image"].IsDefined() ? node["image"] : node, "gate.image",
+                            "required while gate.enabled is true: the image that holds /usr/bin/launchguard-gate "
+                            "(the chart's own image)");
+    }
+    return gate;
+}
+
 }  // namespace
 
 Result<WebhookConfig> default_webhook_config(const std::string& profile, Mode mode) {
@@ -76,10 +122,10 @@ Result<WebhookConfig> load_webhook_config(const std::string& path) {
     for (const auto& entry : root) {
         const std::string key = entry.first.as<std::string>("");
         if (key != "mode" && key != "defaultProfile" && key != "profiles" && key != "selection" && key != "userModes" &&
-            key != "userProfiles") {
+            key != "userProfiles" && key != "gate") {
             return config_error(
                 path, entry.first, key,
-                "unknown key (keys: mode, defaultProfile, profiles, selection, userModes, userProfiles)");
+                "unknown key (keys: mode, defaultProfile, profiles, selection, userModes, userProfiles, gate)");
         }
     }
     if (root["mode"]) {
@@ -144,10 +190,14 @@ Result<WebhookConfig> load_webhook_config(const std::string& path) {
         }
     }
     if (const YAML::Node user_profiles = root["userProfiles"]) {
-        if (!user_profiles.IsScalar() || (user_profiles.Scalar() != "true" && user_profiles.Scalar() != "false")) {
-            return config_error(path, user_profiles, "userProfiles", "expected true or false");
-        }
-        config.user_profiles = user_profiles.Scalar() == "true";
+        auto parsed = parse_bool(path, user_profiles, "userProfiles");
+        if (!parsed) return parsed.error();
+        config.user_profiles = *parsed;
+    }
+    if (const YAML::Node gate = root["gate"]) {
+        auto parsed = parse_gate(path, gate);
+        if (!parsed) return parsed.error();
+        config.gate = std::move(parsed).value();
     }
     return config;
 }
@@ -192,6 +242,21 @@ Choice choose(const WebhookConfig& config, const std::map<std::string, std::stri
                              " is not allowed on this cluster (allowed: " + config.modes.describe_allowed() + ")";
         } else {
             choice.mode = *mode;
+        }
+    }
+    choice.gate = config.gate.enabled && choice.mode != Mode::off;
+    if (auto requested = annotations.find(kGateAnnotation); requested != annotations.end() && choice.gate) {
+        if (requested->second == "on") {
+            // The default, said explicitly.
+        } else if (requested->second != "off") {
+            choice.gate_warning = std::string(kGateAnnotation) + "=" + requested->second +
+                                  ": expected off (or on); the launch gate is added";
+        } else if (!config.gate.allow_opt_out) {
+            choice.gate_warning = std::string(kGateAnnotation) +
+                                  "=off is not allowed on this cluster (gate.allowOptOut is false): the gate is added";
+        } else {
+            choice.gate = false;
+            choice.gate_opted_out = true;
         }
     }
     return choice;

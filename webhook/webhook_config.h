@@ -12,6 +12,11 @@
 //       profile: azure-ndv5
 //   userModes: [enforce, warn]       # launchguard.dev/mode values a pod may use
 //   userProfiles: false              # honour launchguard.dev/profile
+//   gate:                            # the launch gate (docs/kubernetes.md); absent: not added
+//     enabled: true                  # add it to GPU pods at /mutate
+//     image: REGISTRY/launchguard:TAG  # holds /usr/bin/launchguard-gate; required when enabled
+//     onError: allow                 # allow | block: when the gate cannot judge
+//     allowOptOut: false             # honour launchguard.dev/gate: "off"
 #pragma once
 
 #include <map>
@@ -21,6 +26,7 @@
 
 #include "engine/engine.h"
 #include "engine/mode_policy.h"
+#include "kubernetes/gate_injection.h"
 #include "profile/profile.h"
 #include "util/error.h"
 
@@ -28,6 +34,16 @@ namespace launchguard::webhook {
 
 inline constexpr const char* kModeAnnotation = "launchguard.dev/mode";
 inline constexpr const char* kProfileAnnotation = "launchguard.dev/profile";
+inline constexpr const char* kGateAnnotation = "launchguard.dev/gate";
+
+// The `gate:` block. Without it the webhook adds no gate: it does not know
+// an image that holds one.
+struct GateConfig {
+    bool enabled = false;
+    std::string image;
+    kubernetes::GateOnError on_error = kubernetes::GateOnError::allow;
+    bool allow_opt_out = false;
+};
 
 struct SelectionRule {
     std::map<std::string, std::string> match;  // node label -> value
@@ -40,6 +56,7 @@ struct WebhookConfig {
     std::map<std::string, Profile> profiles;  // by name; loaded at start
     std::vector<SelectionRule> selection;
     bool user_profiles = false;
+    GateConfig gate;
 };
 
 // Loads and checks everything at start-up, so a request never meets a bad
@@ -55,6 +72,13 @@ struct Choice {
     Mode mode = Mode::enforce;
     std::string reason;   // "selection node.kubernetes.io/instance-type=...", "default"
     std::string refusal;  // an annotation the policy does not allow, said to the user
+    // Whether /mutate adds the launch gate: the site enables it, the mode is
+    // not off, and the pod has not opted out where the site lets it.
+    bool gate = false;
+    bool gate_opted_out = false;
+    // launchguard.dev/gate asked for what the site does not allow: warned
+    // about at /mutate, the gate added all the same (never a denial).
+    std::string gate_warning;
 };
 Choice choose(const WebhookConfig& config, const std::map<std::string, std::string>& node_labels,
               const std::map<std::string, std::string>& annotations);

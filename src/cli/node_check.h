@@ -24,8 +24,9 @@ struct TimedRun {
 };
 TimedRun run_timed(const NodeCheckRequest& request, std::chrono::seconds timeout);
 
-// Writes the metrics file atomically; an error message when it cannot.
-std::optional<std::string> write_metrics(const std::string& path, const TimedRun& timed);
+// Writes the metrics file (the check's series and its node record's)
+// atomically; an error message when it cannot.
+std::optional<std::string> write_metrics(const std::string& path, const NodeCheckConfig& config, const TimedRun& timed);
 
 // Writes the node record (the check's, or one that says the check could not
 // run) as DIR/<hostname>.json atomically; an error message when it cannot.

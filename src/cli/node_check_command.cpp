@@ -106,7 +106,7 @@ int run_node_check_command(const NodeCheckArgs& args) {
     NodeCheckRequest request;
     request.profile = config.profile;
     request.options = config.options;
-    request.record = config.record_dir.has_value();
+    request.record = config.record_dir.has_value() || config.metrics_file.has_value();
     request.node_class = config.node_class;
     if (!args.npd) {
         request.format = args.format == "json" ? NodeReportFormat::json : NodeReportFormat::text;
@@ -118,7 +118,7 @@ int run_node_check_command(const NodeCheckArgs& args) {
 
     int code = exit_code_for(run.verdict.health);
     if (config.metrics_file) {
-        if (auto failed = write_metrics(*config.metrics_file, timed)) {
+        if (auto failed = write_metrics(*config.metrics_file, config, timed)) {
             std::cerr << "launchguard: " << printable_text(*failed) << "\n";
             if (code != kExitBlock) code = kExitBadInput;
         }
@@ -163,33 +163,49 @@ TimedRun run_timed(const NodeCheckRequest& request, std::chrono::seconds timeout
     return timed;
 }
 
-std::optional<std::string> write_metrics(const std::string& path, const TimedRun& timed) {
+namespace {
+
+std::optional<boost::json::object> node_record_of(const NodeCheckConfig& config, const TimedRun& timed,
+                                                  std::string& error) {
+    if (timed.run.record.empty()) {
+        // The check did not run or finish: the fleet report should still
+        // see this node, as unknown, rather than an old record.
+        const NodeRecordHeader header{config.node_class.empty() ? config.profile : config.node_class, timed.finished};
+        return unknown_node_record_json(timed.run.verdict.problem, header);
+    }
+    try {
+        return boost::json::parse(timed.run.record).as_object();
+    } catch (const std::exception& e) {
+        error = std::string("the node record is malformed: ") + e.what();
+        return std::nullopt;
+    }
+}
+
+}  // namespace
+
+std::optional<std::string> write_metrics(const std::string& path, const NodeCheckConfig& config,
+                                         const TimedRun& timed) {
+    std::string error;
+    const auto record = node_record_of(config, timed, error);
+    if (!record) return "--metrics-file: " + error;
     // node_exporter reads every *.prom file in its directory: the file must
     // never be seen half-written (util/atomic_file.h).
-    auto written =
-        write_file_atomically(path, render_node_metrics(timed.run.verdict, timed.finished, timed.duration), 0644);
+    auto written = write_file_atomically(
+        path, render_node_metrics(timed.run.verdict, timed.finished, timed.duration, &*record), 0644);
     if (!written) return "--metrics-file: " + written.error().to_string();
     return std::nullopt;
 }
 
 std::optional<std::string> write_record(const std::string& dir, const NodeCheckConfig& config, const TimedRun& timed) {
-    std::string content = timed.run.record;
+    std::string error;
+    const auto record = node_record_of(config, timed, error);
+    if (!record) return "--record-dir: " + error;
     std::string hostname;
-    if (content.empty()) {
-        // The check did not run or finish: the fleet report should still
-        // see this node, as unknown, rather than an old record.
-        const NodeRecordHeader header{config.node_class.empty() ? config.profile : config.node_class, timed.finished};
-        auto record = unknown_node_record_json(timed.run.verdict.problem, header);
-        if (const auto* name = record.at("node").as_object().at("hostname").if_string()) hostname = *name;
-        content = pretty_json(record);
-    } else {
-        try {
-            const auto record = boost::json::parse(content).as_object();
-            if (const auto* name = record.at("node").as_object().at("hostname").if_string()) hostname = *name;
-        } catch (const std::exception& e) {
-            return std::string("--record-dir: the node record is malformed: ") + e.what();
-        }
+    if (const auto* node = record->if_contains("node"); node != nullptr && node->is_object()) {
+        if (const auto* name = node->as_object().if_contains("hostname"); name != nullptr && name->is_string())
+            hostname = name->as_string();
     }
+    const std::string content = timed.run.record.empty() ? pretty_json(*record) : timed.run.record;
     const auto file = record_file_name(hostname);
     if (!file) return "--record-dir: this node's host name ('" + hostname + "') cannot name a record file";
     auto written = write_file_atomically(dir + "/" + *file, content, 0644);

@@ -183,14 +183,14 @@ int run_slurm_health_check(const NodeCheckConfig& config) {
     NodeCheckRequest request;
     request.profile = config.profile;
     request.options = config.options;
-    request.record = config.record_dir.has_value();
+    request.record = config.record_dir.has_value() || config.metrics_file.has_value();
     request.node_class = config.node_class;
     const TimedRun timed = run_timed(request, config.timeout);
     log_verdict(log, node, timed);
 
     int code = exit_code_for(timed.run.verdict.health);
     if (config.metrics_file) {
-        if (auto failed = write_metrics(*config.metrics_file, timed)) {
+        if (auto failed = write_metrics(*config.metrics_file, config, timed)) {
             log.error(*failed);
             if (code != kExitBlock) code = kExitBadInput;
         }

@@ -4,10 +4,12 @@
 // `check` (0 allow, 1 block, 2 bad input, 3 would patch).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/engine.h"
+#include "kubernetes/gate_injection.h"
 #include "profile/profile.h"
 
 namespace launchguard::cli {
@@ -25,6 +27,9 @@ struct ReviewSettings {
     bool print_patched = false;   // --patched: the spec with the fix applied
     bool fix_blocking = false;    // patch blocking findings the patch fully fixes
     bool verbose = false;         // --verbose: every unknown on its own line in the text report
+    // --gate-image: the patch adds the launch gate, as the mutating webhook
+    // of a site that enables it does.
+    std::optional<kubernetes::GateOptions> gate;
 };
 
 // Kubernetes manifests (YAML or JSON, multi-document, AdmissionReviews).

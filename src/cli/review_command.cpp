@@ -22,6 +22,8 @@ struct ReviewArgs {
     bool patched = false;
     bool fix_blocking = false;
     bool verbose = false;
+    std::string gate_image;
+    std::string gate_on_error = "allow";
 };
 
 enum class SpecKind { kubernetes, slurm };
@@ -66,6 +68,9 @@ int run_review(const ReviewArgs& args) {
     settings.print_patch = args.patch;
     settings.print_patched = args.patched;
     settings.verbose = args.verbose;
+    if (!args.gate_image.empty()) {
+        settings.gate = kubernetes::GateOptions{args.gate_image, *kubernetes::parse_gate_on_error(args.gate_on_error)};
+    }
     // Asking for the patch is the dry run of the mutating webhook, which
     // fixes the blocking findings its patch fully fixes.
     settings.fix_blocking = args.fix_blocking || args.patch || args.patched;
@@ -131,6 +136,13 @@ void add_review_command(CLI::App& app, CommandRunner& runner) {
     cmd->add_flag(
         "--fix-blocking", args->fix_blocking,
         "Patch blocking findings the patch fully fixes, as the mutating webhook does (implied by --patch, --patched)");
+    cmd->add_option("--gate-image", args->gate_image,
+                    "Add the launch gate to GPU pods, from this image, as the mutating webhook does where the site "
+                    "enables it (shown by --patch and --patched)");
+    cmd->add_option("--gate-on-error", args->gate_on_error,
+                    "With --gate-image: what the gate does when it cannot judge, allow or block")
+        ->check(CLI::IsMember({"allow", "block"}))
+        ->capture_default_str();
     cmd->add_flag("-v,--verbose", args->verbose,
                   "List every unknown with its reason in the text report, also those of rules that need the node or "
                   "the running task, which are otherwise said in one line (JSON always lists them all)");

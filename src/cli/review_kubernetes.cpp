@@ -132,6 +132,7 @@ int review_kubernetes(const std::vector<ReviewInput>& inputs, const ReviewSettin
     k8s::ReviewOptions options;
     options.mode = settings.mode;
     options.fix_blocking = settings.fix_blocking;
+    options.gate = settings.gate;
     const bool report_to_stderr = settings.print_patch || settings.print_patched;
     std::ostream& report_out = report_to_stderr ? std::cerr : std::cout;
 
@@ -209,6 +210,11 @@ int review_kubernetes(const std::vector<ReviewInput>& inputs, const ReviewSettin
                 entry["supported"] = review.supported;
                 entry["requests_gpus"] = review.requests_gpus;
                 if (!review.note.empty()) entry["note"] = review.note;
+                if (settings.gate) {
+                    json::array notes;
+                    for (const auto& note : review.gate_notes) notes.emplace_back(note);
+                    entry["gate"] = {{"templates", review.gate_templates}, {"notes", std::move(notes)}};
+                }
                 if (review.supported && review.requests_gpus) entry["report"] = report_to_json(review.report);
                 entry["patch"] = review.patch;
                 entry["exit_code"] = document_code;
@@ -216,6 +222,10 @@ int review_kubernetes(const std::vector<ReviewInput>& inputs, const ReviewSettin
             } else {
                 report_out << "== " << where << ": " << object_label(review) << "\n";
                 if (!review.note.empty()) report_out << review.note << "\n";
+                if (settings.gate && review.gate_templates > 0) {
+                    report_out << "launch gate: added to " << review.gate_templates << " pod template(s)\n";
+                }
+                for (const auto& note : review.gate_notes) report_out << "launch gate: " << note << "\n";
                 if (review.supported && review.requests_gpus) {
                     report_out << render_text(review.report, TextStyle{!report_to_stderr && stdout_is_terminal()},
                                               ReportScope{true, settings.verbose});

@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 #include <cctype>
 #include <filesystem>
+#include <iterator>
 #include <set>
 #include <unordered_map>
 
@@ -82,19 +83,6 @@ bool string_member(const json::object& o, std::string_view key, std::string_view
     return true;
 }
 
-std::optional<std::string> display(const json::value& v) {
-    switch (v.kind()) {
-        case json::kind::null:
-            return std::nullopt;
-        case json::kind::string:
-            return std::string(v.as_string());
-        case json::kind::bool_:
-            return v.as_bool() ? "true" : "false";
-        default:
-            return json::serialize(v);
-    }
-}
-
 bool parse_rules(const json::object& o, NodeRecord& node, RecordError& error) {
     const json::value* rules = member(o, "rules");
     if (rules == nullptr || !rules->is_array()) {
@@ -146,7 +134,7 @@ bool parse_facts(const json::object& o, NodeRecord& node, RecordError& error) {
             error.message = "facts." + std::string(name) + ": not an object with a \"value\"";
             return false;
         }
-        node.facts.emplace(std::string(name), display(*value));
+        node.facts.emplace(std::string(name), fact_value_text(*value));
     }
     return true;
 }
@@ -318,8 +306,124 @@ void keep_newest(FleetInput& input) {
     input.nodes = std::move(kept);
 }
 
+std::optional<std::int64_t> parse_rfc3339(std::string_view text) {
+    // YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)
+    auto digits = [&](std::size_t at, std::size_t count) -> std::optional<int> {
+        if (at + count > text.size()) return std::nullopt;
+        int value = 0;
+        for (std::size_t i = at; i < at + count; ++i) {
+            if (!std::isdigit(static_cast<unsigned char>(text[i]))) return std::nullopt;
+            value = value * 10 + (text[i] - '0');
+        }
+        return value;
+    };
+    const auto year = digits(0, 4);
+    const auto month = digits(5, 2);
+    const auto day = digits(8, 2);
+    const auto hour = digits(11, 2);
+    const auto minute = digits(14, 2);
+    const auto second = digits(17, 2);
+    if (!year || !month || !day || !hour || !minute || !second || text[4] != '-' || text[7] != '-' ||
+        (text[10] != 'T' && text[10] != 't' && text[10] != ' ') || text[13] != ':' || text[16] != ':')
+        return std::nullopt;
+    if (*month < 1 || *month > 12 || *day < 1 || *day > 31 || *hour > 23 || *minute > 59 || *second > 60)
+        return std::nullopt;
+    std::size_t pos = 19;
+    if (pos < text.size() && text[pos] == '.') {
+        ++pos;
+        const std::size_t start = pos;
+        while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) ++pos;
+        if (pos == start) return std::nullopt;
+    }
+    std::int64_t offset = 0;
+    if (pos < text.size() && (text[pos] == 'Z' || text[pos] == 'z')) {
+        ++pos;
+    } else if (pos < text.size() && (text[pos] == '+' || text[pos] == '-')) {
+        const auto oh = digits(pos + 1, 2);
+        const auto om = digits(pos + 4, 2);
+        if (!oh || !om || text[pos + 3] != ':') return std::nullopt;
+        offset = (text[pos] == '+' ? 1 : -1) * (std::int64_t{*oh} * 3600 + std::int64_t{*om} * 60);
+        pos += 6;
+    } else {
+        return std::nullopt;
+    }
+    if (pos != text.size()) return std::nullopt;
+    // Days from the civil date (proleptic Gregorian), as in H. Hinnant's
+    // public-domain date algorithms.
+    const int y = *year - (*month <= 2 ? 1 : 0);
+    const int era = (y >= 0 ? y : y - 399) / 400;
+    const int yoe = y - era * 400;
+    const int doy = (153 * (*month + (*month > 2 ? -3 : 9)) + 2) / 5 + *day - 1;
+    const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    const std::int64_t days = std::int64_t{era} * 146097 + doe - 719468;
+    return days * 86400 + std::int64_t{*hour} * 3600 + std::int64_t{*minute} * 60 + *second - offset;
+}
+
+bool conforms(const NodeRecord& node) {
+    if (node.health == "unknown") return false;
+    return std::none_of(node.rules.begin(), node.rules.end(),
+                        [](const NodeRecord::Rule& rule) { return rule.outcome == "warn" || rule.outcome == "block"; });
+}
+
+std::vector<ClassHistory> history_of_records(const std::vector<NodeRecord>& nodes, std::size_t max_points) {
+    // host -> its records' (time, index), by time
+    std::unordered_map<std::string, std::vector<std::pair<std::int64_t, std::size_t>>> by_host;
+    std::set<std::int64_t> times;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        const auto when = parse_rfc3339(nodes[i].checked_at);
+        if (!when) continue;
+        by_host[nodes[i].hostname].emplace_back(*when, i);
+        times.insert(*when);
+    }
+    const bool repeated =
+        std::any_of(by_host.begin(), by_host.end(), [](const auto& host) { return host.second.size() > 1; });
+    if (!repeated || times.size() < 2 || max_points < 2) return {};
+    // Start once 95% of the hosts have their first record: before that the
+    // first round of checks is still under way and a share of the few hosts
+    // seen so far says little. Hosts added later join when they appear.
+    std::vector<std::int64_t> firsts;
+    for (auto& [host, records] : by_host) {
+        std::sort(records.begin(), records.end());
+        firsts.push_back(records.front().first);
+    }
+    std::sort(firsts.begin(), firsts.end());
+    const std::int64_t start = firsts[(firsts.size() * 95 + 99) / 100 - 1];
+    std::vector<std::int64_t> at(times.lower_bound(start), times.end());
+    if (at.size() < 2) return {};
+    if (at.size() > max_points) {
+        const std::int64_t first = at.front();
+        const std::int64_t last = at.back();
+        at.clear();
+        for (std::size_t i = 0; i < max_points; ++i)
+            at.push_back(first + static_cast<std::int64_t>(static_cast<double>(last - first) * static_cast<double>(i) /
+                                                           static_cast<double>(max_points - 1)));
+    }
+    std::map<std::string, ClassHistory> classes;
+    for (const std::int64_t t : at) {
+        std::map<std::string, HistoryPoint> here;
+        for (const auto& [host, records] : by_host) {
+            auto after =
+                std::upper_bound(records.begin(), records.end(), std::pair<std::int64_t, std::size_t>{t, nodes.size()});
+            if (after == records.begin()) continue;
+            const NodeRecord& node = nodes[std::prev(after)->second];
+            HistoryPoint& point = here[node.node_class];
+            ++point.nodes;
+            if (conforms(node)) ++point.conforming;
+        }
+        for (auto& [name, point] : here) {
+            point.time = t;
+            classes[name].name = name;
+            classes[name].points.push_back(point);
+        }
+    }
+    std::vector<ClassHistory> history;
+    for (auto& [name, h] : classes) history.push_back(std::move(h));
+    return history;
+}
+
 FleetInput read_fleet(const std::vector<std::string>& paths) {
     FleetInput input;
+    input.source = "records";
     for (const auto& path : paths) {
         std::error_code ec;
         if (fs::is_directory(path, ec)) {
@@ -336,6 +440,7 @@ FleetInput read_fleet(const std::vector<std::string>& paths) {
             add_file(path, input);
         }
     }
+    input.history = history_of_records(input.nodes);
     keep_newest(input);
     return input;
 }
@@ -488,6 +593,8 @@ FleetReport analyze_fleet(FleetInput input, double threshold) {
     report.threshold = threshold;
     report.errors = std::move(input.errors);
     report.superseded = input.superseded;
+    report.history = std::move(input.history);
+    report.source = std::move(input.source);
     std::map<std::string, std::vector<const NodeRecord*>> classes;
     for (const auto& node : input.nodes) classes[node.node_class].push_back(&node);
     for (auto& [name, nodes] : classes) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -42,10 +43,28 @@ struct RecordError {
 // Never throws.
 std::optional<NodeRecord> parse_node_record(std::string_view text, const std::string& origin, RecordError& error);
 
+// Conformance of one node class at one time: of the nodes known then, how
+// many conformed (the same definition as analyze_fleet's).
+struct HistoryPoint {
+    std::int64_t time = 0;  // Unix seconds
+    std::size_t nodes = 0;
+    std::size_t conforming = 0;
+    [[nodiscard]] double share() const { return nodes == 0 ? 1.0 : static_cast<double>(conforming) / nodes; }
+};
+
+struct ClassHistory {
+    std::string name;
+    std::vector<HistoryPoint> points;  // by time
+};
+
 struct FleetInput {
     std::vector<NodeRecord> nodes;
     std::vector<RecordError> errors;
     std::size_t superseded = 0;  // older records of a host that has a newer one
+    // Conformance over time, by class name, where the source has history: a
+    // Prometheus range query, or records of one host at several times.
+    std::vector<ClassHistory> history;
+    std::string source;  // what was read, for the report: "records", "prometheus http://..."
 };
 
 // Records from files and directories. A directory contributes its *.json and
@@ -58,6 +77,20 @@ FleetInput read_fleet(const std::vector<std::string>& paths);
 void read_records_text(std::string_view text, const std::string& name, FleetInput& input);
 // Keeps each host's newest record (by checked_at), counting the others.
 void keep_newest(FleetInput& input);
+
+// Conformance over time from records of the same hosts at several check
+// times (before keep_newest): at each of at most `max_points` times from
+// when 95% of the hosts had their first record to the last check, each host
+// counts with its newest record not later than then. Empty when no host has
+// more than one record.
+std::vector<ClassHistory> history_of_records(const std::vector<NodeRecord>& nodes, std::size_t max_points = 60);
+
+// "2026-05-01T10:00:00Z" (or with fractional seconds or an offset) as Unix
+// seconds; nullopt when it is not such a time.
+std::optional<std::int64_t> parse_rfc3339(std::string_view text);
+
+// Whether a record's node conforms: its check ran and no rule warned or blocked.
+bool conforms(const NodeRecord& node);
 
 // The layers of the launch stack the report is organised by, and which rule
 // (by id prefix) and which fact (by name prefix) belongs to which; one table
@@ -122,6 +155,8 @@ struct FleetReport {
     double threshold = 0.95;
     std::vector<RecordError> errors;
     std::size_t superseded = 0;
+    std::vector<ClassHistory> history;  // empty when the source has none
+    std::string source;
     [[nodiscard]] double share() const { return nodes == 0 ? 0.0 : static_cast<double>(conforming) / nodes; }
     // The verdict: at least one node, and the share of conforming nodes at
     // or above the threshold.

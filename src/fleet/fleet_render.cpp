@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <boost/json.hpp>
 #include <cstdio>
+#include <ctime>
+#include <iterator>
 #include <map>
 
+#include "node/node_record.h"
 #include "util/text_escape.h"
 
 namespace launchguard::fleet {
@@ -120,6 +123,98 @@ td.c{width:14px;min-width:14px;padding:0}
 details summary{cursor:pointer}.nodes{max-width:60em;font-family:monospace;font-size:.8em}
 .muted{color:#666}
 )";
+
+std::string utc_text(std::int64_t t) {
+    const std::time_t when = static_cast<std::time_t>(t);
+    std::tm tm{};
+    ::gmtime_r(&when, &tm);
+    char text[32];
+    std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M UTC", &tm);
+    return text;
+}
+
+// RFC 3339, as the node record writes times.
+std::string iso_text(std::int64_t t) {
+    return utc_timestamp(std::chrono::system_clock::from_time_t(static_cast<std::time_t>(t)));
+}
+
+// Line colours for the classes of the over-time plot; they repeat past eight.
+constexpr const char* kSeriesColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
+                                          "#ff7f0e", "#17becf", "#8c564b", "#e377c2"};
+
+// Share of conforming nodes per class over time: one line each, the
+// threshold dashed, the first and last time on the axis.
+void html_history_chart(const FleetReport& report, std::string& out) {
+    std::int64_t first = 0;
+    std::int64_t last = 0;
+    bool any = false;
+    for (const auto& h : report.history) {
+        for (const auto& p : h.points) {
+            first = any ? std::min(first, p.time) : p.time;
+            last = any ? std::max(last, p.time) : p.time;
+            any = true;
+        }
+    }
+    if (!any) return;
+    const int left = 48;
+    const int top = 10;
+    const int width = 640;
+    const int height = 200;
+    const double span = last > first ? static_cast<double>(last - first) : 1.0;
+    auto x = [&](std::int64_t t) { return left + static_cast<double>(t - first) / span * width; };
+    auto y = [&](double share) { return top + (1.0 - share) * height; };
+    char num[64];
+    auto fmt1 = [&](double a) {
+        std::snprintf(num, sizeof(num), "%.1f", a);
+        return std::string(num);
+    };
+    auto fmt2 = [&](double a, double b) { return fmt1(a) + "," + fmt1(b); };
+    out += "<h2>Conformance over time</h2>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
+           std::to_string(left + width + 200) + "\" height=\"" + std::to_string(top + height + 40) +
+           "\" role=\"img\" aria-label=\"conformance over time by node class\" class=\"history\">";
+    for (int pct = 0; pct <= 100; pct += 25) {
+        const double yy = y(pct / 100.0);
+        out += "<line x1=\"" + std::to_string(left) + "\" x2=\"" + std::to_string(left + width) + "\" y1=\"" +
+               fmt1(yy) + "\" y2=\"" + fmt1(yy) + "\" stroke=\"#ddd\"/><text x=\"0\" y=\"" +
+               std::to_string(static_cast<int>(yy) + 4) + "\" font-size=\"11\">" + std::to_string(pct) + "%</text>";
+    }
+    const std::string ty = fmt1(y(report.threshold));
+    out += "<line x1=\"" + std::to_string(left) + "\" x2=\"" + std::to_string(left + width) + "\" y1=\"" + ty +
+           "\" y2=\"" + ty + "\" stroke=\"#b00020\" stroke-dasharray=\"4 3\"><title>threshold " +
+           percent(report.threshold) + "</title></line>";
+    out += "<text x=\"" + std::to_string(left) + "\" y=\"" + std::to_string(top + height + 16) +
+           "\" font-size=\"11\">" + utc_text(first) + "</text><text x=\"" + std::to_string(left + width) + "\" y=\"" +
+           std::to_string(top + height + 16) + "\" font-size=\"11\" text-anchor=\"end\">" + utc_text(last) + "</text>";
+    std::size_t index = 0;
+    for (const auto& h : report.history) {
+        const char* colour = kSeriesColours[index % std::size(kSeriesColours)];
+        std::string points;
+        for (const auto& p : h.points) points += fmt2(x(p.time), y(p.share())) + " ";
+        out += "<polyline class=\"history-line\" fill=\"none\" stroke-width=\"2\" stroke=\"" + std::string(colour) +
+               "\" points=\"" + points + "\"><title>" + html_escape(h.name) + "</title></polyline>";
+        if (h.points.size() == 1)
+            out += "<circle r=\"3\" fill=\"" + std::string(colour) + "\" cx=\"" + fmt1(x(h.points[0].time)) +
+                   "\" cy=\"" + fmt1(y(h.points[0].share())) + "\"/>";
+        const int ly = top + 14 + static_cast<int>(index) * 16;
+        out += "<rect x=\"" + std::to_string(left + width + 12) + "\" y=\"" + std::to_string(ly - 9) +
+               "\" width=\"10\" height=\"10\" fill=\"" + colour + "\"/><text x=\"" + std::to_string(left + width + 26) +
+               "\" y=\"" + std::to_string(ly) + "\" font-size=\"11\">" + html_escape(h.name) + "</text>";
+        ++index;
+    }
+    out += "</svg>\n";
+    // The numbers behind the lines, for whoever cannot read the plot.
+    out +=
+        "<details><summary>Conformance over time as a table</summary><table><tr><th>class</th><th>time "
+        "(UTC)</th><th>nodes</th><th>conform</th><th>share</th></tr>\n";
+    for (const auto& h : report.history) {
+        for (const auto& p : h.points) {
+            out += "<tr><td>" + html_escape(h.name) + "</td><td>" + utc_text(p.time) + "</td><td>" +
+                   thousands(p.nodes) + "</td><td>" + thousands(p.conforming) + "</td><td>" + percent(p.share()) +
+                   "</td></tr>\n";
+        }
+    }
+    out += "</table></details>\n";
+}
 
 void html_summary_chart(const FleetReport& report, std::string& out) {
     // One bar per class with the threshold marked.
@@ -311,6 +406,19 @@ std::string render_fleet_text(const FleetReport& report) {
         line(c.drift.empty() ? "  drift: none" : "  drift:");
         for (const auto& d : c.drift) line("    " + d.fact + ": " + drift_text(d));
     }
+    if (!report.history.empty()) {
+        out += "\n";
+        line("conformance over time:");
+        for (const auto& h : report.history) {
+            if (h.points.empty()) continue;
+            const auto low =
+                std::min_element(h.points.begin(), h.points.end(),
+                                 [](const HistoryPoint& a, const HistoryPoint& b) { return a.share() < b.share(); });
+            line("  " + h.name + ": " + percent(h.points.front().share()) + " at " + utc_text(h.points.front().time) +
+                 ", " + percent(h.points.back().share()) + " at " + utc_text(h.points.back().time) + ", lowest " +
+                 percent(low->share()) + " at " + utc_text(low->time) + " (" + plural(h.points.size(), "point") + ")");
+        }
+    }
     if (!report.errors.empty()) {
         out += "\n";
         line(plural(report.errors.size(), "record") + " could not be read:");
@@ -373,6 +481,17 @@ json::value fleet_to_json(const FleetReport& report) {
     }
     json::array errors;
     for (const auto& e : report.errors) errors.push_back(json::object{{"record", e.origin}, {"message", e.message}});
+    json::array history;
+    for (const auto& h : report.history) {
+        json::array points;
+        for (const auto& p : h.points) {
+            points.push_back(json::object{{"time", iso_text(p.time)},
+                                          {"nodes", p.nodes},
+                                          {"conforming", p.conforming},
+                                          {"conformance", p.share()}});
+        }
+        history.push_back(json::object{{"class", h.name}, {"points", std::move(points)}});
+    }
     return json::object{{"schema", "launchguard.fleet-report/v1"},
                         {"nodes", report.nodes},
                         {"conforming", report.conforming},
@@ -380,7 +499,9 @@ json::value fleet_to_json(const FleetReport& report) {
                         {"threshold", report.threshold},
                         {"verdict", report.passes() ? "pass" : "fail"},
                         {"superseded", report.superseded},
+                        {"source", report.source},
                         {"classes", std::move(classes)},
+                        {"history", std::move(history)},
                         {"errors", std::move(errors)}};
 }
 
@@ -396,8 +517,10 @@ std::string render_fleet_html(const FleetReport& report) {
     if (report.superseded > 0)
         out +=
             "<p class=\"muted\">" + plural(report.superseded, "older record") + " of the same hosts not counted.</p>\n";
+    if (!report.source.empty()) out += "<p class=\"muted\">Source: " + html_escape(report.source) + "</p>\n";
     out += "<h2>Conformance by class and layer</h2>\n";
     html_summary_chart(report, out);
+    html_history_chart(report, out);
     html_class_layer_table(report, out);
     for (const auto& c : report.classes) {
         out += "<h2 id=\"class-" + html_escape(c.name) + "\">Class " + html_escape(c.name) + ": " +

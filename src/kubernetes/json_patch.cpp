@@ -198,14 +198,29 @@ void PodPatchBuilder::emit(std::string_view op, const std::string& path, const j
     patch_.push_back(std::move(entry));
 }
 
-void PodPatchBuilder::append(const std::string& parent, std::string_view key, json::value element) {
+void PodPatchBuilder::insert(const std::string& parent, std::string_view key, json::value element,
+                             std::string_view index) {
     std::string path = parent + "/" + escape_pointer_token(key);
     if (array_at(find(path)) != nullptr) {
-        emit("add", path + "/-", &element);
+        emit("add", path + "/" + std::string(index), &element);
     } else {
         json::value whole = json::array{std::move(element)};
         emit("add", path, &whole);
     }
+}
+
+void PodPatchBuilder::append(const std::string& parent, std::string_view key, json::value element) {
+    insert(parent, key, std::move(element), "-");
+}
+
+const json::value* PodPatchBuilder::at(const std::string& pointer) { return find(pointer); }
+
+void PodPatchBuilder::add(const std::string& path, json::value value) { emit("add", path, &value); }
+
+void PodPatchBuilder::replace(const std::string& path, json::value value) { emit("replace", path, &value); }
+
+void PodPatchBuilder::prepend(const std::string& parent, std::string_view key, json::value element) {
+    insert(parent, key, std::move(element), "0");
 }
 
 std::string PodPatchBuilder::ensure_object(const std::string& parent, std::string_view key) {

@@ -44,16 +44,29 @@ public:
     void memory_shm(const std::string& pod, const std::string& container, std::uint64_t bytes);
     void add_capability(const std::string& container, const std::string& capability);
 
+    // The generic steps the launch gate's injection (gate_injection.h) is
+    // made of. `pointer` addresses the working copy, which already holds
+    // every earlier operation.
+    [[nodiscard]] const boost::json::value* at(const std::string& pointer);
+    // add (a new member, or an array element at the pointer's index) or replace.
+    void add(const std::string& path, boost::json::value value);
+    void replace(const std::string& path, boost::json::value value);
+    // Appends to the array at parent/key, creating it with the element when absent.
+    void append(const std::string& parent, std::string_view key, boost::json::value element);
+    // Inserts first in the array at parent/key, creating it when absent.
+    void prepend(const std::string& parent, std::string_view key, boost::json::value element);
+    // Makes parent/key an object when absent; returns its pointer.
+    std::string ensure_object(const std::string& parent, std::string_view key);
+
     [[nodiscard]] const boost::json::array& patch() const { return patch_; }
     [[nodiscard]] const boost::json::value& patched() const { return document_; }
 
 private:
     boost::json::value* find(const std::string& pointer);
     void emit(std::string_view op, const std::string& path, const boost::json::value* value);
-    // Appends to the array at parent/key, creating it with the element when absent.
-    void append(const std::string& parent, std::string_view key, boost::json::value element);
-    // Makes parent/key an object when absent; returns its pointer.
-    std::string ensure_object(const std::string& parent, std::string_view key);
+    // Adds `element` at `index` ("-": the end) of the array at parent/key,
+    // or the array holding only it when there is none.
+    void insert(const std::string& parent, std::string_view key, boost::json::value element, std::string_view index);
     std::string volume_name_for(const std::string& pod, const std::string& stem);
 
     boost::json::value document_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "context/comm_backend.h"
+#include "kubernetes/gate_injection.h"
 #include "kubernetes/quantity.h"
 #include "kubernetes/spec_fields.h"
 #include "util/path.h"
@@ -303,6 +304,8 @@ std::vector<ContainerLaunch> read_containers(const PodTemplate& pod, const Confi
         const json::object* devices = device_resources(container, launch.field);
         launch.gpus = gpu_count(devices, launch.field + ".resources.limits");
         std::vector<std::string> command = string_list(container, "command", launch.field);
+        // A container the gate wraps runs its original command after it.
+        if (auto wrapped = unwrap_gate_command(command)) command = std::move(*wrapped);
         std::vector<std::string> args = string_list(container, "args", launch.field);
         launch.shell = read_shell_launch(command, args);
         launch.env = read_environment(container, launch.field, launch.shell, config_maps);

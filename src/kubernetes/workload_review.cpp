@@ -303,6 +303,20 @@ WorkloadReview review_supported(const json::value& object, const WorkloadSpec& w
         apply_ops(builder, container, report.patch);
         merged.patch.insert(merged.patch.end(), report.patch.begin(), report.patch.end());
     }
+    if (options.gate) {
+        for (const auto& tmpl : workload.templates) {
+            std::vector<const ContainerLaunch*> gpu_containers;
+            for (const auto& c : containers) {
+                if (c.pod == &tmpl && c.gpus > 0) gpu_containers.push_back(&c);
+            }
+            if (gpu_containers.empty()) continue;
+            const std::size_t before = builder.patch().size();
+            auto notes = inject_gate(builder, tmpl, gpu_containers, *options.gate, profile, options.mode);
+            if (builder.patch().size() > before) ++review.gate_templates;
+            review.gate_operations += builder.patch().size() - before;
+            for (auto& note : notes) review.gate_notes.push_back(std::move(note));
+        }
+    }
     review.patch = builder.patch();
     return review;
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include <boost/json/value.hpp>
 
 #include "engine/engine.h"
+#include "kubernetes/gate_injection.h"
 #include "profile/profile.h"
 #include "util/error.h"
 
@@ -39,6 +41,10 @@ struct ReviewOptions {
     // (the one `kubectl apply` puts it in), which matches only other
     // documents that name none. The webhook sees one object and leaves it empty.
     std::map<std::string, std::map<std::string, std::map<std::string, std::string>>> config_maps;
+    // Add the launch gate to every pod template with GPU containers
+    // (gate_injection.h), judging in `mode`: the mutating webhook where the
+    // site enables it, `review --gate-image`. Empty: no gate.
+    std::optional<GateOptions> gate;
 };
 
 struct WorkloadReview {
@@ -59,6 +65,12 @@ struct WorkloadReview {
     // engine decided to patch; empty when there is nothing to patch. Applying
     // it and reviewing the result again yields an empty patch.
     boost::json::array patch;
+    // With ReviewOptions::gate: the pod templates the gate was added to, and
+    // what the review says about where it could not go (a container whose
+    // own postStart hook leaves the gate no place).
+    std::size_t gate_templates = 0;
+    std::size_t gate_operations = 0;  // the operations of `patch` that add the gate (its last ones)
+    std::vector<std::string> gate_notes;
 };
 
 // Pod, and the pod templates of Job (batch/v1), JobSet (jobset.x-k8s.io/v1alpha2),

@@ -166,6 +166,19 @@ std::string hostname_of_this_machine() {
 
 }  // namespace
 
+std::optional<std::string> fact_value_text(const json::value& value) {
+    switch (value.kind()) {
+        case json::kind::null:
+            return std::nullopt;
+        case json::kind::string:
+            return std::string(value.as_string());
+        case json::kind::bool_:
+            return value.as_bool() ? "true" : "false";
+        default:
+            return json::serialize(value);
+    }
+}
+
 std::string content_hash(std::string_view bytes) {
     std::uint64_t hash = 0xcbf29ce484222325ULL;
     for (unsigned char c : bytes) {

@@ -76,6 +76,11 @@ boost::json::object node_record_json(const Report& report, const NodeVerdict& ve
 boost::json::object unknown_node_record_json(const std::string& problem, const NodeRecordHeader& header,
                                              std::string hostname = {});
 
+// A fact's "value" as people read it and the metrics and the fleet report
+// show it: strings as they are, booleans and numbers as JSON writes them;
+// nullopt for null (the node could not read it).
+std::optional<std::string> fact_value_text(const boost::json::value& value);
+
 // "2026-05-01T10:00:00Z"
 std::string utc_timestamp(std::chrono::system_clock::time_point when);
 

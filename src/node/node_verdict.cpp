@@ -57,15 +57,6 @@ void raise(RuleVerdict& verdict, RuleOutcome outcome, const std::string& message
     verdict.message = message;
 }
 
-// The longest prefix of at most max_bytes that ends at a UTF-8 character
-// boundary: messages quote paths and values.
-std::size_t utf8_prefix(std::string_view text, std::size_t max_bytes) {
-    if (text.size() <= max_bytes) return text.size();
-    std::size_t end = max_bytes;
-    while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0U) == 0x80U) --end;
-    return end;
-}
-
 // Messages quote sysfs values and paths, which may hold any byte, and NPD
 // copies the line into node conditions and events: line breaks become
 // spaces, every other control or invalid byte is escaped (printable_text),
@@ -86,6 +77,13 @@ std::string escaped_line(std::string text, std::size_t max_bytes) {
 }
 
 }  // namespace
+
+std::size_t utf8_prefix(std::string_view text, std::size_t max_bytes) {
+    if (text.size() <= max_bytes) return text.size();
+    std::size_t end = max_bytes;
+    while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0U) == 0x80U) --end;
+    return end;
+}
 
 NodeVerdict verdict_from_report(const Report& report, const std::vector<std::string>& rules) {
     NodeVerdict verdict;

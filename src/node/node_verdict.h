@@ -60,4 +60,8 @@ inline constexpr std::size_t kNpdMessageBytes = 80;
 // findings are escaped as printable_text (util/text_escape.h) writes them.
 std::string npd_message(const NodeVerdict& verdict, std::size_t max_bytes = kNpdMessageBytes);
 
+// The length of the longest prefix of at most max_bytes that ends at a UTF-8
+// character boundary: messages quote paths and values.
+std::size_t utf8_prefix(std::string_view text, std::size_t max_bytes);
+
 }  // namespace launchguard

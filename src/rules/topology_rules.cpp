@@ -326,6 +326,28 @@ bool is_container(Runtime runtime) {
     return runtime == Runtime::enroot || runtime == Runtime::pyxis || runtime == Runtime::kubernetes;
 }
 
+// A pod whose NCCL_TOPO_FILE lies under none of its volumes (a pod's view
+// answers "unknown" only there): the file can only come from the image,
+// which the spec review never sees, while the profile says where the node
+// keeps its file. The webhook can make the path the node's file: a
+// read-only hostPath mount at the path the pod names. Proposed as a patch,
+// never a block: the image may well carry a good file, which the launch
+// gate, running in the container, reads.
+void check_path_in_image(const RuleInput& in, RuleOutput& out, const TopoFileInEffect& task) {
+    const std::string& host_path = in.profile.topology.host_path;
+    // The point first: kubectl shows a warning's first 120 characters.
+    Finding& finding =
+        out.fire("the spec review cannot see the image, the launch gate can: " + task.label() +
+                 " lies under no volume of the pod, so only the image could hold it; profile " + in.profile.name +
+                 " keeps this node's topology file at " + host_path + ": mount it read-only at " + task.path);
+    finding.action = Action::patch;
+    finding.severity = Severity::warning;
+    finding.evidence.emplace_back("profile_host_path", host_path);
+    add_topo_evidence(finding, task, in.ctx);
+    finding.evidence.emplace_back("runtime", std::string(to_string(in.ctx.runtime)));
+    finding.remediation = {RemediationOp::mount_file(host_path, task.path)};
+}
+
 // No view of the host: the profile's topology.host_path is the host's claim.
 void check_without_host_view(const RuleInput& in, RuleOutput& out) {
     if (in.ctx.runtime == Runtime::bare) return;
@@ -336,12 +358,16 @@ void check_without_host_view(const RuleInput& in, RuleOutput& out) {
     }
     const TopoFileInEffect& task = *lookup.file;
     if (task.readable()) return;
+    const std::string& host_path = in.profile.topology.host_path;
+    if (task.info.kind == FileKind::unknown && in.ctx.runtime == Runtime::kubernetes && !host_path.empty()) {
+        check_path_in_image(in, out, task);
+        return;
+    }
     if (task.info.kind == FileKind::unknown) {
         out.unknown("cannot tell whether the task sees a topology file because the view cannot tell what is at " +
                     task.path + (task.info.detail.empty() ? "" : " (" + task.info.detail + ")"));
         return;
     }
-    const std::string& host_path = in.profile.topology.host_path;
     if (host_path.empty() || !is_container(in.ctx.runtime)) {
         out.unknown(
             "cannot tell whether the host has a topology file that the task misses because launchguard has no "
@@ -744,6 +770,9 @@ const TableRule kNotPropagated{
                   "task has no readable copy of it in effect: the variable is missing, the file is not mounted, or "
                   "the task's file lists other devices. Without a host view, a container launch (enroot, pyxis, "
                   "Kubernetes) fires when the profile names topology.host_path and the task sees no topology file; "
+                  "a pod whose NCCL_TOPO_FILE lies under none of its volumes (only its image, which the spec "
+                  "review cannot see, could hold it) gets a patch, never a block: the profile's file mounted "
+                  "read-only at that path; "
                   "other container launches are reported as unknown, bare-metal launches are not checked.",
         .why = "Containers hide the host's topology settings. enroot mounts a tmpfs over /var/run, which hides "
                "NCCL's default path, and from /etc bind-mounts only hosts, hostname, resolv.conf and machine-id, so "

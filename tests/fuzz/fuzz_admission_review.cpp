@@ -2,7 +2,8 @@
 // AdmissionReview that echoes the uid, never a crash, a hang or undefined
 // behaviour, and never a patch from /validate. An answer from the review
 // cache is the answer a fresh review gives, and the body parser agrees with
-// boost::json::parse but for the two subtrees it leaves out.
+// boost::json::parse but for the two subtrees it leaves out. The site adds
+// the launch gate, so /mutate's injection meets every fuzzed object too.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -42,7 +43,13 @@ void check_parser_agrees(std::string_view body) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace launchguard::webhook;
-    static const WebhookConfig config = default_webhook_config("default", launchguard::Mode::enforce).value();
+    // With the launch gate, so its injection runs on every object that requests a GPU.
+    static const WebhookConfig config = [] {
+        WebhookConfig site = default_webhook_config("default", launchguard::Mode::enforce).value();
+        site.gate.enabled = true;
+        site.gate.image = "registry.example/launchguard:1.0";
+        return site;
+    }();
     static ReviewCache cache(64, 1U << 20);
     std::string_view body(reinterpret_cast<const char*>(data), size);
     check_parser_agrees(body);

@@ -5,7 +5,11 @@ few with an older HCA firmware, another kernel command line, a missing
 topology file or a failing rule, so that every part of the report has
 something to show. Deterministic for a given N.
 
-usage: make_node_records.py N OUTPUT.jsonl [--pretty]
+With --history K each node is checked K times, an hour apart (the last at
+the usual time): a fault on every 13th node in the first half of the checks
+is fixed later, so that conformance over time has something to show.
+
+usage: make_node_records.py N OUTPUT.jsonl [--pretty] [--history K]
 """
 import json
 import sys
@@ -19,7 +23,7 @@ def fact(value, source="synthetic"):
     return {"value": value, "source": source}
 
 
-def record(i, n):
+def record(i, n, round_=0, rounds=1):
     share = i / n
     acc = 0.0
     node_class = CLASSES[-1][0]
@@ -42,6 +46,8 @@ def record(i, n):
             outcome = "block"
         elif rule == "net.ib-port-degraded" and i % 401 == 23:
             outcome = "block"
+        elif rule == "power.cstates" and i % 13 == 0 and round_ < rounds // 2:
+            outcome = "warn"
         elif rule == "virt.page-size" and i % 977 == 1:
             outcome = "unknown"
         rules.append({"rule": rule, "outcome": outcome})
@@ -77,7 +83,8 @@ def record(i, n):
         facts["gpu.driver_version"] = {"value": None, "reason": "neither sys/module/nvidia/version nor "
                                                                 "proc/driver/nvidia/version is readable"}
     return {"schema": "launchguard.node-record/v1", "node": {"hostname": host, "class": node_class},
-            "checked_at": "2026-05-01T10:%02d:%02dZ" % (i // 60 % 60, i % 60), "health": health,
+            "checked_at": "2026-05-01T%02d:%02d:%02dZ" % (10 - (rounds - 1 - round_), i // 60 % 60, i % 60),
+            "health": health,
             "rules": rules, "facts": facts, "launchguard": "synthetic", "profile": {"name": node_class},
             "mode": "enforce", "decision": "block" if health == "degraded" else "allow",
             "rules_evaluated": len(RULES), "findings": findings, "patch": [], "unknown": []}
@@ -88,9 +95,13 @@ def main():
         sys.exit(__doc__)
     n = int(sys.argv[1])
     pretty = "--pretty" in sys.argv[3:]
+    rounds = int(sys.argv[sys.argv.index("--history") + 1]) if "--history" in sys.argv else 1
+    if not 1 <= rounds <= 10:
+        sys.exit("--history: 1 to 10 checks")
     with open(sys.argv[2], "w") as out:
-        for i in range(n):
-            out.write(json.dumps(record(i, n), indent=2 if pretty else None) + "\n")
+        for round_ in range(rounds):
+            for i in range(n):
+                out.write(json.dumps(record(i, n, round_, rounds), indent=2 if pretty else None) + "\n")
 
 
 if __name__ == "__main__":

@@ -6,14 +6,18 @@
 // control page that does log an error and fetch from the network, so a
 // harness that hears nothing fails instead of passing.
 //
-// usage: node --experimental-websocket render_in_chromium.mjs CHROMIUM PAGE.html SCREENSHOT.png
+// With SELECTOR and COUNT, also that at least COUNT elements match the
+// selector and each is drawn (a bounding box wider than zero): the
+// over-time plot's lines, say.
+//
+// usage: node --experimental-websocket render_in_chromium.mjs CHROMIUM PAGE.html SCREENSHOT.png [SELECTOR COUNT]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-const [chromiumPath, pagePath, screenshotPath] = process.argv.slice(2);
+const [chromiumPath, pagePath, screenshotPath, selector, minCount] = process.argv.slice(2);
 if (!screenshotPath) {
   console.error('usage: render_in_chromium.mjs CHROMIUM PAGE.html SCREENSHOT.png');
   process.exit(2);
@@ -68,7 +72,7 @@ function send(method, params = {}, sessionId = undefined) {
 }
 
 // Loads `url` in a fresh tab; returns what the console heard and the requests made.
-async function visit(url, screenshot) {
+async function visit(url, screenshot, expect = null) {
   const { targetId } = await send('Target.createTarget', { url: 'about:blank' });
   const { sessionId } = await send('Target.attachToTarget', { targetId, flatten: true });
   const heard = [];
@@ -93,6 +97,15 @@ async function visit(url, screenshot) {
   await send('Page.navigate', { url }, sessionId);
   await load;
   await new Promise((ok) => setTimeout(ok, 1000));  // late console messages and loads
+  let drawn = null;
+  if (expect) {
+    const { result } = await send('Runtime.evaluate', {
+      expression: `Array.from(document.querySelectorAll(${JSON.stringify(expect)}))` +
+        '.filter((e) => e.getBoundingClientRect().width > 0).length',
+      returnByValue: true,
+    }, sessionId);
+    drawn = result.value;
+  }
   if (screenshot) {
     const metrics = await send('Page.getLayoutMetrics', {}, sessionId);
     const size = metrics.cssContentSize ?? metrics.contentSize;
@@ -103,7 +116,7 @@ async function visit(url, screenshot) {
     writeFileSync(screenshot, Buffer.from(shot.data, 'base64'));
   }
   await send('Target.closeTarget', { targetId });
-  return { heard, requests: requests.filter((r) => r !== url) };
+  return { heard, requests: requests.filter((r) => r !== url), drawn };
 }
 
 const control = join(profile, 'control.html');
@@ -113,10 +126,11 @@ const controlResult = await visit(pathToFileURL(control).href, null);
 if (!controlResult.heard.some((h) => h.includes('control error'))) fail(`control page's console.error not heard: ${JSON.stringify(controlResult)}`);
 if (controlResult.requests.length === 0) fail('control page\'s network request not seen');
 
-const result = await visit(pathToFileURL(resolve(pagePath)).href, screenshotPath);
+const result = await visit(pathToFileURL(resolve(pagePath)).href, screenshotPath, selector);
 clearTimeout(watchdog);
 cleanUp();
 if (result.heard.length > 0) fail(`console: ${result.heard.join('\n')}`);
 if (result.requests.length > 0) fail(`the page fetched: ${result.requests.join(', ')}`);
+if (selector && !(result.drawn >= Number(minCount))) fail(`${result.drawn} drawn elements match ${selector}, expected at least ${minCount}`);
 console.log(`ok: no console message, no request; screenshot ${screenshotPath}`);
 process.exit(0);

@@ -130,6 +130,9 @@ COMBINATIONS = {
                  "server": {"handshakeTimeoutSeconds": 3, "requestTimeoutSeconds": 4, "idleTimeoutSeconds": 30,
                             "drainTimeoutSeconds": 45}},
     "node-problem-detector": {"nodeProblemDetector": {"enabled": True}},
+    "gate-site-image": {"gate": {"image": "registry.example/launchguard:1.2", "onError": "block", "allowOptOut": True}},
+    "gate-digest": {"image": {"digest": "sha256:" + "ab" * 32}},
+    "gate-off": {"gate": {"enabled": False}},
 }
 
 
@@ -317,12 +320,20 @@ def check_deployment(name, objects, v):
 
 def check_config(name, objects, v, args, mounts, items, configmap):
     config = yaml.safe_load(configmap["data"]["config.yaml"])
-    allowed = {"mode", "defaultProfile", "profiles", "selection", "userModes", "userProfiles"}
+    allowed = {"mode", "defaultProfile", "profiles", "selection", "userModes", "userProfiles", "gate"}
     check(set(config) <= allowed, f"{name}: config keys {sorted(set(config) - allowed)} unknown to the webhook")
     check(config["mode"] == v["mode"], f"{name}: config mode {config['mode']}")
     check(config.get("userProfiles") == v["userProfiles"], f"{name}: userProfiles {config.get('userProfiles')}")
     check(config.get("userModes", []) == v["userModes"], f"{name}: userModes {config.get('userModes')}")
     check(config.get("selection", []) == v["selection"], f"{name}: selection {config.get('selection')}")
+    # The launch gate: on by default, from the chart's own image unless gate.image says otherwise.
+    gate = config.get("gate", {})
+    if v["gate"]["enabled"]:
+        image = v["gate"]["image"] or one(objects, "Deployment")["spec"]["template"]["spec"]["containers"][0]["image"]
+        check(gate == {"enabled": True, "image": image, "onError": v["gate"]["onError"],
+                       "allowOptOut": v["gate"]["allowOptOut"]}, f"{name}: gate {gate}, image should be {image}")
+    else:
+        check(gate == {"enabled": False}, f"{name}: gate {gate} although gate.enabled is false")
     # Every profile path in the config is a file the pod has, holding that profile.
     mount_dir = os.path.dirname(args["config"])
     referenced = [config["defaultProfile"], *config.get("profiles", [])]
@@ -530,6 +541,10 @@ SCHEMA_REJECTS = [
     ({"nodeProblemDetector": {"enable": True}}, ["/nodeProblemDetector", "enable"]),
     ({"server": {"requestTimeoutSeconds": 0}}, ["/server/requestTimeoutSeconds"]),
     ({"server": {"drainTimeoutSeconds": "20s"}}, ["/server/drainTimeoutSeconds"]),
+    ({"gate": {"onError": "retry"}}, ["/gate/onError", "allow", "block"]),
+    ({"gate": {"enabled": "yes"}}, ["/gate/enabled", "boolean"]),
+    ({"gate": {"image": "registry.example/lg :1"}}, ["/gate/image"]),
+    ({"gate": {"optOut": True}}, ["/gate", "optOut"]),
 ]
 
 # Checks the templates make with `fail`, with the same aim: fail at install,
@@ -597,6 +612,13 @@ def test_node_problem_detector():
         check(rendered["pluginConfig"]["invoke_interval"] == "60s", "invokeInterval ignored")
         check(rule["condition"] == "LaunchguardNodeDegraded" and rendered["conditions"][0]["type"] == rule["condition"],
               "condition type")
+    _, rendered = npd_config(render({"nodeProblemDetector": {
+        "enabled": True, "metricsFile": "/var/lib/node_exporter/textfile/launchguard.prom", "nodeClass": "h100-ib",
+        "extraArgs": ["--sysfs-root", "/host"]}}))
+    if check(rendered is not None, "nodeProblemDetector.metricsFile rendered no ConfigMap"):
+        check(rendered["rules"][0]["args"][-6:] == ["--metrics-file", "/var/lib/node_exporter/textfile/launchguard.prom",
+                                                   "--node-class", "h100-ib", "--sysfs-root", "/host"],
+              f"metricsFile/nodeClass args: {rendered['rules'][0]['args']}")
     print("ok: NPD ConfigMap off by default, equal to deploy/npd with defaults, values applied")
 
 

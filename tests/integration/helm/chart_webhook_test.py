@@ -10,7 +10,8 @@ config's absolute /etc/launchguard/config paths rewritten to that directory);
 the webhook starts with the Deployment's own flags (only --listen changed, to
 loopback port 0); then, as the API server does, the test connects with SNI
 <service>.<namespace>.svc, trusting only the webhook configuration's caBundle,
-and asks /healthz, /readyz and /validate. SIGTERM must end it cleanly.
+and asks /healthz, /readyz, /validate and /mutate (which adds the launch gate
+from the chart's image). SIGTERM must end it cleanly.
 """
 import base64
 import json
@@ -51,7 +52,10 @@ def request(port, host, ca_pem, method, path, body=None):
     return status, payload.decode(errors="replace")
 
 
-def pod_review(namespace):
+def pod_review(namespace, gpus=0):
+    container = {"name": "c", "image": "busybox"}
+    if gpus:
+        container.update({"command": ["python", "train.py"], "resources": {"limits": {"nvidia.com/gpu": gpus}}})
     return {
         "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
         "request": {
@@ -61,7 +65,7 @@ def pod_review(namespace):
             "namespace": namespace, "operation": "CREATE",
             "userInfo": {"username": "test"},
             "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": namespace},
-                       "spec": {"containers": [{"name": "c", "image": "busybox"}]}},
+                       "spec": {"containers": [container]}},
         },
     }
 
@@ -128,6 +132,22 @@ def run_case(name, values):
             if check(status == 200, f"{name}: POST /validate answered {status}: {body}"):
                 answer = json.loads(body)
                 check(answer.get("response", {}).get("uid") == review["request"]["uid"], f"{name}: review uid not echoed: {body}")
+            # /mutate adds the launch gate from the chart's own image unless gate.enabled is false.
+            mutating = one(objects, "MutatingWebhookConfiguration")
+            review = pod_review("team-a", gpus=8)
+            status, body = request(port, host, ca, "POST", mutating["webhooks"][0]["clientConfig"]["service"]["path"], review)
+            if check(status == 200, f"{name}: POST /mutate answered {status}: {body}"):
+                response = json.loads(body).get("response", {})
+                ops = json.loads(base64.b64decode(response["patch"])) if "patch" in response else []
+                installs = [op["value"] for op in ops if isinstance(op.get("value"), dict)
+                            and op["value"].get("name") == "launchguard-gate-install"]
+                installs += [v for op in ops if isinstance(op.get("value"), list) for v in op["value"]
+                             if isinstance(v, dict) and v.get("name") == "launchguard-gate-install"]
+                if values.get("gate", {}).get("enabled", True):
+                    check(len(installs) == 1 and installs[0]["image"] == container["image"],
+                          f"{name}: /mutate adds the launch gate from the chart's image {container['image']}: {ops}")
+                else:
+                    check(not installs, f"{name}: gate.enabled false, yet /mutate added the gate: {ops}")
             print(f"ok: {name}: the webhook runs the chart's config and serves the chart's certificate for {host}")
         finally:
             if process.poll() is None:
@@ -162,6 +182,7 @@ def main():
             "userModes": ["enforce", "warn"], "userProfiles": True,
             "server": {"logFormat": "text", "threads": 3, "maxBodyMiB": 4}},
         "site profile as default": {"defaultProfile": "site-a", "profileFiles": {"site-a": site_profile}},
+        "gate off": {"gate": {"enabled": False}},
     }
     for name, values in cases.items():
         try:

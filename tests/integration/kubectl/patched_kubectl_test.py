@@ -3,7 +3,7 @@
 
 For every manifest fixture (YAML as written, and derived JSON forms: a JSON
 stream of its documents and a kind: List), with and without a profile that
-blocks and patches more:
+blocks and patches more, and with that profile and the launch gate (--gate-image):
   - the output keeps the input's format (YAML stays YAML, JSON stays JSON);
   - `kubectl apply --dry-run=client --validate=false -f OUT` parses every
     document: offline it stops at server discovery with one "unable to
@@ -197,8 +197,10 @@ def main():
         patched = 0
         inputs = derived_inputs(fixtures, work)
         for name, path, is_json in inputs:
-            for profile in ([], ["--profile", profile_file]):
-                label = name + (" (ndv5 profile)" if profile else "")
+            # The third adds the launch gate, whose profile then travels as text (--profile-yaml).
+            for profile in ([], ["--profile", profile_file],
+                            ["--profile", profile_file, "--gate-image", "registry.example/launchguard:1.0"]):
+                label = name + (" (ndv5 profile)" if profile else "") + (" (gate)" if "--gate-image" in profile else "")
                 patched += check_one(cli, label, path, is_json, profile, work, env)
 
         # Several files at once, YAML and JSON: one YAML stream.
@@ -216,7 +218,7 @@ def main():
 
         if patched < 8:
             fail(f"only {patched} inputs were patched; the fixtures should patch more")
-        print(f"ok: {len(inputs)} inputs x 2 profiles, {patched} patched, all read by kubectl")
+        print(f"ok: {len(inputs)} inputs x 3 settings, {patched} patched, all read by kubectl")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@ Usage: webhook_test.py WEBHOOK_BINARY FIXTURES_DIR NODE_MODULES
 Starts the real server on 127.0.0.1:0 with a CA and serving certificate made
 here by the openssl CLI, and checks: the envelope on every fixture manifest,
 every JSON Patch applied by an independent implementation (python3-jsonpatch)
-and re-admitted to an empty patch, every patched object validated offline
+and re-admitted to an empty patch, the launch gate's injection under a site
+configuration with `gate:` (every kind, with and without a command, an own
+postStart hook, the pod's mode, the opt-out), every patched object validated offline
 against the Kubernetes API schemas (npm kubernetes-models in NODE_MODULES,
 validate_schema.mjs), the HTTP error paths (400, 404, 405, 413 to a client
 still sending, 415 and 501 for codings it does not undo), a header trickled
@@ -700,12 +702,189 @@ def test_issue_example(port_default, port_topology, cafile, fixtures):
           body[:300])
     status, body, _ = topo.post("/mutate", review(patched, "example-4"))
     check("patch" not in (response_of(status, body) or {"patch": 1}), "issue example: mutating it again patches nothing")
+    # NCCL_TOPO_FILE under no volume: only the image could hold it. /validate
+    # allows with a warning saying so; /mutate mounts the node's file there.
+    in_image = copy.deepcopy(pod)
+    in_image["metadata"]["name"] = "trainer-image-topo"
+    in_image["spec"]["containers"][0]["env"] = [{"name": "NCCL_TOPO_FILE", "value": "/opt/microsoft/ndv5-topo.xml"}]
+    status, body, _ = topo.post("/validate", review(in_image, "example-image-1"))
+    resp = response_of(status, body) or {}
+    check(resp.get("allowed") is True
+          and any("topo.not-propagated" in w and "cannot see the image, the launch gate can" in w
+                  for w in resp.get("warnings", [])),
+          "topology under no volume: /validate allows it and warns that only the launch gate sees the image", body[:400])
+    status, body, _ = topo.post("/mutate", review(in_image, "example-image-2"))
+    resp = response_of(status, body) or {}
+    ops = json.loads(base64.b64decode(resp["patch"])) if "patch" in resp else []
+    mounted = jsonpatch.apply_patch(copy.deepcopy(in_image), ops) if ops else in_image
+    volumes = {v["name"]: v for v in mounted["spec"].get("volumes", [])}
+    mounts = [m for m in mounted["spec"]["containers"][0].get("volumeMounts", [])
+              if m.get("mountPath") == "/opt/microsoft/ndv5-topo.xml"]
+    check(len(mounts) == 1 and mounts[0].get("readOnly") is True
+          and volumes.get(mounts[0]["name"], {}).get("hostPath") == {"path": "/opt/microsoft/ndv5-topo.xml", "type": "File"},
+          "topology under no volume: /mutate mounts the node's file read-only at the pod's path", json.dumps(ops))
+    status, body, _ = topo.post("/mutate", review(mounted, "example-image-3"))
+    check("patch" not in (response_of(status, body) or {"patch": 1}), "topology under no volume: mutating it again patches nothing")
     topo.close()
     plain = Client(port_default, cafile)
     status, body, _ = plain.post("/validate", review(pod, "example-5"))
     check((response_of(status, body) or {}).get("allowed") is True, "issue example: under the default profile it is allowed",
           body[:300])
     plain.close()
+
+
+GATE_IMAGE = "registry.example/launchguard:1.0"
+
+
+def pod_specs(obj):
+    """(pointer, PodSpec) of every pod template of a workload the review reads."""
+    kind, spec = obj.get("kind"), obj.get("spec", {})
+    if kind == "Pod":
+        return [("/spec", spec)]
+    if kind == "Job":
+        return [("/spec/template/spec", spec["template"]["spec"])]
+    if kind == "JobSet":
+        return [(f"/spec/replicatedJobs/{i}/template/spec/template/spec", rj["template"]["spec"]["template"]["spec"])
+                for i, rj in enumerate(spec["replicatedJobs"])]
+    key = {"MPIJob": "mpiReplicaSpecs", "PyTorchJob": "pytorchReplicaSpecs"}.get(kind)
+    if key:
+        return [(f"/spec/{key}/{role}/template/spec", r["template"]["spec"]) for role, r in spec[key].items()]
+    return []
+
+
+def gpus(container):
+    resources = container.get("resources", {})
+    limits = resources.get("limits") or resources.get("requests") or {}
+    return any(int(limits.get(r, 0) or 0) > 0 for r in ("nvidia.com/gpu", "amd.com/gpu"))
+
+
+def check_gate(name, original, patched, mode, on_error):
+    """The contract's injection, read from the patched object as the API server stores it."""
+    for (pointer, before), (_, after) in zip(pod_specs(original), pod_specs(patched)):
+        where = f"{name} {pointer}"
+        gpu = [i for i, c in enumerate(before["containers"]) if gpus(c)]
+        if not gpu:
+            check(before == after, f"{where}: a template without GPU containers is untouched")
+            continue
+        init = after.get("initContainers", [])
+        install = init[0] if init else {}
+        sc = install.get("securityContext", {})
+        check(install.get("name") == "launchguard-gate-install" and install.get("image") == GATE_IMAGE
+              and install.get("command", [])[:4] == ["/usr/bin/launchguard-gate", "install", "--into", "/launchguard"]
+              and [c["name"] for c in init[1:]] == [c["name"] for c in before.get("initContainers", [])],
+              f"{where}: launchguard-gate-install first among initContainers", json.dumps(init)[:400])
+        check(sc.get("runAsNonRoot") is True and sc.get("allowPrivilegeEscalation") is False
+              and sc.get("capabilities") == {"drop": ["ALL"]} and sc.get("readOnlyRootFilesystem") is True
+              and sc.get("seccompProfile") == {"type": "RuntimeDefault"}
+              and install.get("resources", {}).get("limits") == {"cpu": "100m", "memory": "32Mi"},
+              f"{where}: the install container is restricted and bounded", json.dumps(install)[:400])
+        volumes = [v for v in after.get("volumes", []) if v.get("name") == "launchguard-gate"]
+        check(volumes == [{"name": "launchguard-gate", "emptyDir": {"sizeLimit": "32Mi"}}],
+              f"{where}: one emptyDir launchguard-gate", json.dumps(volumes))
+        for i, (b, a) in enumerate(zip(before["containers"], after["containers"])):
+            if i not in gpu:
+                check(a == b, f"{where} containers[{i}]: no GPU, untouched")
+                continue
+            mounts = [m for m in a.get("volumeMounts", []) if m.get("name") == "launchguard-gate"]
+            check(mounts == [{"name": "launchguard-gate", "mountPath": "/launchguard", "readOnly": True}],
+                  f"{where} containers[{i}]: the gate mounted read-only", json.dumps(mounts))
+            line = ["/launchguard/launchguard-gate", "run", "--profile", "/launchguard/profile.yaml", "--mode", mode,
+                    "--on-error", on_error, "--termination-log",
+                    b.get("terminationMessagePath", "/dev/termination-log")]
+            if b.get("command"):
+                check(a["command"] == line + ["--"] + b["command"] and a.get("args") == b.get("args"),
+                      f"{where} containers[{i}]: command wrapped, args unchanged", json.dumps(a.get("command")))
+            elif b.get("lifecycle", {}).get("postStart"):
+                check(a.get("lifecycle") == b["lifecycle"] and "command" not in a,
+                      f"{where} containers[{i}]: its own postStart hook left alone")
+            else:
+                check(a.get("lifecycle", {}).get("postStart") == {"exec": {"command": line + ["--check-only"]}}
+                      and "command" not in a and a.get("args") == b.get("args"),
+                      f"{where} containers[{i}]: a postStart --check-only beside the entrypoint",
+                      json.dumps(a.get("lifecycle")))
+
+
+def test_gate(binary, work, cafile, tls_crt, tls_key, fixtures, patched_files):
+    """/mutate with `gate:` in the site configuration: every GPU template of
+    every fixture gets the contract's injection, applied by python3-jsonpatch,
+    re-admitted to an empty patch, allowed by /validate and (below)
+    validated against the Kubernetes schemas; the opt-out annotation is a
+    warning unless allowOptOut, then honoured."""
+    config = os.path.join(work, "gate-config.yaml")
+    with open(config, "w") as f:
+        f.write(f"mode: enforce\nuserModes: [enforce, warn]\ngate:\n  image: {GATE_IMAGE}\n  onError: block\n")
+    server = Webhook(binary, work, tls_crt, tls_key, "--config", config)
+    try:
+        test_envelope_and_patches(server.port, cafile, fixtures, patched_files, "gate")
+        client = Client(server.port, cafile)
+        gated = 0
+        for name, obj in manifests(fixtures):
+            status, body, _ = client.post("/mutate", review(obj, "gate-" + obj["kind"]))
+            resp = response_of(status, body) or {}
+            ops = json.loads(base64.b64decode(resp["patch"])) if "patch" in resp else []
+            patched = jsonpatch.apply_patch(copy.deepcopy(obj), ops)
+            if not any(gpus(c) for _, spec in pod_specs(obj) for c in spec.get("containers", [])):
+                check(all("launchguard-gate" not in json.dumps(op) for op in ops),
+                      f"gate {name} {obj['kind']}: no GPU, no gate")
+                continue
+            gated += 1
+            check(resp.get("auditAnnotations", {}).get("gate") == "added", f"gate {name} {obj['kind']}: audit gate=added",
+                  json.dumps(resp.get("auditAnnotations")))
+            check_gate(f"gate {name} {obj['kind']}", obj, patched, "enforce", "block")
+            hooked = [c for _, spec in pod_specs(obj) for c in spec["containers"]
+                      if gpus(c) and not c.get("command") and c.get("lifecycle", {}).get("postStart")]
+            if hooked:
+                check(any("postStart hook of its own" in w for w in resp.get("warnings", [])),
+                      f"gate {name} {obj['kind']}: the review says the gate cannot go beside an own postStart hook",
+                      json.dumps(resp.get("warnings")))
+            # The pod's chosen mode reaches the gate.
+            warned = copy.deepcopy(obj)
+            warned.setdefault("metadata", {}).setdefault("annotations", {})["launchguard.dev/mode"] = "warn"
+            status, body, _ = client.post("/mutate", review(warned, "gate-warn"))
+            resp = response_of(status, body) or {}
+            ops = json.loads(base64.b64decode(resp["patch"])) if "patch" in resp else []
+            check_gate(f"gate (mode warn) {name} {obj['kind']}", warned, jsonpatch.apply_patch(copy.deepcopy(warned), ops),
+                       "warn", "block")
+            # Asking to opt out where the site does not allow it: a warning, the gate all the same.
+            opting = copy.deepcopy(obj)
+            opting.setdefault("metadata", {}).setdefault("annotations", {})["launchguard.dev/gate"] = "off"
+            status, body, _ = client.post("/mutate", review(opting, "gate-optout"))
+            resp = response_of(status, body) or {}
+            check(any("launchguard.dev/gate=off is not allowed" in w for w in resp.get("warnings", []))
+                  and "launchguard-gate-install" in base64.b64decode(resp.get("patch", "")).decode(),
+                  f"gate {name} {obj['kind']}: a refused opt-out is warned about and the gate added", body[:300])
+            status, body, _ = client.post("/validate", review(opting, "gate-optout-v"))
+            check((response_of(status, body) or {}).get("allowed") is not None, "gate: /validate answers an opt-out")
+        check(gated >= 6, f"gate: GPU fixtures given the gate ({gated})")
+        client.close()
+    finally:
+        server.stop()
+
+    with open(config, "w") as f:
+        f.write(f"gate:\n  image: {GATE_IMAGE}\n  allowOptOut: true\n")
+    lenient = Webhook(binary, work, tls_crt, tls_key, "--config", config)
+    try:
+        client = Client(lenient.port, cafile)
+        with open(os.path.join(fixtures, "k8s", "gpu-pod-without-topology.yaml")) as f:
+            pod = yaml.safe_load(f)
+        pod["metadata"]["annotations"] = {"launchguard.dev/gate": "off"}
+        status, body, _ = client.post("/mutate", review(pod, "gate-optout-ok"))
+        resp = response_of(status, body) or {}
+        check("launchguard-gate" not in base64.b64decode(resp.get("patch", "")).decode()
+              and not any("launchguard.dev/gate" in w for w in resp.get("warnings", []))
+              and resp.get("auditAnnotations", {}).get("gate") == "opted out (launchguard.dev/gate=off)",
+              "gate: the opt-out is honoured where allowOptOut", body[:300])
+        client.close()
+    finally:
+        lenient.stop()
+
+    bad = os.path.join(work, "gate-bad.yaml")
+    with open(bad, "w") as f:
+        f.write("gate:\n  enabled: true\n")
+    result = subprocess.run([binary, "--config", bad, "--tls-cert", tls_crt, "--tls-key", tls_key],
+                            capture_output=True, text=True, timeout=10)
+    check(result.returncode != 0 and "gate.image" in result.stderr,
+          "gate: a config with the gate enabled and no image does not start, naming gate.image", result.stderr)
 
 
 def test_schemas(node_modules, patched_files):
@@ -749,6 +928,7 @@ def main():
             test_issue_example(server.port, topology.port, cafile, fixtures)
         finally:
             topology.stop()
+        test_gate(binary, work, cafile, tls_crt, tls_key, fixtures, patched_files)
         test_rotation(server.port, cafile, certs, tls_crt, tls_key)
         test_fifo_certificate(server, cafile, certs, tls_crt, tls_key)
         check_deadline_probes(probes)

@@ -159,6 +159,59 @@ TEST(ReviewCli, PatchesApplyIndependentlyAndSettle) {
     EXPECT_GE(patched_documents, 4);  // awsome, tcpxo and the two pytorch runs at least
 }
 
+// The same with the launch gate (--gate-image, as the mutating webhook of a
+// site that enables it): the patches apply with python3-jsonpatch, the
+// patched manifests (and `--patched` output) reviewed again patch nothing.
+TEST(ReviewCli, GatePatchesApplyIndependentlyAndSettle) {
+    const std::string apply = quote_arg(std::string(LAUNCHGUARD_SOURCE_DIR) + "/tests/support/apply_json_patches.py");
+    const std::string gate = " --gate-image registry.example/launchguard:1.0";
+    std::vector<std::string> files = {"gate-workloads.yaml"};
+    for (const auto& fixture : pinned()) files.emplace_back(fixture.file);
+    int gated = 0;
+    for (const auto& file : files) {
+        for (const std::string& profile : {std::string(), ndv5_profile()}) {
+            const std::string lines = temp_path("gate-patch.lines");
+            const std::string patched = temp_path("gate-patched.json");
+            auto patch = run_command(cli() + " review --patch" + gate + profile + " " + k8s(file));
+            ASSERT_NE(patch.exit_code, 2) << file << patch.err;
+            if (patch.out.find("launchguard-gate-install") != std::string::npos) ++gated;
+            std::ofstream(lines) << patch.out;
+            auto applied = run_command("python3 " + apply + " " + k8s(file) + " " + quote_arg(lines));
+            ASSERT_EQ(applied.exit_code, 0) << file << profile << ": " << applied.err;
+            std::ofstream(patched) << applied.out;
+            auto again = run_command(cli() + " review --patch" + gate + profile + " " + quote_arg(patched));
+            EXPECT_EQ(again.exit_code, 0) << file << profile << "\n" << again.err;
+            std::istringstream out(again.out);
+            for (std::string line; std::getline(out, line);) EXPECT_EQ(line, "[]") << file << profile;
+
+            const std::string written = temp_path("gate-written.yaml");
+            auto whole = run_command(cli() + " review --patched" + gate + profile + " " + k8s(file));
+            ASSERT_NE(whole.exit_code, 2) << file << whole.err;
+            std::ofstream(written) << whole.out;
+            auto settled = run_command(cli() + " review --patch" + gate + profile + " " + quote_arg(written));
+            EXPECT_EQ(settled.exit_code, 0) << file << profile << "\n" << settled.err;
+            std::istringstream settled_out(settled.out);
+            for (std::string line; std::getline(settled_out, line);) EXPECT_EQ(line, "[]") << file << profile;
+        }
+    }
+    EXPECT_GE(gated, 10);  // every fixture with a GPU container, under both profiles
+}
+
+TEST(ReviewCli, TheGateIsNamedInTheReport) {
+    auto text = run_command(cli() + " review --patched --gate-image r/lg:1 --gate-on-error block " +
+                            k8s("gate-workloads.yaml"));
+    EXPECT_NE(text.exit_code, 2) << text.err;
+    EXPECT_NE(text.err.find("launch gate: added to 1 pod template(s)"), std::string::npos) << text.err;
+    EXPECT_NE(text.err.find("launch gate: spec.containers[2]: no command (the image's ENTRYPOINT runs) and a "
+                            "postStart hook of its own"),
+              std::string::npos)
+        << text.err;
+    EXPECT_NE(text.out.find("--on-error"), std::string::npos);
+    auto bad =
+        run_command(cli() + " review --gate-image r/lg:1 --gate-on-error sometimes " + k8s("gate-workloads.yaml"));
+    EXPECT_EQ(bad.exit_code, 2) << bad.err;
+}
+
 TEST(ReviewCli, IssueExampleBlocksThenPatchesThenPasses) {
     const std::string pod = k8s("gpu-pod-without-topology.yaml");
     auto validate = run_command(cli() + " review" + ndv5_profile() + " " + pod);

@@ -13,18 +13,12 @@
 #include "engine/profile_loader.h"
 #include "kubernetes/manifest_documents.h"
 #include "kubernetes/workload_review.h"
+#include "unit/kubernetes/manifest_test_support.h"
 
 namespace launchguard::kubernetes {
 namespace {
 
 namespace json = boost::json;
-
-json::value parse_yaml(std::string_view yaml) {
-    auto documents = read_manifest_documents(yaml, "test.yaml");
-    EXPECT_TRUE(documents) << documents.error().to_string();
-    if (!documents || documents->empty()) return nullptr;
-    return documents->front().object;
-}
 
 Profile profile_from(const std::string& yaml) {
     auto parsed = parse_profile(yaml, "test profile");

@@ -16,6 +16,7 @@
 #include "kubernetes/manifest_documents.h"
 #include "kubernetes/workload_review.h"
 #include "support/launch_fixture.h"
+#include "unit/kubernetes/manifest_test_support.h"
 #include "unit/rules/node_rules_test_support.h"
 
 namespace launchguard::kubernetes {
@@ -46,13 +47,6 @@ const Profile& topology_profile() {
         return parsed ? *parsed : default_profile();
     }();
     return profile;
-}
-
-json::value parse_yaml(std::string_view yaml) {
-    auto documents = read_manifest_documents(yaml, "test.yaml");
-    EXPECT_TRUE(documents) << documents.error().to_string();
-    if (!documents || documents->empty()) return nullptr;
-    return documents->front().object;
 }
 
 WorkloadReview review(const json::value& object, const Profile& profile, ReviewOptions options = {}) {

@@ -6,7 +6,12 @@
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/sinks/ostream_sink.h>
 
+#include <algorithm>
 #include <sstream>
+#include <string>
+#include <vector>
+
+#include <openssl/evp.h>
 
 #include <gtest/gtest.h>
 
@@ -221,6 +226,106 @@ TEST_F(AdmissionTest, TheWrapperCountsAndLogsWhatTheHandlerReports) {
     EXPECT_EQ(line.at("endpoint"), "/mutate");
     EXPECT_EQ(line.at("status"), "200");
     EXPECT_EQ(line.at("ms"), "1.500");
+}
+
+// The launch gate at /mutate: added to a GPU pod, the opt-out honoured
+// only where the site allows it (else warned about, never denied), nothing
+// at /validate, nothing when the gate is off.
+class AdmissionGateTest : public AdmissionTest {
+protected:
+    AdmissionGateTest() {
+        config.gate.enabled = true;
+        config.gate.image = "registry.example/launchguard:1.0";
+    }
+    static std::string gpu_pod(const std::string& annotations = "{}") {
+        return review(R"({"uid":"u","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","annotations":)" +
+                      annotations +
+                      R"(},"spec":{"containers":[{"name":"c","image":"i","command":["python","t.py"],)"
+                      R"("volumeMounts":[{"name":"dshm","mountPath":"/dev/shm"}],)"
+                      R"("resources":{"limits":{"nvidia.com/gpu":1}}}],)"
+                      R"("volumes":[{"name":"dshm","emptyDir":{"medium":"Memory","sizeLimit":"16Gi"}}]}}})");
+    }
+    static json::array patch_of(const json::value& answer) {
+        const json::object& response = answer.at("response").as_object();
+        if (!response.contains("patch")) return {};
+        const std::string& encoded = std::string(response.at("patch").as_string());
+        std::string decoded(encoded.size(), '\0');
+        const int n =
+            EVP_DecodeBlock(reinterpret_cast<unsigned char*>(decoded.data()),
+                            reinterpret_cast<const unsigned char*>(encoded.data()), static_cast<int>(encoded.size()));
+        decoded.resize(static_cast<std::size_t>(std::max(n, 0)));
+        while (!decoded.empty() && decoded.back() == '\0') decoded.pop_back();  // base64 padding
+        return json::parse(decoded).as_array();
+    }
+    static std::vector<std::string> warnings_of(const json::value& answer) {
+        std::vector<std::string> out;
+        const json::object& response = answer.at("response").as_object();
+        if (const json::value* w = response.if_contains("warnings")) {
+            for (const auto& line : w->as_array()) out.emplace_back(line.as_string());
+        }
+        return out;
+    }
+    static bool adds_gate(const json::array& patch) {
+        for (const auto& op : patch) {
+            if (json::serialize(op).find("launchguard-gate-install") != std::string::npos) return true;
+        }
+        return false;
+    }
+};
+
+TEST_F(AdmissionGateTest, AGpuPodGetsTheGateAtMutateOnlyAndTheDecisionStaysAllow) {
+    json::value mutate = json::parse(post(Endpoint::mutate, gpu_pod()).body);
+    EXPECT_EQ(mutate.at("response").at("allowed"), true);
+    EXPECT_TRUE(adds_gate(patch_of(mutate)));
+    EXPECT_EQ(mutate.at("response").at("auditAnnotations").at("gate"), "added");
+    EXPECT_EQ(mutate.at("response").at("auditAnnotations").at("decision"), "allow");  // the gate is no fix
+    json::value validate = json::parse(post(Endpoint::validate, gpu_pod()).body);
+    EXPECT_TRUE(patch_of(validate).empty());
+    EXPECT_FALSE(validate.at("response").at("auditAnnotations").as_object().contains("gate"));
+    // A pod without GPUs: untouched.
+    const std::string cpu_pod = review(
+        R"({"uid":"u","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i"}]}}})");
+    EXPECT_TRUE(patch_of(json::parse(post(Endpoint::mutate, cpu_pod).body)).empty());
+}
+
+TEST_F(AdmissionGateTest, TheOptOutIsWarnedAboutUnlessTheSiteAllowsIt) {
+    const std::string opting_out = gpu_pod(R"({"launchguard.dev/gate":"off"})");
+    json::value refused = json::parse(post(Endpoint::mutate, opting_out).body);
+    EXPECT_EQ(refused.at("response").at("allowed"), true);
+    EXPECT_TRUE(adds_gate(patch_of(refused)));
+    ASSERT_FALSE(warnings_of(refused).empty());
+    EXPECT_EQ(warnings_of(refused)[0],
+              "launchguard: launchguard.dev/gate=off is not allowed on this cluster (gate.allowOptOut is false): the "
+              "gate is added");
+    // Never a denial at /validate, which does not add the gate either.
+    EXPECT_EQ(json::parse(post(Endpoint::validate, opting_out).body).at("response").at("allowed"), true);
+
+    config.gate.allow_opt_out = true;
+    json::value honoured = json::parse(post(Endpoint::mutate, opting_out).body);
+    EXPECT_FALSE(adds_gate(patch_of(honoured)));
+    for (const auto& warning : warnings_of(honoured))
+        EXPECT_EQ(warning.find("launchguard.dev/gate"), std::string::npos);
+    EXPECT_EQ(honoured.at("response").at("auditAnnotations").at("gate"), "opted out (launchguard.dev/gate=off)");
+}
+
+TEST_F(AdmissionGateTest, ADisabledGateAddsNothing) {
+    config.gate.enabled = false;
+    json::value mutate = json::parse(post(Endpoint::mutate, gpu_pod()).body);
+    EXPECT_FALSE(adds_gate(patch_of(mutate)));
+    EXPECT_FALSE(mutate.at("response").at("auditAnnotations").as_object().contains("gate"));
+}
+
+TEST_F(AdmissionGateTest, TheCacheKeepsAnOptedOutPodApartFromOneThatIsNot) {
+    config.gate.allow_opt_out = true;
+    ReviewCache cache(8, 1U << 20);
+    const json::value plain = json::parse(gpu_pod());
+    const json::value opted = json::parse(gpu_pod(R"({"launchguard.dev/gate":"off"})"));
+    const Ruling with_gate = decide(Endpoint::mutate, decode_review(plain).value(), config, &cache, 100);
+    const Ruling without = decide(Endpoint::mutate, decode_review(opted).value(), config, &cache, 100);
+    EXPECT_EQ(without.cache_hit, std::optional<bool>(false));
+    EXPECT_NE(with_gate.verdict->members, without.verdict->members);
+    EXPECT_EQ(decide(Endpoint::mutate, decode_review(plain).value(), config, &cache, 100).cache_hit,
+              std::optional<bool>(true));
 }
 
 TEST(WebhookMetrics, RendersPrometheusTextWithAHistogram) {

@@ -77,7 +77,8 @@ TEST(WebhookConfig, BadFilesNameTheFieldAndLine) {
     EXPECT_EQ(error_of("mode: off\n"), file + ":1: mode: expected enforce, patch or warn");
     EXPECT_EQ(
         error_of("modes: warn\n"),
-        file + ":1: modes: unknown key (keys: mode, defaultProfile, profiles, selection, userModes, userProfiles)");
+        file +
+            ":1: modes: unknown key (keys: mode, defaultProfile, profiles, selection, userModes, userProfiles, gate)");
     EXPECT_EQ(error_of("selection:\n  - match: {a: b}\n    profile: azure-ndv5\n"),
               file + ":3: selection[0].profile: profile 'azure-ndv5' is not loaded (add it to profiles)");
     EXPECT_EQ(error_of("selection:\n  - profile: default\n"),
@@ -98,6 +99,88 @@ TEST(WebhookConfig, BadFilesNameTheFieldAndLine) {
     const std::string looping = error_of("{mode: warn},\n");
     EXPECT_EQ(looping.rfind(file + ": the YAML parser", 0), 0U) << looping;
     EXPECT_NE(looping.find("yaml-cpp 0.7 loops on some invalid YAML"), std::string::npos) << looping;
+}
+
+TEST(WebhookConfig, TheGateBlockEnablesItWithAnImageAndNamesBadFields) {
+    TempTree tree;
+    auto load = [&](const std::string& yaml) {
+        tree.write("gate.yaml", yaml);
+        return load_webhook_config(tree.path("gate.yaml"));
+    };
+    auto without = load("mode: enforce\n");
+    ASSERT_TRUE(without.ok()) << without.error().to_string();
+    EXPECT_FALSE(without->gate.enabled);  // no block: no image known, no gate
+    EXPECT_FALSE(default_webhook_config("default", Mode::enforce)->gate.enabled);
+
+    auto minimal = load("gate:\n  image: registry.example/launchguard:1.2\n");
+    ASSERT_TRUE(minimal.ok()) << minimal.error().to_string();
+    EXPECT_TRUE(minimal->gate.enabled);
+    EXPECT_EQ(minimal->gate.image, "registry.example/launchguard:1.2");
+    EXPECT_EQ(minimal->gate.on_error, kubernetes::GateOnError::allow);
+    EXPECT_FALSE(minimal->gate.allow_opt_out);
+
+    auto full = load("gate:\n  enabled: true\n  image: r/lg:1\n  onError: block\n  allowOptOut: true\n");
+    ASSERT_TRUE(full.ok()) << full.error().to_string();
+    EXPECT_EQ(full->gate.on_error, kubernetes::GateOnError::block);
+    EXPECT_TRUE(full->gate.allow_opt_out);
+    auto disabled = load("gate:\n  enabled: false\n");
+    ASSERT_TRUE(disabled.ok()) << disabled.error().to_string();
+    EXPECT_FALSE(disabled->gate.enabled);
+
+    const std::string file = tree.path("gate.yaml");
+    auto error_of = [&](const std::string& yaml) {
+        auto config = load(yaml);
+        return config.ok() ? std::string("accepted") : config.error().to_string();
+    };
+    EXPECT_EQ(error_of("gate: true\n"), file + ":1: gate: expected a mapping {enabled, image, onError, allowOptOut}");
+    EXPECT_EQ(error_of("gate:\n  enabled: true\n"),
+              file +
+                  ":2: gate.image: required while gate.enabled is true: the image that holds "
+                  "/usr/bin/launchguard-gate (the chart's own image)");
+    EXPECT_EQ(error_of("gate:\n  image: r/lg:1\n  onError: retry\n"),
+              file + ":3: gate.onError: expected allow or block");
+    EXPECT_EQ(error_of("gate:\n  image: r/lg:1\n  allowOptOut: maybe\n"),
+              file + ":3: gate.allowOptOut: expected true or false");
+    EXPECT_EQ(error_of("gate:\n  enabled: yes\n  image: r/lg:1\n"), file + ":2: gate.enabled: expected true or false");
+    EXPECT_EQ(error_of("gate:\n  image: [a]\n"), file + ":2: gate.image: expected an image reference");
+    EXPECT_EQ(error_of("gate:\n  image: \"r/lg :1\"\n"),
+              file + ":2: gate.image: an image reference has no white space");
+    EXPECT_EQ(error_of("gate:\n  image: r/lg:1\n  imagePullPolicy: Always\n"),
+              file + ":3: gate.imagePullPolicy: unknown key (keys: enabled, image, onError, allowOptOut)");
+    EXPECT_EQ(error_of("gate:\n  image: r/lg:1\n  image: r/lg:2\n"),
+              file + ":3: gate.image: duplicate key (first at line 2)");
+}
+
+TEST(WebhookConfig, TheGateOptOutIsHonouredOnlyWhereTheSiteAllowsIt) {
+    TempTree tree;
+    tree.write("strict.yaml", "userModes: [enforce, off]\ngate:\n  image: r/lg:1\n");
+    tree.write("lenient.yaml", "gate:\n  image: r/lg:1\n  allowOptOut: true\n");
+    auto strict = load_webhook_config(tree.path("strict.yaml"));
+    auto lenient = load_webhook_config(tree.path("lenient.yaml"));
+    ASSERT_TRUE(strict.ok() && lenient.ok());
+
+    Choice plain = choose(*strict, {}, {});
+    EXPECT_TRUE(plain.gate);
+    EXPECT_TRUE(plain.gate_warning.empty());
+    Choice refused = choose(*strict, {}, {{"launchguard.dev/gate", "off"}});
+    EXPECT_TRUE(refused.gate);
+    EXPECT_FALSE(refused.gate_opted_out);
+    EXPECT_TRUE(refused.refusal.empty());  // warned about, never denied
+    EXPECT_EQ(refused.gate_warning,
+              "launchguard.dev/gate=off is not allowed on this cluster (gate.allowOptOut is false): the gate is added");
+    Choice bogus = choose(*strict, {}, {{"launchguard.dev/gate", "disabled"}});
+    EXPECT_TRUE(bogus.gate);
+    EXPECT_EQ(bogus.gate_warning, "launchguard.dev/gate=disabled: expected off (or on); the launch gate is added");
+    EXPECT_TRUE(choose(*strict, {}, {{"launchguard.dev/gate", "on"}}).gate_warning.empty());
+    // Mode off (a pod may choose it here): launchguard stays out, gate included.
+    Choice off = choose(*strict, {}, {{"launchguard.dev/mode", "off"}});
+    EXPECT_FALSE(off.gate);
+
+    Choice opted_out = choose(*lenient, {}, {{"launchguard.dev/gate", "off"}});
+    EXPECT_FALSE(opted_out.gate);
+    EXPECT_TRUE(opted_out.gate_opted_out);
+    EXPECT_TRUE(opted_out.gate_warning.empty());
+    EXPECT_TRUE(choose(*lenient, {}, {}).gate);
 }
 
 }  // namespace

@@ -1,0 +1,69 @@
+// The launch gate's injection: what the mutating webhook (and `launchguard
+// review --patch/--patched` with --gate-image) adds to a pod template so that
+// launchguard-gate judges each GPU container again when it starts, from
+// inside, where it sees the image, the devices and the limits the spec
+// cannot show (docs/kubernetes.md, "The launch gate"):
+//
+//   volumes:         launchguard-gate, an emptyDir (sizeLimit 32Mi)
+//   initContainers:  launchguard-gate-install first: copies the gate and the
+//                    profile into the volume, restricted Pod Security
+//   each GPU container: the volume read-only at /launchguard, and either its
+//                    command wrapped (`launchguard-gate run ... -- COMMAND`,
+//                    args unchanged) or, without a command, a postStart hook
+//                    `launchguard-gate run ... --check-only`
+//
+// A template that already has the init container is left alone, so a
+// patched object patches nothing more.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/engine.h"
+#include "kubernetes/json_patch.h"
+#include "kubernetes/pod_launch.h"
+#include "profile/profile.h"
+
+namespace launchguard::kubernetes {
+
+inline constexpr std::string_view kGateVolume = "launchguard-gate";
+inline constexpr std::string_view kGateInitContainer = "launchguard-gate-install";
+inline constexpr std::string_view kGateDirectory = "/launchguard";
+inline constexpr std::string_view kGateBinary = "/launchguard/launchguard-gate";
+inline constexpr std::string_view kGateProfileFile = "/launchguard/profile.yaml";
+inline constexpr std::string_view kGateImageBinary = "/usr/bin/launchguard-gate";
+inline constexpr std::string_view kDefaultTerminationLog = "/dev/termination-log";
+
+enum class GateOnError { allow, block };
+std::string_view to_string(GateOnError policy);
+std::optional<GateOnError> parse_gate_on_error(std::string_view text);
+
+struct GateOptions {
+    std::string image;  // the site's gate image (webhook config gate.image)
+    GateOnError on_error = GateOnError::allow;
+};
+
+// How the install container gets `profile`: an embedded profile by name
+// (`--profile NAME`), any other as its settings (`--profile-yaml TEXT`, the
+// compiled JSON form, which is YAML), since the gate's node cannot read the
+// webhook's files.
+std::vector<std::string> gate_profile_arguments(const Profile& profile);
+
+// The command a gate-wrapped container runs after the gate: the part after
+// "--" of `launchguard-gate run ... -- COMMAND`; nullopt for any other
+// command. The review reads a wrapped container as its original command.
+std::optional<std::vector<std::string>> unwrap_gate_command(const std::vector<std::string>& command);
+
+// Adds the gate to the pod template `pod` for its GPU containers
+// (`containers`: those of this template that request GPUs), judged under
+// `profile` in `mode` (nothing for Mode::off). Returns one line per thing
+// the review should say (a container left with only its own postStart hook,
+// a template left alone); an already injected template adds nothing and
+// says nothing.
+std::vector<std::string> inject_gate(PodPatchBuilder& builder, const PodTemplate& pod,
+                                     const std::vector<const ContainerLaunch*>& containers, const GateOptions& gate,
+                                     const Profile& profile, Mode mode);
+
+}  // namespace launchguard::kubernetes
