@@ -1,12 +1,15 @@
 #include "probe/hwloc_probe.h"
 
 #include <hwloc.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -278,11 +281,65 @@ Status import_survives(const std::string& xml, const std::string& path) {
     return Done{};
 }
 
+// Lowers CAP_SYS_ADMIN in the calling thread's effective set for its
+// lifetime, and raises it again after (it stays in the permitted set, so
+// raising it back is always allowed). hwloc reads each PCI function's
+// config space from sysfs, where the kernel (pci_read_config) gives the
+// first 64 bytes to an opener without CAP_SYS_ADMIN and 256 to one with it.
+// Those 64 bytes hold all convert() takes from config space: the header
+// type and bus numbers of bridges (the tree); hwloc takes the link speed
+// from sysfs's current_link_* instead, and the rules read the links from
+// sysfs anyway (hardware_rules.cpp). In a VM each config-space read traps to
+// the hypervisor: 2 ms a function for 256 bytes against 0.5 ms for 64 on
+// the development VM, where a launch of the gate as root went from 16 to 8 ms of CPU
+// (docs/performance.md). Capabilities are per thread: other threads of the
+// process (a Slurm daemon's) keep theirs throughout.
+class WithoutSysAdmin {
+public:
+    WithoutSysAdmin() {
+        __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+        if (::syscall(SYS_capget, &header, saved_) != 0) return;
+        constexpr std::uint32_t kSysAdmin = 1U << CAP_SYS_ADMIN;  // CAP_SYS_ADMIN < 32: the first word
+        if ((saved_[0].effective & kSysAdmin) == 0) return;
+        __user_cap_data_struct lowered[2] = {saved_[0], saved_[1]};
+        lowered[0].effective &= ~kSysAdmin;
+        dropped_ = ::syscall(SYS_capset, &header, lowered) == 0;
+    }
+    ~WithoutSysAdmin() {
+        if (!dropped_) return;
+        __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+        ::syscall(SYS_capset, &header, saved_);
+    }
+    WithoutSysAdmin(const WithoutSysAdmin&) = delete;
+    WithoutSysAdmin& operator=(const WithoutSysAdmin&) = delete;
+
+private:
+    __user_cap_data_struct saved_[2]{};
+    bool dropped_ = false;
+};
+
+// What a live discovery is for: the converted topology the rules read, or
+// an XML export (`launchguard gather`), which records the node as hwloc
+// sees it, everything included.
+enum class LiveUse { rules, full_export };
+
 // This machine, with PCI and OS devices, and the CPUs this process may not use.
-Status load_live(TopologyHandle& topo) {
+Status load_live(TopologyHandle& topo, LiveUse use) {
     if (!topo.ok()) return make_error("hwloc_topology_init failed");
     hwloc_topology_set_io_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_ALL);
     hwloc_topology_set_flags(topo.get(), HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+    std::optional<WithoutSysAdmin> lowered;
+    if (use == LiveUse::rules) {
+        // convert() reads no cache: without them hwloc skips each CPU's
+        // cache directories in sysfs (a few files per CPU and level). A
+        // device's locality does not change: hwloc hangs it below an object
+        // whose CPU set is exactly the device's local CPUs (a group when no
+        // cache, core or package has that set), and the NUMA nodes of that
+        // object follow from CPU sets alone.
+        hwloc_topology_set_cache_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_NONE);
+        hwloc_topology_set_icache_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_NONE);
+        lowered.emplace();
+    }
     if (hwloc_topology_load(topo.get()) != 0) {
         return make_error(std::string("hwloc live discovery failed: ") + std::strerror(errno));
     }
@@ -309,13 +366,13 @@ Result<NodeTopology> load_topology_from_xml(const std::string& path) {
 
 Result<NodeTopology> discover_topology() {
     TopologyHandle topo;
-    if (auto loaded = load_live(topo); !loaded) return loaded.error();
+    if (auto loaded = load_live(topo, LiveUse::rules); !loaded) return loaded.error();
     return convert(topo.get(), "hwloc live discovery");
 }
 
 Result<std::string> export_live_topology_xml() {
     TopologyHandle topo;
-    if (auto loaded = load_live(topo); !loaded) return loaded.error();
+    if (auto loaded = load_live(topo, LiveUse::full_export); !loaded) return loaded.error();
     char* buffer = nullptr;
     int length = 0;
     if (hwloc_topology_export_xmlbuffer(topo.get(), &buffer, &length, 0) != 0 || buffer == nullptr) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "probe/process_probe.h"
+#include "probe/topology_cache.h"
 #include "unit/probe/temp_tree.h"
 
 namespace launchguard {
@@ -109,6 +111,38 @@ TEST(HwlocProbeTest, LiveDiscoveryReturnsAResult) {
         EXPECT_FALSE(topo->all_cpus.empty());
         EXPECT_EQ(topo->source, "hwloc live discovery");
     }
+}
+
+// The live discovery the rules read skips what they do not use (CPU caches,
+// config space past the first 64 bytes); the full export keeps everything.
+// Both give the same topology on whatever machine runs the tests, less the
+// link bandwidth hwloc reads from config space or sysfs (no rule reads it).
+TEST(HwlocProbeTest, LiveDiscoveryMatchesTheFullExportReadBack) {
+    auto live = discover_topology();
+    auto xml = export_live_topology_xml();
+    if (!live.ok() || !xml.ok()) GTEST_SKIP() << "no live discovery on this machine";
+    test::TempTree tree;
+    tree.write("live.xml", *xml);
+    auto exported = load_topology_from_xml(tree.path("live.xml"));
+    ASSERT_TRUE(exported.ok()) << exported.error().to_string();
+    const auto comparable = [](NodeTopology topo) {
+        topo.source.clear();
+        for (auto& gpu : topo.gpus) gpu.link.hwloc_gbps.reset();
+        for (auto& nic : topo.nics) nic.link.hwloc_gbps.reset();
+        return topology_to_json(topo);
+    };
+    EXPECT_EQ(comparable(*live), comparable(*exported));
+}
+
+TEST(HwlocProbeTest, LiveDiscoveryLeavesTheCapabilitiesAsTheyWere) {
+    // It lowers CAP_SYS_ADMIN while hwloc reads config space (as root) and
+    // raises it again.
+    auto before = current_capabilities();
+    ASSERT_TRUE(before.ok()) << before.error().to_string();
+    (void)discover_topology();
+    auto after = current_capabilities();
+    ASSERT_TRUE(after.ok()) << after.error().to_string();
+    EXPECT_EQ(*before, *after);
 }
 
 }  // namespace
