@@ -8,9 +8,7 @@ namespace {
 TEST(PhaseTimes, NamesEachPhaseInMicrosecondsInOrder) {
     PhaseTimes times;
     times.add("profile", std::chrono::microseconds(12));
-    {
-        PhaseTimer timer(&times, "rules");
-    }
+    { PhaseTimer timer(&times, "rules"); }
     const std::string text = times.to_string();
     EXPECT_EQ(text.rfind("profile=12us rules=", 0), 0U) << text;
     EXPECT_TRUE(text.ends_with("us")) << text;
