@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# static_binary_test.sh GATE: the launch gate runs in any container image,
+# static_binary_test.sh GATE [STRIP [EMULATOR...]]: the launch gate runs in any container image,
 # so it must load nothing from it: `file` says "statically linked" and the
 # ELF has no program interpreter. Stripped (as the image and the package
 # carry it) it is at most 15 MB, what the contract with the webhook's
 # injection allows for its emptyDir volume (sizeLimit 32Mi).
+# STRIP is the build's strip (CMAKE_STRIP: the cross binutils' for the aarch64
+# build, whose ELF the host's strip cannot write), and EMULATOR the command
+# that runs the build's programs (CMAKE_CROSSCOMPILING_EMULATOR: qemu for the
+# aarch64 build), empty for a native build.
 set -euo pipefail
 gate=$1
+strip_tool=${2:-strip}
+emulator=("${@:3}")
 limit=$((15 * 1000 * 1000))
 fail=0
 description=$(file -b "$gate")
@@ -20,7 +26,7 @@ else
 fi
 stripped=$(mktemp)
 trap 'rm -f "$stripped"' EXIT
-strip --strip-unneeded -o "$stripped" "$gate"
+"$strip_tool" --strip-unneeded -o "$stripped" "$gate"
 size=$(stat -c %s "$stripped")
 if [ "$size" -le "$limit" ]; then
   echo "PASS: stripped size $size bytes <= $limit"
@@ -28,5 +34,5 @@ else
   echo "FAIL: stripped size $size bytes > $limit"; fail=1
 fi
 # The stripped copy runs (no symbol it needs was only in what strip removed).
-"$stripped" run --mode off -- /bin/true || { echo "FAIL: the stripped copy does not run"; fail=1; }
+"${emulator[@]}" "$stripped" run --mode off -- /bin/true || { echo "FAIL: the stripped copy does not run"; fail=1; }
 exit "$fail"
