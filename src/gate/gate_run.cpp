@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -47,6 +48,60 @@ void write_termination_log(const std::string& path, const std::string& message) 
         write_stderr("launchguard: cannot write the termination log " + printable_text(path) + ": " +
                      std::strerror(saved) + "\n");
 }
+
+// The gate is usually PID 1 of its container, and PID 1 gets only the
+// signals it has a handler for: without one, the kubelet's SIGTERM for a pod
+// deleted while the gate judges (up to --timeout) would be dropped, and the
+// workload would start anyway, to be killed at the end of the grace period.
+// So while it judges, SIGTERM and SIGINT end the gate as they would end a
+// shell (128 + the signal), unless it was started with them ignored. Then
+// the dispositions and the signal mask it was started with are put back, so
+// the workload gets them unchanged.
+extern "C" void end_before_the_workload(int signal_number) {
+    static constexpr char kMessage[] = "launchguard: stopped by a signal before the workload started\n";
+    [[maybe_unused]] const ssize_t ignored = ::write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
+    ::_exit(128 + signal_number);
+}
+
+class EndOnSignalWhileJudging {
+public:
+    EndOnSignalWhileJudging() {
+        struct sigaction action {};
+        action.sa_handler = end_before_the_workload;
+        sigemptyset(&action.sa_mask);
+        sigset_t ending;
+        sigemptyset(&ending);
+        for (std::size_t i = 0; i < kSignals.size(); ++i) {
+            installed_[i] = ::sigaction(kSignals[i], &action, &started_with_[i]) == 0;
+            if (installed_[i] && started_with_[i].sa_handler == SIG_IGN) {
+                ::sigaction(kSignals[i], &started_with_[i], nullptr);
+                installed_[i] = false;
+            }
+            if (installed_[i]) sigaddset(&ending, kSignals[i]);
+        }
+        // A signal blocked by whoever started the gate would wait for the
+        // workload instead; one already pending ends the gate here.
+        ::sigprocmask(SIG_UNBLOCK, &ending, &mask_started_with_);
+    }
+    EndOnSignalWhileJudging(const EndOnSignalWhileJudging&) = delete;
+    EndOnSignalWhileJudging& operator=(const EndOnSignalWhileJudging&) = delete;
+    ~EndOnSignalWhileJudging() { restore(); }
+
+    void restore() {
+        if (restored_) return;
+        restored_ = true;
+        ::sigprocmask(SIG_SETMASK, &mask_started_with_, nullptr);
+        for (std::size_t i = 0; i < kSignals.size(); ++i)
+            if (installed_[i]) ::sigaction(kSignals[i], &started_with_[i], nullptr);
+    }
+
+private:
+    static constexpr std::array<int, 2> kSignals{SIGTERM, SIGINT};
+    std::array<struct sigaction, 2> started_with_{};
+    std::array<bool, 2> installed_{};
+    sigset_t mask_started_with_{};
+    bool restored_ = false;
+};
 
 int block(const GateRunOptions& options, const std::string& report) {
     write_stderr(report);
@@ -103,7 +158,11 @@ int run_gate_unjudged(const GateRunOptions& options, const std::string& reason) 
 
 int run_gate(const GateRunOptions& options) {
     if (options.mode == Mode::off) return proceed(options);
+    EndOnSignalWhileJudging signals;
     auto verdict = judge_launch_with_deadline(options);
+    // From here to exec is a few system calls; the workload's own handling
+    // of signals takes over from there.
+    signals.restore();
     if (!verdict) return run_gate_unjudged(options, verdict.error().to_string());
     if (verdict->kind == GateVerdict::Kind::block) return block(options, verdict->report);
     std::string lines;

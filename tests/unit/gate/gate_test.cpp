@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -171,6 +172,41 @@ TEST_F(GateRun, AJudgementPastTheTimeoutFollowsTheFailurePolicy) {
     EXPECT_EQ(blocked.exit_code, kGateBlockExitCode) << blocked.err;
     EXPECT_EQ(blocked.out, "");
     EXPECT_NE(slurp(log()).find("did not finish within 0.001 s"), std::string::npos);
+}
+
+// Starts COMMAND with SIGNAL blocked, and pending too where `pending`: a
+// blocked signal stays pending across exec, so the gate meets it as one
+// that arrived while it judged, without racing the judgement.
+std::string with_signal_blocked(int signal_number, bool pending, const std::string& command) {
+    return "python3 -c 'import os, signal, sys; signal.pthread_sigmask(signal.SIG_BLOCK, {" +
+           std::to_string(signal_number) + "}); " +
+           (pending ? "os.kill(os.getpid(), " + std::to_string(signal_number) + "); " : "") +
+           "os.execvp(sys.argv[1], sys.argv[1:])' " + command;
+}
+
+TEST_F(GateRun, ASignalWhileItJudgesEndsTheGateBeforeTheWorkload) {
+    // The kubelet's SIGTERM for a pod deleted while the gate judges: the
+    // workload must not start. (As PID 1 the gate would not even get the
+    // signal without a handler of its own.)
+    auto r = run_command(with_signal_blocked(SIGTERM, true, line(kCleanEnv, "--profile default", "/bin/echo ran")));
+    EXPECT_EQ(r.exit_code, 128 + SIGTERM) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find("stopped by a signal before the workload started"), std::string::npos) << r.err;
+}
+
+TEST_F(GateRun, TheWorkloadGetsTheSignalMaskTheGateWasStartedWith) {
+    // The gate unblocks SIGINT while it judges and blocks it again before
+    // exec: the workload sees the same mask as under --mode off, which
+    // execs at once.
+    // grep itself reads its mask: a shell (dash) would clear it first.
+    const std::string show_mask = "/bin/grep SigBlk /proc/self/status";
+    auto judged = run_command(with_signal_blocked(SIGINT, false, line(kCleanEnv, "--profile default", show_mask)));
+    auto unjudged =
+        run_command(with_signal_blocked(SIGINT, false, line(kCleanEnv, "--profile default --mode off", show_mask)));
+    ASSERT_EQ(judged.exit_code, 0) << judged.err;
+    ASSERT_EQ(unjudged.exit_code, 0) << unjudged.err;
+    EXPECT_NE(judged.out, "SigBlk:\t0000000000000000\n");  // SIGINT is blocked in both
+    EXPECT_EQ(judged.out, unjudged.out);
 }
 
 TEST_F(GateRun, AWorkloadThatCannotRunExitsAsAShellWould) {
