@@ -46,8 +46,11 @@ int core_user_init(spank_t sp, int ac, char** av) {
 }
 
 int core_task_init_privileged(spank_t sp, int ac, char** av) {
-    (void)sp;
-    return recording_hook("task_init_privileged", ac, av, [](const PluginConfig&) { remember_forked_namespace(); });
+    return recording_hook("task_init_privileged", ac, av, [sp](const PluginConfig& config) {
+        remember_forked_namespace();
+        // As root, once per step (each task holds the same copy).
+        if (local_task_id(sp) == 0) save_prepared_power(config);
+    });
 }
 
 int core_task_init(spank_t sp, int ac, char** av) {

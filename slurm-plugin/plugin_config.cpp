@@ -3,6 +3,7 @@
 #include "engine/mode_policy.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 
 namespace launchguard::slurm {
@@ -27,6 +28,16 @@ Result<std::vector<Mode>> parse_mode_list(const std::string& arg, std::string_vi
         start = comma + 1;
     }
     return modes;
+}
+
+// A non-negative whole number of seconds.
+std::optional<long> parse_seconds(const std::string& value) {
+    if (value.empty() || value.front() == '-' || value.front() == '+') return std::nullopt;
+    errno = 0;
+    char* end = nullptr;
+    long seconds = std::strtol(value.c_str(), &end, 10);
+    if (*end != '\0' || errno == ERANGE) return std::nullopt;
+    return seconds;
 }
 
 }  // namespace
@@ -54,13 +65,10 @@ Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args) {
         } else if (key == "topology-cache") {
             if (value.empty() || value.front() != '/') return arg_error(arg, "topology-cache must be an absolute path");
             config.topology_cache = value;
-        } else if (key == "topology-cache-max-age") {
-            char* end = nullptr;
-            long seconds = std::strtol(value.c_str(), &end, 10);
-            if (value.empty() || *end != '\0' || seconds < 0) {
-                return arg_error(arg, "topology-cache-max-age must be a number of seconds");
-            }
-            config.topology_cache_max_age = seconds;
+        } else if (key == "topology-cache-max-age" || key == "power-cache-max-age") {
+            auto seconds = parse_seconds(value);
+            if (!seconds) return arg_error(arg, key + " must be a number of seconds");
+            (key == "power-cache-max-age" ? config.power_cache_max_age : config.topology_cache_max_age) = *seconds;
         } else if (key == "on-error") {
             if (value == "allow")
                 config.on_error = OnError::allow;
@@ -78,7 +86,7 @@ Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args) {
         } else {
             return arg_error(arg, "unknown key '" + key +
                                       "' (keys: profile, mode, user-modes, topology-cache, topology-cache-max-age, "
-                                      "on-error, hwloc-xml, sysfs-root, timing)");
+                                      "power-cache-max-age, on-error, hwloc-xml, sysfs-root, timing)");
         }
     }
     return config;
@@ -86,6 +94,12 @@ Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args) {
 
 bool user_may_choose(const PluginConfig& config, Mode requested) {
     return UserModePolicy{config.mode, config.user_modes}.may_choose(requested);
+}
+
+std::string power_cache_path(const PluginConfig& config) {
+    const std::string& topology = config.topology_cache;
+    const auto slash = topology.rfind('/');
+    return (slash == std::string::npos ? std::string() : topology.substr(0, slash)) + "/power.json";
 }
 
 std::string allowed_user_modes(const PluginConfig& config) {

@@ -28,6 +28,11 @@ ProbeOptions node_probe_options(const PluginConfig& config) {
     // Only what the task rules read: no IOMMU groups, the PCIe links of the
     // GPUs and NICs alone (docs/performance.md).
     probe.task_facts_only = true;
+    // The CPUs' power settings as an earlier step read them, while that is
+    // recent (power-cache-max-age): reading them grows with the CPUs, past
+    // what slurmstepd's set-up hides.
+    probe.power_cache = power_cache_path(config);
+    probe.power_cache_max_age = config.power_cache_max_age;
     return probe;
 }
 
@@ -47,6 +52,15 @@ void prepare_step(const PluginConfig& config) noexcept {
         if (auto snapshot = probe_node_snapshot(probe)) g_snapshot = std::move(snapshot).value();
     } catch (...) {
         g_snapshot.reset();
+    }
+}
+
+void save_prepared_power(const PluginConfig& config) noexcept {
+    if (!g_snapshot || g_snapshot->power_from_cache || config.power_cache_max_age <= 0) return;
+    try {
+        (void)save_power_cache(power_cache_path(config), g_snapshot->node.power,
+                               power_cache_key(node_probe_options(config)));
+    } catch (...) {
     }
 }
 

@@ -10,6 +10,7 @@
 #include "probe/environment_probe.h"
 #include "probe/gpu_assignment.h"
 #include "probe/hwloc_probe.h"
+#include "probe/power_cache.h"
 #include "probe/process_probe.h"
 #include "probe/rooted_file_view.h"
 #include "probe/sysfs_probe.h"
@@ -273,10 +274,17 @@ JobShape job_shape_from(const Environment& env, std::optional<int> job_nodes, st
 
 // The node's part of a context: its facts under o.sysfs_root, the topology
 // laid over them, and the PCIe capabilities when asked for.
-std::optional<Error> probe_node_into(const ProbeOptions& o, NodeFacts& node, Fact<NodeTopology>& topology) {
+std::optional<Error> probe_node_into(const ProbeOptions& o, NodeFacts& node, Fact<NodeTopology>& topology,
+                                     bool* power_from_cache = nullptr) {
     std::optional<Error> error;
-    node = probe_node_facts(o.sysfs_root.value_or("/"), o.timings,
-                            o.task_facts_only ? NodeFactSet::task : NodeFactSet::all);
+    const PowerCacheKey power_key = power_cache_key(o);
+    std::optional<Fact<CpuPower>> cached_power;
+    if (o.power_cache && o.power_cache_max_age > 0) {
+        PhaseTimer timer(o.timings, "node.power_cache");
+        cached_power = load_fresh_power_cache(*o.power_cache, power_key, o.power_cache_max_age);
+    }
+    if (power_from_cache != nullptr) *power_from_cache = cached_power.has_value();
+    node = probe_node_facts(power_key.sysfs_root, o.timings, power_key.set, std::move(cached_power));
     {
         PhaseTimer timer(o.timings, "topology");
         topology = probe_topology(o, error, &node);
@@ -295,9 +303,13 @@ std::optional<Error> probe_node_into(const ProbeOptions& o, NodeFacts& node, Fac
     return std::nullopt;
 }
 
+PowerCacheKey power_cache_key(const ProbeOptions& o) {
+    return PowerCacheKey{o.sysfs_root.value_or("/"), o.task_facts_only ? NodeFactSet::task : NodeFactSet::all};
+}
+
 Result<NodeSnapshot> probe_node_snapshot(const ProbeOptions& o) {
     NodeSnapshot snapshot;
-    if (auto error = probe_node_into(o, snapshot.node, snapshot.topology)) return *error;
+    if (auto error = probe_node_into(o, snapshot.node, snapshot.topology, &snapshot.power_from_cache)) return *error;
     if (o.root == "/") {
         PhaseTimer timer(o.timings, "interfaces");
         snapshot.read_in_namespaces = current_namespaces();

@@ -722,9 +722,12 @@ Fact<std::map<std::string, PcieLinkRecord>> probe_pcie_links(const std::string& 
     return Fact<std::map<std::string, PcieLinkRecord>>::known(std::move(links), dir);
 }
 
-NodeFacts probe_node_facts(const std::string& root, PhaseTimes* times, NodeFactSet set) {
+NodeFacts probe_node_facts(const std::string& root, PhaseTimes* times, NodeFactSet set,
+                           std::optional<Fact<CpuPower>> power) {
     NodeFacts facts;
-    {
+    if (power) {
+        facts.power = std::move(*power);
+    } else {
         PhaseTimer timer(times, "node.power");
         facts.power = probe_power(root, set);
     }

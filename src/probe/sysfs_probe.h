@@ -37,8 +37,11 @@ enum class NodeFactSet { all, task };
 // `times`: when not null, the wall time of each family of reads is added
 // ("node.power", "node.iommu", ...; util/phase_times.h). With
 // NodeFactSet::task, iommu_groups is unknown and pcie_links is left unread
-// (unknown) for the caller to fill with probe_pcie_links.
-NodeFacts probe_node_facts(const std::string& root, PhaseTimes* times = nullptr, NodeFactSet set = NodeFactSet::all);
+// (unknown) for the caller to fill with probe_pcie_links. `power`: the CPUs'
+// power settings read already (probe/power_cache.h), taken instead of
+// reading them.
+NodeFacts probe_node_facts(const std::string& root, PhaseTimes* times = nullptr, NodeFactSet set = NodeFactSet::all,
+                           std::optional<Fact<CpuPower>> power = std::nullopt);
 
 // The PCIe link records of the devices named (bus ids), under root's
 // sys/bus/pci/devices; a device without link attributes is left out.

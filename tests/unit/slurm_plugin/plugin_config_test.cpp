@@ -41,6 +41,29 @@ TEST(SlurmPluginConfig, TimingIsZeroOrOne) {
     EXPECT_NE(bad.error().to_string().find("timing must be 0 or 1"), std::string::npos);
 }
 
+TEST(SlurmPluginConfig, ThePowerCacheLivesBesideTheTopologyCacheForAMinute) {
+    auto defaults = parse_plugin_args({});
+    ASSERT_TRUE(defaults.ok());
+    EXPECT_EQ(defaults->power_cache_max_age, 60);
+    EXPECT_EQ(power_cache_path(*defaults), "/run/launchguard/power.json");
+
+    auto set = parse_plugin_args({"topology-cache=/var/cache/lg/topo.json", "power-cache-max-age=0"});
+    ASSERT_TRUE(set.ok()) << set.error().to_string();
+    EXPECT_EQ(set->power_cache_max_age, 0);
+    EXPECT_EQ(power_cache_path(*set), "/var/cache/lg/power.json");
+    auto top = parse_plugin_args({"topology-cache=/topo.json"});
+    ASSERT_TRUE(top.ok());
+    EXPECT_EQ(power_cache_path(*top), "/power.json");
+
+    for (const char* bad : {"power-cache-max-age=-1", "power-cache-max-age=", "power-cache-max-age=1m",
+                            "power-cache-max-age=99999999999999999999999", "topology-cache-max-age=+5"}) {
+        auto parsed = parse_plugin_args({bad});
+        ASSERT_FALSE(parsed.ok()) << bad;
+        EXPECT_EQ(parsed.error().field, bad);
+        EXPECT_NE(parsed.error().message.find("must be a number of seconds"), std::string::npos) << bad;
+    }
+}
+
 TEST(SlurmPluginConfig, StrictErrorsNameTheArgument) {
     auto unknown = parse_plugin_args({"mode=warn", "profiel=x"});
     ASSERT_FALSE(unknown.ok());
