@@ -49,7 +49,7 @@ int core_task_init_privileged(spank_t sp, int ac, char** av) {
     return recording_hook("task_init_privileged", ac, av, [sp](const PluginConfig& config) {
         remember_forked_namespace();
         // As root, once per step (each task holds the same copy).
-        if (local_task_id(sp) == 0) save_prepared_power(config);
+        if (local_task_id(sp) == 0) save_prepared_node_facts(config);
     });
 }
 

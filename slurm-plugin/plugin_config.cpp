@@ -65,10 +65,10 @@ Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args) {
         } else if (key == "topology-cache") {
             if (value.empty() || value.front() != '/') return arg_error(arg, "topology-cache must be an absolute path");
             config.topology_cache = value;
-        } else if (key == "topology-cache-max-age" || key == "power-cache-max-age") {
+        } else if (key == "topology-cache-max-age" || key == "node-facts-max-age") {
             auto seconds = parse_seconds(value);
             if (!seconds) return arg_error(arg, key + " must be a number of seconds");
-            (key == "power-cache-max-age" ? config.power_cache_max_age : config.topology_cache_max_age) = *seconds;
+            (key == "node-facts-max-age" ? config.node_facts_max_age : config.topology_cache_max_age) = *seconds;
         } else if (key == "on-error") {
             if (value == "allow")
                 config.on_error = OnError::allow;
@@ -86,7 +86,7 @@ Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args) {
         } else {
             return arg_error(arg, "unknown key '" + key +
                                       "' (keys: profile, mode, user-modes, topology-cache, topology-cache-max-age, "
-                                      "power-cache-max-age, on-error, hwloc-xml, sysfs-root, timing)");
+                                      "node-facts-max-age, on-error, hwloc-xml, sysfs-root, timing)");
         }
     }
     return config;
@@ -96,10 +96,10 @@ bool user_may_choose(const PluginConfig& config, Mode requested) {
     return UserModePolicy{config.mode, config.user_modes}.may_choose(requested);
 }
 
-std::string power_cache_path(const PluginConfig& config) {
+std::string node_facts_cache_path(const PluginConfig& config) {
     const std::string& topology = config.topology_cache;
     const auto slash = topology.rfind('/');
-    return (slash == std::string::npos ? std::string() : topology.substr(0, slash)) + "/power.json";
+    return (slash == std::string::npos ? std::string() : topology.substr(0, slash)) + "/node-facts.json";
 }
 
 std::string allowed_user_modes(const PluginConfig& config) {

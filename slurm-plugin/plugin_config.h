@@ -26,11 +26,11 @@ struct PluginConfig {
     std::vector<Mode> user_modes;
     std::string topology_cache = "/run/launchguard/topology.json";
     long topology_cache_max_age = 3600;  // seconds; older caches are rediscovered
-    // How long a step may take the CPUs' power settings that an earlier step
-    // read (power.json beside the topology cache; probe/power_cache.h)
-    // instead of reading every CPU's cpufreq and cpuidle again. 0: every step
-    // reads them.
-    long power_cache_max_age = 60;
+    // How long a step may take the node facts an earlier step read
+    // (node-facts.json beside the topology cache; probe/node_facts_cache.h)
+    // instead of reading every CPU's cpufreq and cpuidle and the GPUs' and
+    // NICs' PCIe links again. 0: every step reads them.
+    long node_facts_max_age = 60;
     OnError on_error = OnError::allow;      // when launchguard itself cannot run
     std::optional<std::string> hwloc_xml;   // tests: node topology from this file
     std::optional<std::string> sysfs_root;  // tests: node facts from this root
@@ -46,8 +46,8 @@ Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args);
 
 // Whether a user may choose `requested` under this configuration.
 bool user_may_choose(const PluginConfig& config, Mode requested);
-// The power cache's file: power.json in the topology cache's directory.
-std::string power_cache_path(const PluginConfig& config);
+// The node facts cache's file: node-facts.json in the topology cache's directory.
+std::string node_facts_cache_path(const PluginConfig& config);
 std::string allowed_user_modes(const PluginConfig& config);
 
 }  // namespace launchguard::slurm

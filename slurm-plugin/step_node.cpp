@@ -28,11 +28,11 @@ ProbeOptions node_probe_options(const PluginConfig& config) {
     // Only what the task rules read: no IOMMU groups, the PCIe links of the
     // GPUs and NICs alone (docs/performance.md).
     probe.task_facts_only = true;
-    // The CPUs' power settings as an earlier step read them, while that is
-    // recent (power-cache-max-age): reading them grows with the CPUs, past
-    // what slurmstepd's set-up hides.
-    probe.power_cache = power_cache_path(config);
-    probe.power_cache_max_age = config.power_cache_max_age;
+    // The power settings and links as an earlier step read them, while that
+    // is recent (node-facts-max-age): reading them grows with the CPUs and
+    // devices, past what slurmstepd's set-up hides.
+    probe.node_facts_cache = node_facts_cache_path(config);
+    probe.node_facts_max_age = config.node_facts_max_age;
     return probe;
 }
 
@@ -55,11 +55,11 @@ void prepare_step(const PluginConfig& config) noexcept {
     }
 }
 
-void save_prepared_power(const PluginConfig& config) noexcept {
-    if (!g_snapshot || g_snapshot->power_from_cache || config.power_cache_max_age <= 0) return;
+void save_prepared_node_facts(const PluginConfig& config) noexcept {
+    if (!g_snapshot || g_snapshot->node_facts_from_cache || config.node_facts_max_age <= 0) return;
     try {
-        (void)save_power_cache(power_cache_path(config), g_snapshot->node.power,
-                               power_cache_key(node_probe_options(config)));
+        (void)save_node_facts_cache(node_facts_cache_path(config), cacheable_node_facts(*g_snapshot),
+                                    node_facts_cache_key(node_probe_options(config)));
     } catch (...) {
     }
 }

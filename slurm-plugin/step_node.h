@@ -25,13 +25,13 @@ void prepare_step(const PluginConfig& config) noexcept;
 // node's facts grows with its CPUs and devices.
 std::optional<NodeSnapshot> take_prepared_node_snapshot();
 
-// Saves the CPUs' power settings prepare_step read from sysfs to the power
-// cache (power_cache_path), for the steps that follow; nothing when they
-// came from the cache or nothing was prepared. The loading thread cannot
+// Saves the node facts prepare_step read from sysfs to the node facts cache
+// (node_facts_cache_path), for the steps that follow; nothing when they came
+// from the cache or nothing was prepared. The loading thread cannot
 // write it itself: slurmstepd takes the user's effective ids before
 // user_init, usually while the thread still reads (docs/performance.md).
 // Called as root in the first task's task_init_privileged; never throws.
-void save_prepared_power(const PluginConfig& config) noexcept;
+void save_prepared_node_facts(const PluginConfig& config) noexcept;
 
 // The wall time of prepare_step's parts under timing=1 (empty otherwise):
 // the profile, then the node snapshot and its reads (node.power, topology...).

@@ -1,4 +1,5 @@
 #include "context/comm_backend.h"
+#include "util/text.h"
 
 #include <algorithm>
 #include <array>
@@ -11,16 +12,10 @@ namespace {
 bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
 bool is_token_char(char c) { return is_name_char(c) || c == '-'; }
 
-std::string lower(std::string_view text) {
-    std::string out(text);
-    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
-
 // A backend value as PyTorch reads it: "gloo", "nccl", "mpi", or a device
 // map "cpu:gloo,cuda:nccl". nullopt for anything else (ucc, a custom one).
 std::optional<CommBackend> parse_backend(std::string_view value) {
-    std::string text = lower(value);
+    std::string text = ascii_lower(value);
     bool nccl = false;
     std::optional<CommBackend> other;
     std::size_t begin = 0;
@@ -115,7 +110,7 @@ void init_calls(std::string_view text, const Environment& env, std::vector<Selec
 // BACKEND=gloo in the environment, with the command naming BACKEND.
 void backend_variables(std::string_view text, const Environment& env, std::vector<Selection>& out) {
     for (const auto& [name, value] : env) {
-        std::string lowered = lower(name);
+        std::string lowered = ascii_lower(name);
         if (!lowered.ends_with("backend") || lowered.find("rdzv") != std::string::npos) continue;
         auto backend = parse_backend(value);
         if (!backend) continue;

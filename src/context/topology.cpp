@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "util/text.h"
+
 namespace launchguard {
 namespace {
 
@@ -10,9 +12,7 @@ namespace {
 // what nvidia-smi prints ("00000000:3B:00.0"): compare case-insensitively and
 // accept NVML's 8-digit PCI domain.
 std::string normalize_busid(const std::string& busid) {
-    std::string out = busid;
-    std::transform(out.begin(), out.end(), out.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::string out = ascii_lower(busid);
     std::size_t colon = out.find(':');
     if (colon == 8 && std::count(out.begin(), out.end(), ':') == 2 && out.compare(0, 4, "0000") == 0) out.erase(0, 4);
     return out;

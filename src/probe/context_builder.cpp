@@ -10,7 +10,7 @@
 #include "probe/environment_probe.h"
 #include "probe/gpu_assignment.h"
 #include "probe/hwloc_probe.h"
-#include "probe/power_cache.h"
+#include "probe/node_facts_cache.h"
 #include "probe/process_probe.h"
 #include "probe/rooted_file_view.h"
 #include "probe/sysfs_probe.h"
@@ -274,42 +274,71 @@ JobShape job_shape_from(const Environment& env, std::optional<int> job_nodes, st
 
 // The node's part of a context: its facts under o.sysfs_root, the topology
 // laid over them, and the PCIe capabilities when asked for.
+// The bus ids whose links a task reads: the topology's GPUs and NICs.
+std::vector<std::string> gpu_nic_busids(const Fact<NodeTopology>& topology) {
+    std::vector<std::string> busids;
+    if (!topology.is_known()) return busids;
+    for (const auto& gpu : topology->gpus) busids.push_back(gpu.busid);
+    for (const auto& nic : topology->nics) busids.push_back(nic.busid);
+    return busids;
+}
+
 std::optional<Error> probe_node_into(const ProbeOptions& o, NodeFacts& node, Fact<NodeTopology>& topology,
-                                     bool* power_from_cache = nullptr) {
+                                     bool* from_cache = nullptr) {
     std::optional<Error> error;
-    const PowerCacheKey power_key = power_cache_key(o);
-    std::optional<Fact<CpuPower>> cached_power;
-    if (o.power_cache && o.power_cache_max_age > 0) {
-        PhaseTimer timer(o.timings, "node.power_cache");
-        cached_power = load_fresh_power_cache(*o.power_cache, power_key, o.power_cache_max_age);
+    const NodeFactsCacheKey key = node_facts_cache_key(o);
+    std::optional<CachedNodeFacts> cached;
+    if (o.node_facts_cache && o.node_facts_max_age > 0) {
+        PhaseTimer timer(o.timings, "node.cache");
+        cached = load_fresh_node_facts_cache(*o.node_facts_cache, key, o.node_facts_max_age);
     }
-    if (power_from_cache != nullptr) *power_from_cache = cached_power.has_value();
-    node = probe_node_facts(power_key.sysfs_root, o.timings, power_key.set, std::move(cached_power));
+    if (from_cache != nullptr) *from_cache = cached.has_value();
+    const bool cached_links = cached && cached->pcie_links && o.task_facts_only;
+    node = probe_node_facts(key.sysfs_root, o.timings, key.set,
+                            cached ? std::optional<Fact<CpuPower>>(cached->power) : std::nullopt);
+    if (cached_links) node.pcie_links = *cached->pcie_links;
     {
         PhaseTimer timer(o.timings, "topology");
         topology = probe_topology(o, error, &node);
     }
     if (error) return error;
+    if (cached_links && node.pcie_links.is_known() && !cached->links_cover(gpu_nic_busids(topology))) {
+        // The topology has devices the cached links were not read for (its
+        // cache was replaced since): read them all again.
+        node.pcie_links = Fact<std::map<std::string, PcieLinkRecord>>::unknown("not read");
+        PhaseTimer timer(o.timings, "topology");
+        topology = probe_topology(o, error, &node);
+        if (error) return error;
+        if (from_cache != nullptr) *from_cache = false;
+    }
     if (o.task_facts_only && !node.pcie_links.is_known() && topology.is_known()) {
         // The topology was not laid over sysfs (an hwloc XML without a sysfs
         // tree): the links come from the same root the node facts do.
-        std::vector<std::string> busids;
-        for (const auto& gpu : topology->gpus) busids.push_back(gpu.busid);
-        for (const auto& nic : topology->nics) busids.push_back(nic.busid);
-        node.pcie_links = probe_pcie_links(o.sysfs_root.value_or("/"), busids);
+        node.pcie_links = probe_pcie_links(o.sysfs_root.value_or("/"), gpu_nic_busids(topology));
     }
     PhaseTimer timer(o.timings, "pci_capabilities");
     probe_pci_capabilities_into(o, node, topology);
     return std::nullopt;
 }
 
-PowerCacheKey power_cache_key(const ProbeOptions& o) {
-    return PowerCacheKey{o.sysfs_root.value_or("/"), o.task_facts_only ? NodeFactSet::task : NodeFactSet::all};
+NodeFactsCacheKey node_facts_cache_key(const ProbeOptions& o) {
+    return NodeFactsCacheKey{o.sysfs_root.value_or("/"), o.task_facts_only ? NodeFactSet::task : NodeFactSet::all};
+}
+
+CachedNodeFacts cacheable_node_facts(const NodeSnapshot& snapshot) {
+    CachedNodeFacts facts;
+    facts.power = snapshot.node.power;
+    if (snapshot.topology.is_known()) {
+        facts.pcie_links = snapshot.node.pcie_links;
+        facts.link_busids = gpu_nic_busids(snapshot.topology);
+    }
+    return facts;
 }
 
 Result<NodeSnapshot> probe_node_snapshot(const ProbeOptions& o) {
     NodeSnapshot snapshot;
-    if (auto error = probe_node_into(o, snapshot.node, snapshot.topology, &snapshot.power_from_cache)) return *error;
+    if (auto error = probe_node_into(o, snapshot.node, snapshot.topology, &snapshot.node_facts_from_cache))
+        return *error;
     if (o.root == "/") {
         PhaseTimer timer(o.timings, "interfaces");
         snapshot.read_in_namespaces = current_namespaces();

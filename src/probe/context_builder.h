@@ -7,7 +7,7 @@
 #include <string>
 
 #include "context/launch_context.h"
-#include "probe/power_cache.h"
+#include "probe/node_facts_cache.h"
 #include "util/error.h"
 #include "util/phase_times.h"
 
@@ -23,8 +23,9 @@ struct NodeSnapshot {
     // /sys/class/net, and takes them from here.
     Fact<std::vector<NetInterface>> interfaces;
     std::optional<std::string> read_in_namespaces;
-    // The CPUs' power settings came from ProbeOptions::power_cache, not sysfs.
-    bool power_from_cache = false;
+    // The CPUs' power settings and the GPUs' and NICs' links came from
+    // ProbeOptions::node_facts_cache, not sysfs.
+    bool node_facts_from_cache = false;
 };
 
 struct ProbeOptions {
@@ -57,14 +58,15 @@ struct ProbeOptions {
     // topology's GPUs and NICs instead of every device. The Slurm task
     // plugin does; node checks and `check` read everything.
     bool task_facts_only = false;
-    // Where the CPUs' power settings are kept between reads
-    // (probe/power_cache.h), and for how long they may be taken from there
-    // instead of sysfs; unset or 0: read every time. The Slurm task plugin
-    // sets it: read per step, they cost a 128-CPU node about 10 ms. Reading
-    // only: the caller saves what was read (save_power_cache with
-    // power_cache_key), where it has the right to.
-    std::optional<std::string> power_cache;
-    long power_cache_max_age = 0;  // seconds
+    // Where the node facts whose reading grows with the node are kept
+    // between reads (probe/node_facts_cache.h: the CPUs' power settings, and
+    // with task_facts_only the GPUs' and NICs' PCIe links), and for how long
+    // they may be taken from there instead of sysfs; unset or 0: read every
+    // time. The Slurm task plugin sets it. Reading only: the caller saves
+    // what was read (cacheable_node_facts, save_node_facts_cache), where it
+    // has the right to.
+    std::optional<std::string> node_facts_cache;
+    long node_facts_max_age = 0;  // seconds
     // The node's part read once for every task (probe_node_snapshot, with
     // these options); absent, build_context reads it itself.
     std::optional<NodeSnapshot> node_snapshot;
@@ -85,9 +87,12 @@ Result<LaunchContext> build_context(ProbeOptions options);
 // the node facts under sysfs_root. Errors as build_context's for hwloc_xml.
 Result<NodeSnapshot> probe_node_snapshot(const ProbeOptions& options);
 
-// What the power cache is keyed on under these options: their sysfs root,
-// and the task's set of facts or all of them.
-PowerCacheKey power_cache_key(const ProbeOptions& options);
+// What the node facts cache is keyed on under these options: their sysfs
+// root, and the task's set of facts or all of them.
+NodeFactsCacheKey node_facts_cache_key(const ProbeOptions& options);
+// What of a snapshot the cache keeps: the power settings, and the links of
+// the topology's GPUs and NICs when they were read for those alone.
+CachedNodeFacts cacheable_node_facts(const NodeSnapshot& snapshot);
 
 // The runtime a launch runs in, from the markers its environment and root
 // carry: KUBERNETES_SERVICE_HOST => kubernetes; ENROOT_ROOTFS or

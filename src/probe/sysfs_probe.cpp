@@ -18,6 +18,7 @@
 
 #include "probe/text_file.h"
 #include "util/file_descriptor.h"
+#include "util/text.h"
 
 namespace launchguard {
 namespace {
@@ -148,11 +149,6 @@ std::optional<bool> read_flag(const std::string& path) {
     auto v = read_number<long>(path);
     if (!v) return std::nullopt;
     return *v != 0;
-}
-
-std::string lower(std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return s;
 }
 
 bool contains(const std::string& haystack, std::string_view needle) {
@@ -384,8 +380,8 @@ std::optional<std::string> cpuinfo_field(std::string_view text, std::string_view
 
 // DMI strings are the most specific evidence of which hypervisor runs the node.
 std::optional<std::string> virtualization_from_dmi(const std::string& vendor, const std::string& product) {
-    std::string v = lower(vendor);
-    std::string p = lower(product);
+    std::string v = ascii_lower(vendor);
+    std::string p = ascii_lower(product);
     if (contains(v, "microsoft") && contains(p, "virtual machine")) return "microsoft";
     if (contains(v, "amazon ec2")) return contains(p, "metal") ? std::optional<std::string>("none") : "amazon";
     if (contains(v, "qemu") || contains(p, "kvm") || contains(p, "openstack") || contains(p, "qemu")) return "kvm";
@@ -413,7 +409,7 @@ Fact<std::string> probe_virtualization(const std::string& root) {
     // hypervisor node; QEMU's generic "virt" board is linux,dummy-virt.
     std::string dt = under_root(root, "sys/firmware/devicetree/base");
     if (auto c = read_attribute(dt + "/hypervisor/compatible")) {
-        std::string compatible = lower(*c);
+        std::string compatible = ascii_lower(*c);
         if (contains(compatible, "xen")) return Fact<std::string>::known("xen", dt + "/hypervisor/compatible");
         if (contains(compatible, "vmware")) return Fact<std::string>::known("vmware", dt + "/hypervisor/compatible");
     }
@@ -519,7 +515,7 @@ Fact<std::vector<IommuGroup>> probe_iommu(const std::string& root) {
         IommuGroup g;
         g.id = id;
         g.type = read_attribute(dir + "/" + id + "/type").value_or("");
-        for (const auto& dev : entries(dir + "/" + id + "/devices")) g.devices.push_back(lower(dev));
+        for (const auto& dev : entries(dir + "/" + id + "/devices")) g.devices.push_back(ascii_lower(dev));
         groups.push_back(std::move(g));
     }
     // Numeric order ("2" before "10") keeps evidence readable.
@@ -545,7 +541,7 @@ std::optional<PcieLinkRecord> read_pcie_link(const std::string& dir, const std::
     auto max = read_link(dir + "/" + busid, "max_link_speed", "max_link_width");
     if (!current && !max) return std::nullopt;
     PcieLinkRecord rec;
-    rec.busid = lower(busid);
+    rec.busid = ascii_lower(busid);
     rec.current = current.value_or(PcieLink{});
     rec.max = max.value_or(PcieLink{});
     return rec;
@@ -567,7 +563,7 @@ Fact<std::map<std::string, PcieLinkRecord>> probe_pcie(const std::string& root) 
 }
 
 void apply_link(PciLinkState& state, const std::map<std::string, PcieLinkRecord>& links, const std::string& busid) {
-    auto it = links.find(lower(busid));
+    auto it = links.find(ascii_lower(busid));
     if (it == links.end()) return;
     if (it->second.current.width > 0 || it->second.current.speed_gts > 0) state.current = it->second.current;
     if (it->second.max.width > 0 || it->second.max.speed_gts > 0) state.max = it->second.max;
@@ -623,7 +619,7 @@ std::string hca_busid(const std::string& hca_dir) {
     if (ec) return {};
     record_link(hca_dir + "/device", target);
     std::string name = target.filename().string();
-    return name.find(':') != std::string::npos ? lower(name) : std::string();
+    return name.find(':') != std::string::npos ? ascii_lower(name) : std::string();
 }
 
 // The last component of where a sysfs link points ("mlx5_core" for a
@@ -716,8 +712,8 @@ Fact<std::map<std::string, PcieLinkRecord>> probe_pcie_links(const std::string& 
     if (!is_dir(dir)) return Fact<std::map<std::string, PcieLinkRecord>>::unknown("no " + dir);
     std::map<std::string, PcieLinkRecord> links;
     for (const auto& busid : busids) {
-        if (busid.empty() || links.count(lower(busid)) != 0) continue;
-        if (auto rec = read_pcie_link(dir, lower(busid))) links[rec->busid] = std::move(*rec);
+        if (busid.empty() || links.count(ascii_lower(busid)) != 0) continue;
+        if (auto rec = read_pcie_link(dir, ascii_lower(busid))) links[rec->busid] = std::move(*rec);
     }
     return Fact<std::map<std::string, PcieLinkRecord>>::known(std::move(links), dir);
 }

@@ -38,7 +38,7 @@ enum class NodeFactSet { all, task };
 // ("node.power", "node.iommu", ...; util/phase_times.h). With
 // NodeFactSet::task, iommu_groups is unknown and pcie_links is left unread
 // (unknown) for the caller to fill with probe_pcie_links. `power`: the CPUs'
-// power settings read already (probe/power_cache.h), taken instead of
+// power settings read already (probe/node_facts_cache.h), taken instead of
 // reading them.
 NodeFacts probe_node_facts(const std::string& root, PhaseTimes* times = nullptr, NodeFactSet set = NodeFactSet::all,
                            std::optional<Fact<CpuPower>> power = std::nullopt);

@@ -18,6 +18,7 @@
 #include "rules/families.h"
 #include "rules/rule_helpers.h"
 #include "rules/table_rule.h"
+#include "util/text.h"
 
 namespace launchguard {
 namespace {
@@ -133,12 +134,6 @@ std::vector<RemediationOp> provide_profile_file(const Profile& profile, std::str
     return mount_and_point(profile.topology.host_path, profile_container_path(profile));
 }
 
-std::string to_lower(std::string text) {
-    std::transform(text.begin(), text.end(), text.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return text;
-}
-
 // ---------------------------------------------------------------- topo.file-missing
 
 void check_file_missing(const RuleInput& in, RuleOutput& out) {
@@ -208,7 +203,7 @@ std::optional<HostTopology> find_host_topology(const HostView& host, const Profi
 // Lower-case bus ids of every <pci> element, the part of a file NCCL matches on.
 std::vector<std::string> busid_signature(std::string_view text) {
     std::vector<std::string> ids;
-    for (const auto& pci : nccl::parse_topology(text).pcis) ids.push_back(to_lower(pci.busid));
+    for (const auto& pci : nccl::parse_topology(text).pcis) ids.push_back(ascii_lower(pci.busid));
     std::sort(ids.begin(), ids.end());
     return ids;
 }
@@ -498,7 +493,7 @@ std::string ignored_fix(const nccl::TopologyFile& parsed) {
 
 std::string upper_case_fix(const std::vector<std::string>& busids) {
     std::vector<std::string> pairs;
-    for (const auto& id : busids) pairs.push_back(id + " -> " + to_lower(id));
+    for (const auto& id : busids) pairs.push_back(id + " -> " + ascii_lower(id));
     return "write bus ids in lower case, as NCCL formats them: " + join(pairs);
 }
 
@@ -586,7 +581,7 @@ std::vector<std::string> annotate_case(const std::vector<std::string>& missing, 
     std::vector<std::string> shown;
     for (const auto& id : missing) {
         auto upper = std::find_if(parsed.upper_case_busids.begin(), parsed.upper_case_busids.end(),
-                                  [&](const std::string& written) { return to_lower(written) == id; });
+                                  [&](const std::string& written) { return ascii_lower(written) == id; });
         shown.push_back(upper == parsed.upper_case_busids.end() ? id : id + " (written " + *upper + ")");
     }
     return shown;

@@ -12,6 +12,9 @@ namespace launchguard {
 // The non-empty items between separators: "a,,b," -> {"a", "b"}.
 std::vector<std::string> split_list(std::string_view text, char separator);
 
+// With ASCII letters in lower case; other bytes (UTF-8 included) unchanged.
+std::string ascii_lower(std::string_view text);
+
 // Without the ASCII whitespace (space, \t, \n, \r, \v, \f) at either end.
 std::string_view trim(std::string_view text);
 

@@ -627,8 +627,8 @@ newlog | grep 'launchguard: decision' >decisions.log || true
 
 # ----------------------------------------------------------- 10c. the power cache
 node_ok "10c. the power cache"
-# A step reads every CPU's cpufreq and cpuidle only when power.json, beside the
-# topology cache, is missing or older than power-cache-max-age (60 s); the
+# A step reads every CPU's cpufreq and cpuidle only when node-facts.json, beside the
+# topology cache, is missing or older than node-facts-max-age (60 s); the
 # step's first task saves what its step read, as root.  A copy of the fixture
 # tree, so its governors can change.
 psys="$fx/sysfs-power"
@@ -639,39 +639,39 @@ power_line() {
 set_governor() { for f in "$psys"/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor; do echo "$1" >"$f"; done; }
 # read_power / cached_power: what the last step's loading thread did
 read_power() { newlog | grep 'timing prepare_step' | grep -q ' node.power='; }
-cached_power() { newlog | grep 'timing prepare_step' | grep -q 'node.power_cache=' && ! read_power; }
+cached_power() { newlog | grep 'timing prepare_step' | grep -q 'node.cache=' && ! read_power; }
 stack "$(power_line mode=enforce)"
-rm -f "$state/cache/power.json"
+rm -f "$state/cache/node-facts.json"
 mark
-if as_user srun -N1 -n2 true >out 2>err && read_power && [ -s "$state/cache/power.json" ] \
-   && [ "$(stat -c '%a %U' "$state/cache/power.json")" = "644 root" ] && ! grep -q 'power.governor' err; then
-  pass "a step without power.json reads the CPUs' power settings, and its first task saves them (0644, root)"
+if as_user srun -N1 -n2 true >out 2>err && read_power && [ -s "$state/cache/node-facts.json" ] \
+   && [ "$(stat -c '%a %U' "$state/cache/node-facts.json")" = "644 root" ] && ! grep -q 'power.governor' err; then
+  pass "a step without node-facts.json reads the CPUs' power settings, and its first task saves them (0644, root)"
 else
   fail "power cache written by the first step"; show out err; newlog | grep -i launchguard | show
 fi
 set_governor powersave
 mark
 if as_user srun -N1 -n2 true >out 2>err && cached_power && ! grep -q 'power.governor' err; then
-  pass "the next step takes the saved settings: a governor changed since is not seen within power-cache-max-age"
+  pass "the next step takes the saved settings: a governor changed since is not seen within node-facts-max-age"
 else
   fail "power cache read by the next step"; show out err; newlog | grep -i launchguard | show
 fi
-touch -d '2 minutes ago' "$state/cache/power.json"
+touch -d '2 minutes ago' "$state/cache/node-facts.json"
 mark
 if as_user srun -N1 -n2 true >out 2>err && read_power && grep -q '^launchguard: WARN  power.governor' err \
-   && [ "$(( $(date +%s) - $(stat -c %Y "$state/cache/power.json") ))" -lt 60 ]; then
-  pass "older than power-cache-max-age: the step reads again (the new governor warns) and the cache is saved anew"
+   && [ "$(( $(date +%s) - $(stat -c %Y "$state/cache/node-facts.json") ))" -lt 60 ]; then
+  pass "older than node-facts-max-age: the step reads again (the new governor warns) and the cache is saved anew"
 else
   fail "stale power cache"; show out err; newlog | grep -i launchguard | show
 fi
 set_governor schedutil
-stack "$(power_line mode=enforce power-cache-max-age=0)"
+stack "$(power_line mode=enforce node-facts-max-age=0)"
 mark
-if as_user srun -N1 -n2 true >out 2>err && read_power && ! newlog | grep 'timing prepare_step' | grep -q 'node.power_cache=' \
+if as_user srun -N1 -n2 true >out 2>err && read_power && ! newlog | grep 'timing prepare_step' | grep -q 'node.cache=' \
    && ! grep -q 'power.governor' err; then
-  pass "power-cache-max-age=0: the step reads sysfs (the governor set back is seen at once)"
+  pass "node-facts-max-age=0: the step reads sysfs (the governor set back is seen at once)"
 else
-  fail "power-cache-max-age=0"; show out err; newlog | grep -i launchguard | show
+  fail "node-facts-max-age=0"; show out err; newlog | grep -i launchguard | show
 fi
 
 if [ "$fails" -gt 0 ]; then

@@ -41,22 +41,22 @@ TEST(SlurmPluginConfig, TimingIsZeroOrOne) {
     EXPECT_NE(bad.error().to_string().find("timing must be 0 or 1"), std::string::npos);
 }
 
-TEST(SlurmPluginConfig, ThePowerCacheLivesBesideTheTopologyCacheForAMinute) {
+TEST(SlurmPluginConfig, TheNodeFactsCacheLivesBesideTheTopologyCacheForAMinute) {
     auto defaults = parse_plugin_args({});
     ASSERT_TRUE(defaults.ok());
-    EXPECT_EQ(defaults->power_cache_max_age, 60);
-    EXPECT_EQ(power_cache_path(*defaults), "/run/launchguard/power.json");
+    EXPECT_EQ(defaults->node_facts_max_age, 60);
+    EXPECT_EQ(node_facts_cache_path(*defaults), "/run/launchguard/node-facts.json");
 
-    auto set = parse_plugin_args({"topology-cache=/var/cache/lg/topo.json", "power-cache-max-age=0"});
+    auto set = parse_plugin_args({"topology-cache=/var/cache/lg/topo.json", "node-facts-max-age=0"});
     ASSERT_TRUE(set.ok()) << set.error().to_string();
-    EXPECT_EQ(set->power_cache_max_age, 0);
-    EXPECT_EQ(power_cache_path(*set), "/var/cache/lg/power.json");
+    EXPECT_EQ(set->node_facts_max_age, 0);
+    EXPECT_EQ(node_facts_cache_path(*set), "/var/cache/lg/node-facts.json");
     auto top = parse_plugin_args({"topology-cache=/topo.json"});
     ASSERT_TRUE(top.ok());
-    EXPECT_EQ(power_cache_path(*top), "/power.json");
+    EXPECT_EQ(node_facts_cache_path(*top), "/node-facts.json");
 
-    for (const char* bad : {"power-cache-max-age=-1", "power-cache-max-age=", "power-cache-max-age=1m",
-                            "power-cache-max-age=99999999999999999999999", "topology-cache-max-age=+5"}) {
+    for (const char* bad : {"node-facts-max-age=-1", "node-facts-max-age=", "node-facts-max-age=1m",
+                            "node-facts-max-age=99999999999999999999999", "topology-cache-max-age=+5"}) {
         auto parsed = parse_plugin_args({bad});
         ASSERT_FALSE(parsed.ok()) << bad;
         EXPECT_EQ(parsed.error().field, bad);
