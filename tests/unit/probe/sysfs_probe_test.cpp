@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "probe/hwloc_probe.h"
+#include "probe/text_file.h"
 #include "unit/probe/temp_tree.h"
 
 namespace launchguard {
@@ -154,6 +155,26 @@ TEST(SysfsProbeTest, LiveRootKnowsPageSizeAndArch) {
     EXPECT_GE(facts.page_size.value(), 4096);
     EXPECT_TRUE(facts.arch.is_known());
 }
+
+#if defined(__x86_64__)
+// On the live node the hypervisor bit comes from CPUID instead of
+// /proc/cpuinfo, and says what cpuinfo's 'hypervisor' flag says. The same
+// machine seen as a tree (a root of its own) still reads cpuinfo.
+TEST(SysfsProbeTest, TheLiveX86NodeAsksCpuidWhatCpuinfoWouldSay) {
+    auto cpuinfo = read_text_file("/proc/cpuinfo");
+    ASSERT_TRUE(cpuinfo.ok());
+    const bool flagged = cpuinfo->find(" hypervisor") != std::string::npos;
+    NodeFacts facts = probe_node_facts("/");
+    ASSERT_TRUE(facts.virtualization.is_known()) << facts.virtualization.reason();
+    if (flagged) {
+        EXPECT_EQ(facts.virtualization.value(), "vm");
+        EXPECT_EQ(facts.virtualization.source(), "CPUID leaf 1 'hypervisor' bit");
+    } else {
+        EXPECT_NE(facts.virtualization.value(), "vm");
+        EXPECT_EQ(facts.virtualization.source().find("proc/cpuinfo"), std::string::npos);
+    }
+}
+#endif
 
 TEST(SysfsProbeTest, ParsesSysfsValueFormats) {
     EXPECT_EQ(parse_link_speed("16.0 GT/s PCIe\n"), std::optional<double>(16.0));
