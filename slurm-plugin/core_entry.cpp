@@ -2,6 +2,8 @@
 // through which spank_launchguard.so (dispatch.cpp) and
 // spank_launchguard_prolog.so (prolog_dispatch.cpp) hand it the hooks that
 // need the checks. Slurm never loads this file itself.
+#include <sys/resource.h>
+
 #include <chrono>
 #include <string>
 
@@ -53,16 +55,26 @@ int core_task_init_privileged(spank_t sp, int ac, char** av) {
     });
 }
 
+// The calling process's page faults so far: a forked task counts from its
+// fork. In a VM each costs several microseconds (docs/performance.md).
+long process_page_faults() {
+    struct rusage usage {};
+    return ::getrusage(RUSAGE_SELF, &usage) == 0 ? usage.ru_minflt + usage.ru_majflt : -1;
+}
+
 int core_task_init(spank_t sp, int ac, char** av) {
     return guarded_hook("task_init", ac, av, [sp](const PluginConfig& config) {
         if (!config.timing) return run_task_init(sp, config);
         PhaseTimes times;
+        const long faults_before = process_page_faults();
         const auto start = std::chrono::steady_clock::now();
         const int rc = run_task_init(sp, config, &times);
         const auto total =
             std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start);
+        const long faults = process_page_faults();
         log_info("timing task_init task " + std::to_string(local_task_id(sp).value_or(-1)) +
-                 ": total=" + std::to_string(total.count()) + "us " + times.to_string());
+                 ": total=" + std::to_string(total.count()) + "us " + times.to_string() +
+                 " faults=" + std::to_string(faults - faults_before) + " (since fork " + std::to_string(faults) + ")");
         return rc;
     });
 }

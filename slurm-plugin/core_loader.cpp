@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -24,6 +25,11 @@ bool g_tried = false;
 using Clock = std::chrono::steady_clock;
 Clock::duration g_load_time{};
 Clock::duration g_prepare_time{};
+// Page faults the loading thread took for each part (RUSAGE_THREAD): in a VM
+// each costs several microseconds, and they are much of what the core's
+// loading costs (docs/performance.md).
+long g_load_faults = 0;
+long g_prepare_faults = 0;
 Clock::duration g_wait_time{};
 Clock::duration g_window{};  // from starting the thread to the wait for it
 Clock::time_point g_started{};
@@ -106,11 +112,20 @@ const launchguard_core* open_core_or_null() noexcept {
 std::vector<std::string> g_prepare_args;
 bool g_prepare = false;
 
+long thread_page_faults() {
+    struct rusage usage {};
+    if (::getrusage(RUSAGE_THREAD, &usage) != 0) return 0;
+    return usage.ru_minflt + usage.ru_majflt;
+}
+
 void* load_on_thread(void*) {
     const Clock::time_point start = Clock::now();
+    const long start_faults = thread_page_faults();
     g_core = open_core_or_null();
     const Clock::time_point loaded = Clock::now();
+    const long loaded_faults = thread_page_faults();
     g_load_time = loaded - start;
+    g_load_faults = loaded_faults - start_faults;
     if (g_core == nullptr || !g_prepare) return nullptr;
     try {
         std::vector<char*> argv;
@@ -118,6 +133,7 @@ void* load_on_thread(void*) {
         argv.push_back(nullptr);
         g_core->prepare_step(static_cast<int>(g_prepare_args.size()), argv.data());
         g_prepare_time = Clock::now() - loaded;
+        g_prepare_faults = thread_page_faults() - loaded_faults;
     } catch (...) {
         // Only the vector allocates; the tasks then read the node themselves.
     }
@@ -199,9 +215,9 @@ const launchguard_core* loaded_core() { return g_core; }
 
 std::string core_loading_times() {
     if (!g_timed) return {};
-    return "load=" + std::to_string(microseconds(g_load_time)) +
-           "us prepare_step=" + std::to_string(microseconds(g_prepare_time)) +
-           "us set-up=" + std::to_string(microseconds(g_window)) +
+    return "load=" + std::to_string(microseconds(g_load_time)) + "us (" + std::to_string(g_load_faults) +
+           " faults) prepare_step=" + std::to_string(microseconds(g_prepare_time)) + "us (" +
+           std::to_string(g_prepare_faults) + " faults) set-up=" + std::to_string(microseconds(g_window)) +
            "us waited=" + std::to_string(microseconds(g_wait_time)) + "us";
 }
 const std::string& core_load_error() { return g_error; }
