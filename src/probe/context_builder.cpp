@@ -272,8 +272,6 @@ JobShape job_shape_from(const Environment& env, std::optional<int> job_nodes, st
     return shape;
 }
 
-// The node's part of a context: its facts under o.sysfs_root, the topology
-// laid over them, and the PCIe capabilities when asked for.
 // The bus ids whose links a task reads: the topology's GPUs and NICs.
 std::vector<std::string> gpu_nic_busids(const Fact<NodeTopology>& topology) {
     std::vector<std::string> busids;
@@ -283,6 +281,10 @@ std::vector<std::string> gpu_nic_busids(const Fact<NodeTopology>& topology) {
     return busids;
 }
 
+// The node's part of a context: its facts under o.sysfs_root (the power
+// settings and the GPUs' and NICs' links from o.node_facts_cache when it
+// serves them), the topology laid over them, and the PCIe capabilities when
+// asked for. `from_cache`: whether the cache served them.
 std::optional<Error> probe_node_into(const ProbeOptions& o, NodeFacts& node, Fact<NodeTopology>& topology,
                                      bool* from_cache = nullptr) {
     std::optional<Error> error;
