@@ -100,10 +100,20 @@ Fact<CpuSet> probe_cpu_mask(const ProbeOptions& o, std::optional<Error>& error) 
     return Fact<CpuSet>::known(std::move(set).value(), "sched_getaffinity of launchguard");
 }
 
+// The network interfaces sysfs listed under one root, read while laying
+// sysfs over the topology: the step's snapshot takes them from here instead
+// of reading the same directory again.
+struct InterfacesRead {
+    std::string root;
+    std::vector<NetInterface> interfaces;
+};
+
 // `node`: the node facts, read under o.sysfs_root or "/", the root the
 // topology is laid over when it is: it takes their PCIe link states instead
-// of reading them again. Or null.
-Fact<NodeTopology> probe_topology(const ProbeOptions& o, std::optional<Error>& error, NodeFacts* node = nullptr) {
+// of reading them again. Or null. `interfaces_read`: where to keep the
+// interfaces read on the way, or null.
+Fact<NodeTopology> probe_topology(const ProbeOptions& o, std::optional<Error>& error, NodeFacts* node = nullptr,
+                                  std::optional<InterfacesRead>* interfaces_read = nullptr) {
     Fact<NodeTopology> topo;
     // Live sysfs describes this machine; mixing it into an XML recorded
     // elsewhere would blend two nodes, so it is used only when asked for or
@@ -142,19 +152,26 @@ Fact<NodeTopology> probe_topology(const ProbeOptions& o, std::optional<Error>& e
         // A task reads the links of the GPUs and NICs only, once the HCAs
         // that sysfs knows are added; its node facts keep them.
         const bool gpu_nic_links = o.task_facts_only && node != nullptr && !links_read;
-        augment_topology_from_sysfs(topo.value(), *sysfs, links_read ? &node->pcie_links.value() : nullptr,
-                                    gpu_nic_links ? &node->pcie_links : nullptr);
+        auto interfaces =
+            augment_topology_from_sysfs(topo.value(), *sysfs, links_read ? &node->pcie_links.value() : nullptr,
+                                        gpu_nic_links ? &node->pcie_links : nullptr);
+        if (interfaces_read != nullptr) *interfaces_read = InterfacesRead{*sysfs, std::move(interfaces)};
     }
     return Fact<NodeTopology>::known(topo.value(), topo->source);
 }
 
-Fact<std::vector<NetInterface>> probe_interfaces(const ProbeOptions& o, const Fact<NodeTopology>& topo) {
+// `already_read`: the interfaces listed under one root moments ago, taken
+// for that root instead of reading it again.
+Fact<std::vector<NetInterface>> probe_interfaces(const ProbeOptions& o, const Fact<NodeTopology>& topo,
+                                                 const std::optional<InterfacesRead>& already_read = std::nullopt) {
     // The task's own /sys (enroot mounts one) shows its network namespace;
     // the node's sysfs or topology show the host's, which is the same for
     // host-network containers such as pyxis's.
     for (const std::string& root : {o.root, o.sysfs_root.value_or(std::string())}) {
         if (root.empty()) continue;
         std::string dir = under_root(root, "sys/class/net");
+        if (already_read && already_read->root == root && !already_read->interfaces.empty())
+            return Fact<std::vector<NetInterface>>::known(already_read->interfaces, dir);
         RootedFileView view(root);
         if (view.stat("/sys/class/net").kind != FileKind::directory) continue;
         auto interfaces = read_net_interfaces(root);
@@ -284,9 +301,11 @@ std::vector<std::string> gpu_nic_busids(const Fact<NodeTopology>& topology) {
 // The node's part of a context: its facts under o.sysfs_root (the power
 // settings and the GPUs' and NICs' links from o.node_facts_cache when it
 // serves them), the topology laid over them, and the PCIe capabilities when
-// asked for. `from_cache`: whether the cache served them.
+// asked for. `from_cache`: whether the cache served them; `interfaces_read`
+// as probe_topology's.
 std::optional<Error> probe_node_into(const ProbeOptions& o, NodeFacts& node, Fact<NodeTopology>& topology,
-                                     bool* from_cache = nullptr) {
+                                     bool* from_cache = nullptr,
+                                     std::optional<InterfacesRead>* interfaces_read = nullptr) {
     std::optional<Error> error;
     const NodeFactsCacheKey key = node_facts_cache_key(o);
     std::optional<CachedNodeFacts> cached;
@@ -301,7 +320,7 @@ std::optional<Error> probe_node_into(const ProbeOptions& o, NodeFacts& node, Fac
     if (cached_links) node.pcie_links = *cached->pcie_links;
     {
         PhaseTimer timer(o.timings, "topology");
-        topology = probe_topology(o, error, &node);
+        topology = probe_topology(o, error, &node, interfaces_read);
     }
     if (error) return error;
     if (cached_links && node.pcie_links.is_known() && !cached->links_cover(gpu_nic_busids(topology))) {
@@ -309,7 +328,7 @@ std::optional<Error> probe_node_into(const ProbeOptions& o, NodeFacts& node, Fac
         // cache was replaced since): read them all again.
         node.pcie_links = Fact<std::map<std::string, PcieLinkRecord>>::unknown("not read");
         PhaseTimer timer(o.timings, "topology");
-        topology = probe_topology(o, error, &node);
+        topology = probe_topology(o, error, &node, interfaces_read);
         if (error) return error;
         if (from_cache != nullptr) *from_cache = false;
     }
@@ -339,12 +358,14 @@ CachedNodeFacts cacheable_node_facts(const NodeSnapshot& snapshot) {
 
 Result<NodeSnapshot> probe_node_snapshot(const ProbeOptions& o) {
     NodeSnapshot snapshot;
-    if (auto error = probe_node_into(o, snapshot.node, snapshot.topology, &snapshot.node_facts_from_cache))
+    std::optional<InterfacesRead> interfaces_read;
+    if (auto error =
+            probe_node_into(o, snapshot.node, snapshot.topology, &snapshot.node_facts_from_cache, &interfaces_read))
         return *error;
     if (o.root == "/") {
         PhaseTimer timer(o.timings, "interfaces");
         snapshot.read_in_namespaces = current_namespaces();
-        snapshot.interfaces = probe_interfaces(o, snapshot.topology);
+        snapshot.interfaces = probe_interfaces(o, snapshot.topology, interfaces_read);
     }
     return snapshot;
 }
@@ -361,10 +382,11 @@ Result<LaunchContext> build_context(ProbeOptions o) {
     if (error) return *error;
     env_timer.stop();
     std::optional<NodeSnapshot>& snapshot = o.node_snapshot;
+    std::optional<InterfacesRead> interfaces_read;
     if (snapshot) {
         ctx.topology = std::move(snapshot->topology);
         ctx.node = std::move(snapshot->node);
-    } else if (auto node_error = probe_node_into(o, ctx.node, ctx.topology)) {
+    } else if (auto node_error = probe_node_into(o, ctx.node, ctx.topology, nullptr, &interfaces_read)) {
         return *node_error;
     }
 
@@ -381,7 +403,7 @@ Result<LaunchContext> build_context(ProbeOptions o) {
         current_namespaces() == snapshot->read_in_namespaces) {
         ctx.interfaces = std::move(snapshot->interfaces);
     } else {
-        ctx.interfaces = probe_interfaces(o, ctx.topology);
+        ctx.interfaces = probe_interfaces(o, ctx.topology, interfaces_read);
     }
     interfaces_timer.stop();
     ctx.job = job_shape_from(env, o.job_nodes, o.job_gpus);

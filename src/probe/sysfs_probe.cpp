@@ -812,9 +812,9 @@ std::vector<NetInterface> read_net_interfaces(const std::string& root) {
     return out;
 }
 
-void augment_topology_from_sysfs(NodeTopology& topo, const std::string& root,
-                                 const std::map<std::string, PcieLinkRecord>* links,
-                                 Fact<std::map<std::string, PcieLinkRecord>>* gpu_nic_links) {
+std::vector<NetInterface> augment_topology_from_sysfs(NodeTopology& topo, const std::string& root,
+                                                      const std::map<std::string, PcieLinkRecord>* links,
+                                                      Fact<std::map<std::string, PcieLinkRecord>>* gpu_nic_links) {
     bool used = false;
 
     std::string ib_dir = under_root(root, "sys/class/infiniband");
@@ -878,7 +878,8 @@ void augment_topology_from_sysfs(NodeTopology& topo, const std::string& root,
         used = true;
     }
 
-    for (const auto& netdev : read_net_interfaces(root)) {
+    std::vector<NetInterface> interfaces = read_net_interfaces(root);
+    for (const auto& netdev : interfaces) {
         auto it = std::find_if(topo.interfaces.begin(), topo.interfaces.end(),
                                [&](const NetInterface& i) { return i.name == netdev.name; });
         if (it == topo.interfaces.end())
@@ -890,6 +891,7 @@ void augment_topology_from_sysfs(NodeTopology& topo, const std::string& root,
 
     if (used)
         topo.source += (topo.source.empty() ? "" : " + ") + std::string("sysfs under ") + (root.empty() ? "/" : root);
+    return interfaces;
 }
 
 namespace {

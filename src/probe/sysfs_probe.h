@@ -59,9 +59,11 @@ Fact<std::map<std::string, PcieLinkRecord>> probe_pcie_links(const std::string& 
 // `gpu_nic_links`: when not null (and `links` is), only the links of the
 // topology's GPUs and NICs (with the HCAs sysfs added) are read, and kept
 // there (probe_pcie_links): what a task's rules need.
-void augment_topology_from_sysfs(NodeTopology& topo, const std::string& root,
-                                 const std::map<std::string, PcieLinkRecord>* links = nullptr,
-                                 Fact<std::map<std::string, PcieLinkRecord>>* gpu_nic_links = nullptr);
+// Returns the interfaces root's sys/class/net lists, as read_net_interfaces
+// reads them, for a caller that wants them too.
+std::vector<NetInterface> augment_topology_from_sysfs(
+    NodeTopology& topo, const std::string& root, const std::map<std::string, PcieLinkRecord>* links = nullptr,
+    Fact<std::map<std::string, PcieLinkRecord>>* gpu_nic_links = nullptr);
 
 // What names a node and its software for the node record (node/node_record.h):
 // what rules do not read but fleets drift in. Each unknown has its reason.

@@ -112,6 +112,31 @@ TEST(ContextBuilderProbeTest, ASnapshotsInterfacesServeOnlyTheNamespacesTheyWere
     EXPECT_FALSE(fixture_snapshot->read_in_namespaces.has_value());
 }
 
+// The interfaces come from the same read that laid sysfs over the topology:
+// the same names and states a read of sys/class/net of that root gives.
+TEST(ContextBuilderProbeTest, InterfacesAreWhatTheNodesSysfsLists) {
+    for (bool live : {false, true}) {
+        ProbeOptions o = replay_options();
+        if (live) {
+            o.root = "/";
+            o.sysfs_root.reset();
+            o.hwloc_xml.reset();
+            o.live_topology = false;
+            o.proc_root = "/proc";
+        }
+        auto ctx = build_context(o);
+        ASSERT_TRUE(ctx.ok()) << ctx.error().to_string();
+        const std::vector<NetInterface> listed = read_net_interfaces(o.sysfs_root.value_or("/"));
+        if (listed.empty()) continue;
+        ASSERT_TRUE(ctx->interfaces.is_known()) << live;
+        ASSERT_EQ(ctx->interfaces->size(), listed.size()) << live;
+        for (std::size_t i = 0; i < listed.size(); ++i) {
+            EXPECT_EQ(ctx->interfaces->at(i).name, listed[i].name);
+            EXPECT_EQ(ctx->interfaces->at(i).up, listed[i].up);
+        }
+    }
+}
+
 TEST(ContextBuilderProbeTest, FlagsOverrideAndHostViewIsBuilt) {
     test::TempTree tree;
     tree.write("task.env", "NVIDIA_VISIBLE_DEVICES=all\nENROOT_ROOTFS=/var/lib/enroot/x\n");
