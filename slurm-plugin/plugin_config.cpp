@@ -1,10 +1,9 @@
 #include "plugin_config.h"
 
 #include "engine/mode_policy.h"
+#include "util/text.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdlib>
 
 namespace launchguard::slurm {
 namespace {
@@ -28,16 +27,6 @@ Result<std::vector<Mode>> parse_mode_list(const std::string& arg, std::string_vi
         start = comma + 1;
     }
     return modes;
-}
-
-// A non-negative whole number of seconds.
-std::optional<long> parse_seconds(const std::string& value) {
-    if (value.empty() || value.front() == '-' || value.front() == '+') return std::nullopt;
-    errno = 0;
-    char* end = nullptr;
-    long seconds = std::strtol(value.c_str(), &end, 10);
-    if (*end != '\0' || errno == ERANGE) return std::nullopt;
-    return seconds;
 }
 
 }  // namespace
@@ -66,8 +55,8 @@ Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args) {
             if (value.empty() || value.front() != '/') return arg_error(arg, "topology-cache must be an absolute path");
             config.topology_cache = value;
         } else if (key == "topology-cache-max-age" || key == "node-facts-max-age") {
-            auto seconds = parse_seconds(value);
-            if (!seconds) return arg_error(arg, key + " must be a number of seconds");
+            auto seconds = whole_number(value);
+            if (!seconds || *seconds < 0) return arg_error(arg, key + " must be a number of seconds");
             (key == "node-facts-max-age" ? config.node_facts_max_age : config.topology_cache_max_age) = *seconds;
         } else if (key == "on-error") {
             if (value == "allow")

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <set>
 
 #include "util/input_file.h"
@@ -16,13 +15,6 @@ namespace {
 constexpr std::string_view kKeys =
     "profile, mode, timeout, on-unknown, topology-cache, topology-cache-max-age, hwloc-xml, sysfs-root, scontrol, "
     "slurm-conf, node-name, metrics-file, record-dir, node-class, log-file";
-
-std::optional<long> whole_number(std::string_view text) {
-    long value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-    return value;
-}
 
 class LineParser {
 public:

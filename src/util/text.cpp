@@ -1,5 +1,7 @@
 #include "util/text.h"
 
+#include <charconv>
+
 namespace launchguard {
 
 std::vector<std::string> split_list(std::string_view text, char separator) {
@@ -12,6 +14,13 @@ std::vector<std::string> split_list(std::string_view text, char separator) {
         start = end + 1;
     }
     return parts;
+}
+
+std::optional<long> whole_number(std::string_view text) {
+    long value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+    return value;
 }
 
 std::string ascii_lower(std::string_view text) {

@@ -3,6 +3,7 @@
 // files) and of short procfs/sysfs files.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,6 +12,10 @@ namespace launchguard {
 
 // The non-empty items between separators: "a,,b," -> {"a", "b"}.
 std::vector<std::string> split_list(std::string_view text, char separator);
+
+// A decimal integer that is the whole text ("-3", "42"; not "+5", " 7" or
+// "7s"); nullopt also when it does not fit in a long.
+std::optional<long> whole_number(std::string_view text);
 
 // With ASCII letters in lower case; other bytes (UTF-8 included) unchanged.
 std::string ascii_lower(std::string_view text);
