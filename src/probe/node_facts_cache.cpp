@@ -5,12 +5,11 @@
 #include <algorithm>
 #include <boost/json.hpp>
 #include <ctime>
-#include <filesystem>
 #include <map>
 #include <stdexcept>
 
 #include "probe/text_file.h"
-#include "util/atomic_file.h"
+#include "probe/topology_cache.h"
 #include "util/text.h"
 
 namespace launchguard {
@@ -211,10 +210,7 @@ Result<CachedNodeFacts> node_facts_cache_from_json(std::string_view text, const 
 
 std::string current_boot_id() {
     auto text = read_text_file("/proc/sys/kernel/random/boot_id");
-    if (!text) return {};
-    std::string id = *text;
-    while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
-    return id;
+    return text ? std::string(trim(*text)) : std::string();
 }
 
 std::optional<CachedNodeFacts> load_fresh_node_facts_cache(const std::string& path, const NodeFactsCacheKey& key,
@@ -236,12 +232,7 @@ std::optional<CachedNodeFacts> load_fresh_node_facts_cache(const std::string& pa
 Status save_node_facts_cache(const std::string& path, const CachedNodeFacts& facts, const NodeFactsCacheKey& key) {
     const std::string boot_id = current_boot_id();
     if (boot_id.empty()) return make_file_error(path, 0, "no boot id to key the node facts cache on");
-    std::error_code ec;
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-    if (ec) return make_file_error(path, 0, "cannot create the cache directory: " + ec.message());
-    auto written = write_file_atomically(path, node_facts_cache_to_json(facts, key, boot_id), 0644);
-    if (!written) return make_file_error(path, 0, "cannot write the node facts cache: " + written.error().message);
-    return Done{};
+    return save_cache_file(path, node_facts_cache_to_json(facts, key, boot_id), "node facts cache");
 }
 
 }  // namespace launchguard

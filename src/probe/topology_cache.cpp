@@ -170,14 +170,19 @@ Result<NodeTopology> topology_from_json(std::string_view text, const std::string
     }
 }
 
-Status save_topology_cache(const NodeTopology& topo, const std::string& path) {
+Status save_cache_file(const std::string& path, std::string_view content, std::string_view what) {
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
     if (ec) return make_file_error(path, 0, "cannot create the cache directory: " + ec.message());
-    // Written aside and renamed, so a task never reads a half-written cache.
-    auto written = write_file_atomically(path, topology_to_json(topo), 0644);
-    if (!written) return make_file_error(path, 0, "cannot write the topology cache: " + written.error().message);
+    auto written = write_file_atomically(path, content, 0644);
+    if (!written) {
+        return make_file_error(path, 0, "cannot write the " + std::string(what) + ": " + written.error().message);
+    }
     return Done{};
+}
+
+Status save_topology_cache(const NodeTopology& topo, const std::string& path) {
+    return save_cache_file(path, topology_to_json(topo), "topology cache");
 }
 
 Result<NodeTopology> load_topology_cache(const std::string& path) {

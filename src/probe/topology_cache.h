@@ -16,6 +16,11 @@ inline constexpr int kTopologyCacheVersion = 1;
 std::string topology_to_json(const NodeTopology& topo);
 Result<NodeTopology> topology_from_json(std::string_view text, const std::string& origin);
 
+// A cache file that tasks read (`what`: "topology cache"): written aside and
+// renamed, so a task never reads half of one, mode 0644, its directory
+// created. Errors name the path and `what`.
+Status save_cache_file(const std::string& path, std::string_view content, std::string_view what);
+
 // Writes atomically (temporary file + rename), mode 0644, creating the directory.
 Status save_topology_cache(const NodeTopology& topo, const std::string& path);
 Result<NodeTopology> load_topology_cache(const std::string& path);
