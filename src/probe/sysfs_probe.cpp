@@ -439,33 +439,33 @@ Fact<std::string> probe_virtualization(const std::string& root) {
         return Fact<std::string>::known("qemu", dt + "/compatible 'linux,dummy-virt'");
     }
 
-    // The live node asks its own CPU, unless a gather records what it reads.
-    if (is_live(root) && t_recording == nullptr) {
-        if (auto bit = cpuid_hypervisor_bit()) {
-            if (*bit) return Fact<std::string>::known("vm", "CPUID leaf 1 'hypervisor' bit");
-            if (vendor || product) {
-                return Fact<std::string>::known(
-                    "none", dmi + " (sys_vendor '" + vendor.value_or("") + "' is not a known hypervisor)");
-            }
-            return Fact<std::string>::known("none", "CPUID leaf 1 has no 'hypervisor' bit");
-        }
-    }
+    // The x86 "hypervisor" flag: the live node asks its own CPU, unless a
+    // gather records what it reads; a tree has its proc/cpuinfo.
+    std::optional<bool> flagged;
+    std::string flag_set;      // where the flag was seen set
+    std::string flag_not_set;  // where it was seen clear
     std::string cpuinfo_path = under_root(root, "proc/cpuinfo");
-    auto cpuinfo = read_cpuinfo(cpuinfo_path);
-    bool has_flags = false;
-    if (cpuinfo) {
+    std::optional<std::string> cpuinfo;
+    if (is_live(root) && t_recording == nullptr) {
+        flagged = cpuid_hypervisor_bit();
+        flag_set = "CPUID leaf 1 'hypervisor' bit";
+        flag_not_set = "CPUID leaf 1 has no 'hypervisor' bit";
+    }
+    if (!flagged) {
+        cpuinfo = read_cpuinfo(cpuinfo_path);
         // x86 sets the "hypervisor" CPUID flag in every guest.
-        if (auto flags = cpuinfo_field(*cpuinfo, "flags")) {
-            has_flags = true;
-            if (contains(" " + *flags + " ", " hypervisor "))
-                return Fact<std::string>::known("vm", cpuinfo_path + " 'hypervisor' flag");
+        if (auto flags = cpuinfo ? cpuinfo_field(*cpuinfo, "flags") : std::nullopt) {
+            flagged = contains(" " + *flags + " ", " hypervisor ");
+            flag_set = cpuinfo_path + " 'hypervisor' flag";
+            flag_not_set = cpuinfo_path + " has no 'hypervisor' flag";
         }
     }
+    if (flagged && *flagged) return Fact<std::string>::known("vm", flag_set);
     if (vendor || product) {
         return Fact<std::string>::known("none",
                                         dmi + " (sys_vendor '" + vendor.value_or("") + "' is not a known hypervisor)");
     }
-    if (has_flags) return Fact<std::string>::known("none", cpuinfo_path + " has no 'hypervisor' flag");
+    if (flagged) return Fact<std::string>::known("none", flag_not_set);
     // arm64's cpuinfo lists "Features", and no feature says hypervisor: a
     // guest without DMI looks like bare metal there.
     if (cpuinfo) {
