@@ -242,10 +242,14 @@ bool set_xml_input(hwloc_topology_t topo, const std::string& xml) {
 
 // libhwloc 2.9 dereferences NULL on some inputs it should reject (a PU
 // without complete_cpuset: lstopo crashes too), and an import may loop on
-// others. XML is only ever given to the CLI and the enroot hook as a file, so
-// the first import runs in a child process: if hwloc dies or hangs there, the
-// file is refused with exit 2 instead of taking the caller down.
+// others. So the first import runs in a child process: if hwloc dies or
+// hangs there, the file is refused with exit 2 instead of taking the caller
+// down. Only where that child is safe: the CLI and the enroot hook, which
+// take the file from whoever runs them. In the Slurm plugin's daemons the
+// XML is the site's (plugstack hwloc-xml=) and is imported directly
+// (forked_child_may_run_library_code() says why).
 Status import_survives(const std::string& xml, const std::string& path) {
+    if (!forked_child_may_run_library_code()) return Done{};
     std::fflush(nullptr);  // the child exits with _exit, but keep buffers from being duplicated
     pid_t child = ::fork();
     if (child < 0)

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/single_threaded.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -148,6 +149,8 @@ std::string describe_status(int status) {
 }
 
 }  // namespace
+
+bool forked_child_may_run_library_code() noexcept { return __libc_single_threaded != 0; }
 
 void restore_default_crash_signals() {
     for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGALRM}) std::signal(sig, SIG_DFL);

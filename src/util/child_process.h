@@ -19,6 +19,17 @@
 
 namespace launchguard {
 
+// Whether a child forked now may run ordinary library code (hwloc, yaml-cpp)
+// before it exits. fork() copies only the calling thread, and a lock that
+// any other thread held at that moment stays held in the child for good, so
+// in a multi-threaded process POSIX allows the child only async-signal-safe
+// calls until it execs. slurmd and slurmstepd run several threads: a
+// slurmstepd thread inside libhwloc when the plugin's loading
+// thread forked to import hwloc XML left the child waiting on hwloc's lock,
+// the loading thread waiting on the child, and the step never launched.
+// False once this process has started a thread (glibc does not set it back).
+bool forked_child_may_run_library_code() noexcept;
+
 // In a forked child: the parent's handlers for crashes and alarms
 // (slurmstepd's, a sanitizer's) go back to the default, so a crash or an
 // alarm ends the child with that signal instead of an orderly exit, and the
@@ -34,6 +45,8 @@ using ChildBody = std::function<std::string(const StepNote& note)>;
 // the last step), crashes, or exits without a result. The body must not
 // throw; the child leaves with _exit, so no destructor or atexit handler of
 // the parent runs twice. The child starts with restore_default_crash_signals().
+// For single-threaded callers (the CLI's node-check, the launch gate): see
+// forked_child_may_run_library_code().
 Result<std::string> run_forked_with_deadline(const ChildBody& body, std::chrono::milliseconds deadline);
 
 struct ProgramResult {

@@ -5,6 +5,8 @@
 // may be hostile is first parsed in a child process with a time bound (and,
 // outside sanitizer builds, a memory bound); only what that child survives
 // reaches yaml-cpp in the caller. The pattern hwloc XML import uses too.
+// Not in a multi-threaded process, where the child itself could deadlock
+// (forked_child_may_run_library_code()).
 #pragma once
 
 #include <cstddef>
@@ -26,7 +28,8 @@ inline constexpr unsigned kYamlParseSeconds = 10;
 // Done when yaml-cpp finishes with `text` (a parse error is fine: the caller
 // reports it with its line); an error naming `origin` when it loops, runs out
 // of memory or crashes. A text that passed once is not checked again in this
-// process (or its forked children).
+// process (or its forked children). Done without a check in a process that
+// has started threads.
 Status check_yaml_terminates(std::string_view text, const std::string& origin);
 
 // yaml-cpp shares the node an alias names, so a few hundred bytes of nested

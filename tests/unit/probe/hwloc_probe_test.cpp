@@ -4,7 +4,9 @@
 
 #include "probe/process_probe.h"
 #include "probe/topology_cache.h"
+#include "support/fork_count.h"
 #include "unit/probe/temp_tree.h"
+#include "util/child_process.h"
 
 namespace launchguard {
 namespace {
@@ -82,6 +84,28 @@ TEST(HwlocProbeTest, PciNormalIoHasGpusAndAnActiveMlx5Port) {
     std::vector<std::string> names;
     for (const auto& i : topo->interfaces) names.push_back(i.name);
     EXPECT_EQ(names, (std::vector<std::string>{"eth0", "eth1", "ib0"}));
+}
+
+// The CLI and the enroot hook import a user's XML in a child first, so that
+// a libhwloc crash on it is an error and not theirs.
+TEST(HwlocProbeTest, ASingleThreadedProcessImportsXmlInAChildFirst) {
+    if (!forked_child_may_run_library_code()) GTEST_SKIP() << "an earlier test in this process started a thread";
+    const int before = test::forks_so_far();
+    ASSERT_GE(before, 0);
+    ASSERT_TRUE(load_topology_from_xml(kPciNormal).ok());
+    EXPECT_EQ(test::forks_so_far(), before + 1);
+}
+
+// slurmstepd: a child forked while another thread held libhwloc's lock
+// waited on it for good, and so did the step.
+TEST(HwlocProbeTest, AMultiThreadedProcessImportsXmlWithoutForking) {
+    test::start_and_join_a_thread();
+    const int before = test::forks_so_far();
+    ASSERT_GE(before, 0);
+    auto topo = load_topology_from_xml(kPciNormal);
+    ASSERT_TRUE(topo.ok()) << topo.error().message;
+    EXPECT_EQ(topo->gpus.size(), 3U);
+    EXPECT_EQ(test::forks_so_far(), before);
 }
 
 TEST(HwlocProbeTest, MissingFileIsAnErrorNamingIt) {

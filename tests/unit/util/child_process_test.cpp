@@ -9,6 +9,7 @@
 #include <csignal>
 #include <thread>
 
+#include "support/fork_count.h"
 #include "unit/probe/temp_tree.h"
 #include "util/child_process.h"
 
@@ -16,6 +17,13 @@ namespace launchguard {
 namespace {
 
 using namespace std::chrono_literals;
+
+// ctest runs each test in a process of its own, which starts with one thread.
+TEST(ForkedChild, MayRunLibraryCodeOnlyUntilTheProcessStartsAThread) {
+    if (!forked_child_may_run_library_code()) GTEST_SKIP() << "an earlier test in this process started a thread";
+    test::start_and_join_a_thread();
+    EXPECT_FALSE(forked_child_may_run_library_code());
+}
 
 TEST(ForkedWithDeadline, ReturnsWhatTheChildReturned) {
     auto result = run_forked_with_deadline(
