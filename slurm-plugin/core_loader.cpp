@@ -6,7 +6,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -44,6 +47,11 @@ long long microseconds(Clock::duration d) {
 bool g_loading = false;
 pthread_t g_loader{};
 pid_t g_loader_pid = 0;
+// Set by the loading thread once the core is open: then a thread that does
+// not finish is stuck reading the node, not loading.
+std::atomic<bool> g_core_opened{false};
+// The thread outlived node-read-timeout: left running, its results unread.
+bool g_abandoned = false;
 
 // Which of the two builds of the core this process needs: the one without
 // YAML (and with no shared C++ runtime, so under a third of the load) reads
@@ -122,6 +130,7 @@ void* load_on_thread(void*) {
     const Clock::time_point start = Clock::now();
     const long start_faults = thread_page_faults();
     g_core = open_core_or_null();
+    g_core_opened.store(true);
     const Clock::time_point loaded = Clock::now();
     const long loaded_faults = thread_page_faults();
     g_load_time = loaded - start;
@@ -189,6 +198,49 @@ void start_loading_core(int ac, char** av) noexcept {
     }
 }
 
+namespace {
+
+// Slurm unloads its plugins when the step ends; a thread left running would
+// then return into unmapped code. RTLD_NODELETE on this library's own
+// handle keeps it mapped for the rest of the process.
+void keep_this_plugin_loaded() noexcept {
+    Dl_info self{};
+    if (::dladdr(reinterpret_cast<const void*>(&keep_this_plugin_loaded), &self) == 0 || self.dli_fname == nullptr)
+        return;
+    (void)::dlopen(self.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);  // never closed
+}
+
+// Joins the loading thread, or gives up on it after `bound` (0: no bound).
+// The thread reads sysfs and, without a topology cache, runs hwloc's live
+// discovery; a read that never returns (a driver stuck in firmware, a
+// stalled mount) must not hold the step, and with it the node, for good.
+void join_or_abandon(long bound_seconds) noexcept {
+    if (bound_seconds <= 0) {
+        ::pthread_join(g_loader, nullptr);
+        return;
+    }
+    struct timespec deadline {};
+    ::clock_gettime(CLOCK_MONOTONIC, &deadline);  // a clock step must not cut the wait short
+    deadline.tv_sec += bound_seconds;
+    int rc = 0;
+    while ((rc = ::pthread_clockjoin_np(g_loader, nullptr, CLOCK_MONOTONIC, &deadline)) == EINTR) {
+    }
+    if (rc != ETIMEDOUT) return;
+    g_abandoned = true;
+    keep_this_plugin_loaded();
+    ::pthread_detach(g_loader);
+    try {
+        g_error = std::string("the task checks were still ") +
+                  (g_core_opened.load() ? "reading the node's facts" : "loading") + " after " +
+                  std::to_string(bound_seconds) +
+                  " s (node-read-timeout=; a sysfs or /proc read that does not return?): this step has no "
+                  "launchguard checks; see `launchguard node-check` on this node";
+    } catch (...) {
+    }
+}
+
+}  // namespace
+
 const launchguard_core* wait_for_core() noexcept {
     if (!g_tried) return load_core();
     if (g_loading) {
@@ -202,16 +254,18 @@ const launchguard_core* wait_for_core() noexcept {
         } else {
             const Clock::time_point start = Clock::now();
             g_window = start - g_started;
-            ::pthread_join(g_loader, nullptr);
+            const PluginConfig* config = remembered_config();
+            join_or_abandon(config != nullptr ? config->node_read_timeout : 0);
             g_wait_time = Clock::now() - start;
             g_timed = true;
         }
         g_loading = false;
     }
-    return g_core;
+    return loaded_core();
 }
 
-const launchguard_core* loaded_core() { return g_core; }
+// An abandoned thread may still write g_core: never read then.
+const launchguard_core* loaded_core() { return g_abandoned ? nullptr : g_core; }
 
 std::string core_loading_times() {
     if (!g_timed) return {};

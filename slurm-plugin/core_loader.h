@@ -27,6 +27,10 @@ void start_loading_core(int ac, char** av) noexcept;
 // none was) and returns its result. Call it before slurmstepd forks the
 // tasks: user_init is before the fork. Unloading this plugin (a step that
 // ends during set-up) waits for the thread too, since it runs this code.
+// The wait lasts at most the plugstack's node-read-timeout= seconds: then
+// the thread is left to itself (this plugin stays mapped for it), the
+// result is null for this process and the tasks it forks, and
+// core_load_error() says what the thread was still doing.
 const launchguard_core* wait_for_core() noexcept;
 
 // The core once load_core() or wait_for_core() has returned it, else null.

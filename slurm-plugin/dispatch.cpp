@@ -104,13 +104,14 @@ int register_user_option(spank_t sp) {
 }
 
 // task_init without its checks: the on-error policy decides, as when the
-// profile cannot be loaded. The slurmd log has the reason from user_init too.
+// profile cannot be loaded. The slurmd log has the reason from user_init
+// (ready_core()); a task's own log lines would reach the user's stderr once
+// per task, so the first task tells the user once.
 int report_missing_core(spank_t sp, const PluginConfig& config) {
     const bool off = config.mode == Mode::off && requested_user_mode().value_or(Mode::off) == Mode::off;
     if (off) return 0;
     const std::string reason =
         core_load_error().empty() ? std::string("the task checks were not loaded") : core_load_error();
-    log_error(reason);
     if (local_task_id(sp).value_or(0) == 0) tell_user(reason);
     return config.on_error == OnError::block ? -1 : 0;
 }

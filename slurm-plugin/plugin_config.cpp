@@ -54,10 +54,13 @@ Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args) {
         } else if (key == "topology-cache") {
             if (value.empty() || value.front() != '/') return arg_error(arg, "topology-cache must be an absolute path");
             config.topology_cache = value;
-        } else if (key == "topology-cache-max-age" || key == "node-facts-max-age") {
+        } else if (key == "topology-cache-max-age" || key == "node-facts-max-age" || key == "node-read-timeout") {
             auto seconds = whole_number(value);
             if (!seconds || *seconds < 0) return arg_error(arg, key + " must be a number of seconds");
-            (key == "node-facts-max-age" ? config.node_facts_max_age : config.topology_cache_max_age) = *seconds;
+            long& field = key == "node-facts-max-age"  ? config.node_facts_max_age
+                          : key == "node-read-timeout" ? config.node_read_timeout
+                                                       : config.topology_cache_max_age;
+            field = *seconds;
         } else if (key == "on-error") {
             if (value == "allow")
                 config.on_error = OnError::allow;
@@ -73,9 +76,10 @@ Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args) {
             if (value != "0" && value != "1") return arg_error(arg, "timing must be 0 or 1");
             config.timing = value == "1";
         } else {
-            return arg_error(arg, "unknown key '" + key +
-                                      "' (keys: profile, mode, user-modes, topology-cache, topology-cache-max-age, "
-                                      "node-facts-max-age, on-error, hwloc-xml, sysfs-root, timing)");
+            return arg_error(arg,
+                             "unknown key '" + key +
+                                 "' (keys: profile, mode, user-modes, topology-cache, topology-cache-max-age, "
+                                 "node-facts-max-age, node-read-timeout, on-error, hwloc-xml, sysfs-root, timing)");
         }
     }
     return config;

@@ -31,6 +31,10 @@ struct PluginConfig {
     // instead of reading every CPU's cpufreq and cpuidle and the GPUs' and
     // NICs' PCIe links again. 0: every step reads them.
     long node_facts_max_age = 60;
+    // How long slurmstepd's user_init waits for the step's read of the node
+    // (the loading thread, slurmstepd only) before the step goes on without
+    // the checks, as on-error says. 0: as long as it takes.
+    long node_read_timeout = 10;
     OnError on_error = OnError::allow;      // when launchguard itself cannot run
     std::optional<std::string> hwloc_xml;   // tests: node topology from this file
     std::optional<std::string> sysfs_root;  // tests: node facts from this root

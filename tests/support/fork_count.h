@@ -22,6 +22,8 @@ inline int forks_so_far() {
 
 // Makes this process multi-threaded for the rest of its life, as glibc
 // counts it: a thread that has started and ended leaves it so.
-inline void start_and_join_a_thread() { std::thread([] {}).join(); }
+inline void start_and_join_a_thread() {
+    std::thread([] {}).join();
+}
 
 }  // namespace launchguard::test

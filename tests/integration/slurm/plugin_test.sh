@@ -674,6 +674,53 @@ else
   fail "node-facts-max-age=0"; show out err; newlog | grep -i launchguard | show
 fi
 
+# ------------------------------------------- 11. a read of the node that never returns
+# Without a topology cache the step's loading thread runs hwloc's live
+# discovery, which opens each PCI function's config file; in slurmd's mount
+# namespace the first one is now a FIFO nobody writes, so open() blocks in the
+# kernel, as a read of a driver stuck in firmware would (slurmstepd itself
+# opens /proc/cpuinfo, so that file would stall Slurm too). user_init waits
+# node-read-timeout= for the thread, then the step goes on without the
+# checks, as on-error= says.
+node_ok "11. a stalled read of the node"
+stall_line() { echo "required $lg profile=$fx/lgtest.json topology-cache=$state/stall-cache/topology.json $*"; }
+pci_config=$(readlink -f "/sys/bus/pci/devices/$(ls /sys/bus/pci/devices | head -n 1)/config")
+[ -f "$pci_config" ] || fatal "this machine lists no PCI function in /sys/bus/pci/devices, which the stall needs"
+mkfifo "$state/stall.fifo" || fatal "mkfifo"
+"$cluster" node-exec "$state" mount --bind "$state/stall.fifo" "$pci_config" || fatal "bind-mounting a FIFO over $pci_config"
+stall_msg="launchguard: the task checks were still reading the node's facts after 2 s (node-read-timeout="
+stack "$(stall_line mode=enforce node-read-timeout=2)"
+t0=$(date +%s)
+if T=40 as_user srun -N1 -n2 bash -c 'echo task ran' >out 2>err && [ "$(grep -c 'task ran' out)" -eq 2 ] \
+   && [ "$(awk -v m="$stall_msg" 'index($0, m) == 1' err | wc -l)" -eq 1 ]; then
+  pass "node-read-timeout=2, on-error=allow: both tasks run without the checks after $(($(date +%s) - t0)) s; the user is told why once (and by slurmstepd's error line)"
+else
+  fail "stalled read with on-error=allow"; show out err
+fi
+stack "$(stall_line mode=enforce node-read-timeout=2 on-error=block)"
+T=40 as_user srun -N1 -n1 bash -c 'echo task ran' >out 2>err; rc=$?
+if [ "$rc" -ne 0 ] && ! grep -q 'task ran' out && grep -qF "$stall_msg" err; then
+  pass "on-error=block: the task is refused (srun rc=$rc) with the same reason"
+else
+  fail "stalled read with on-error=block (rc=$rc)"; show out err
+fi
+"$cluster" node-exec "$state" umount -l "$pci_config" || fatal "unmounting the FIFO"
+# The abandoned threads end with their slurmstepd, which ends with its step.
+deadline=$((SECONDS + 20))
+while pgrep -f 'slurmstepd: \[' >/dev/null && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.5; done
+if ! pgrep -f 'slurmstepd: \[' >/dev/null; then
+  pass "no slurmstepd outlives its step after the stalls"
+else
+  fail "slurmstepd left after the stalled steps"; ps -eo pid,stat,wchan:24,cmd | grep '[s]lurmstepd' | show
+fi
+node_ok "after the stalled reads"
+stack "$(stall_line mode=enforce node-read-timeout=2)"
+if as_user srun -N1 -n1 "$missing_env" true >out 2>err; rc=$?; [ "$rc" -ne 0 ] && grep -q 'topo.file-missing' err; then
+  pass "the read returns again: the next step is checked (topo.file-missing blocks)"
+else
+  fail "checks after the stall (rc=$rc)"; show out err
+fi
+
 if [ "$fails" -gt 0 ]; then
   echo "--- slurmd.log launchguard lines ---"; grep -i launchguard "$LG_SLURMD_LOG" | tail -n 30 || true
 fi

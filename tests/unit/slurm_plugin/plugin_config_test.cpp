@@ -64,6 +64,25 @@ TEST(SlurmPluginConfig, TheNodeFactsCacheLivesBesideTheTopologyCacheForAMinute) 
     }
 }
 
+TEST(SlurmPluginConfig, TheStepWaitsTenSecondsForItsReadOfTheNodeUnlessTold) {
+    auto defaults = parse_plugin_args({});
+    ASSERT_TRUE(defaults.ok());
+    EXPECT_EQ(defaults->node_read_timeout, 10);
+    for (const auto& [arg, seconds] :
+         {std::pair{"node-read-timeout=0", 0L}, std::pair{"node-read-timeout=120", 120L}}) {
+        auto set = parse_plugin_args({arg});
+        ASSERT_TRUE(set.ok()) << set.error().to_string();
+        EXPECT_EQ(set->node_read_timeout, seconds) << arg;
+    }
+    for (const char* bad : {"node-read-timeout=-1", "node-read-timeout=", "node-read-timeout=2s"}) {
+        auto parsed = parse_plugin_args({bad});
+        ASSERT_FALSE(parsed.ok()) << bad;
+        EXPECT_EQ(parsed.error().field, bad);
+        EXPECT_NE(parsed.error().message.find("node-read-timeout must be a number of seconds"), std::string::npos)
+            << parsed.error().message;
+    }
+}
+
 TEST(SlurmPluginConfig, StrictErrorsNameTheArgument) {
     auto unknown = parse_plugin_args({"mode=warn", "profiel=x"});
     ASSERT_FALSE(unknown.ok());
