@@ -57,6 +57,9 @@ Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args) {
         } else if (key == "topology-cache-max-age" || key == "node-facts-max-age" || key == "node-read-timeout") {
             auto seconds = whole_number(value);
             if (!seconds || *seconds < 0) return arg_error(arg, key + " must be a number of seconds");
+            // A wait, unlike an age, is added to a clock reading: a day is far past any read.
+            if (key == "node-read-timeout" && *seconds > 86400)
+                return arg_error(arg, "node-read-timeout must be at most 86400 seconds (0: no bound)");
             long& field = key == "node-facts-max-age"  ? config.node_facts_max_age
                           : key == "node-read-timeout" ? config.node_read_timeout
                                                        : config.topology_cache_max_age;

@@ -81,6 +81,11 @@ TEST(SlurmPluginConfig, TheStepWaitsTenSecondsForItsReadOfTheNodeUnlessTold) {
         EXPECT_NE(parsed.error().message.find("node-read-timeout must be a number of seconds"), std::string::npos)
             << parsed.error().message;
     }
+    auto day = parse_plugin_args({"node-read-timeout=86400"});
+    ASSERT_TRUE(day.ok());
+    auto longer = parse_plugin_args({"node-read-timeout=86401"});
+    ASSERT_FALSE(longer.ok());
+    EXPECT_NE(longer.error().message.find("at most 86400 seconds"), std::string::npos) << longer.error().message;
 }
 
 TEST(SlurmPluginConfig, StrictErrorsNameTheArgument) {
