@@ -62,14 +62,21 @@ const char* core_file() {
     return LAUNCHGUARD_CORE_YAML_FILE;
 }
 
+// This plugin's own file, as the loader opened it, or null.
+const char* this_plugin_file() {
+    Dl_info self{};
+    if (::dladdr(reinterpret_cast<const void*>(&this_plugin_file), &self) == 0) return nullptr;
+    return self.dli_fname;
+}
+
 // Beside this plugin: Slurm loads plugins by absolute path (plugstack.conf
 // or PluginDir), and installing the files into one directory is what keeps
 // a plugin and its core of the same build together.
 std::string core_path() {
     const char* file = core_file();
-    Dl_info self{};
-    if (::dladdr(reinterpret_cast<const void*>(&core_path), &self) == 0 || self.dli_fname == nullptr) return file;
-    std::string path(self.dli_fname);
+    const char* self = this_plugin_file();
+    if (self == nullptr) return file;
+    std::string path(self);
     const auto slash = path.rfind('/');
     if (slash == std::string::npos) return file;
     return path.substr(0, slash + 1) + file;
@@ -204,10 +211,8 @@ namespace {
 // then return into unmapped code. RTLD_NODELETE on this library's own
 // handle keeps it mapped for the rest of the process.
 void keep_this_plugin_loaded() noexcept {
-    Dl_info self{};
-    if (::dladdr(reinterpret_cast<const void*>(&keep_this_plugin_loaded), &self) == 0 || self.dli_fname == nullptr)
-        return;
-    (void)::dlopen(self.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);  // never closed
+    if (const char* self = this_plugin_file())
+        (void)::dlopen(self, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);  // never closed
 }
 
 // Joins the loading thread, or gives up on it after `bound` (0: no bound).
