@@ -9,37 +9,48 @@
 #                   topology-cache=STATE/cache/topology.json, as operators run it;
 #                   the literal STATE becomes the cluster's state directory)
 #
+# One cluster (tests/integration/slurm/cluster.sh: slurmctld, slurmd, munged)
+# runs every configuration: its PlugStackConfig is a symlink that the timing
+# loop points at "off" (an empty plugstack) or "on" (`required
+# spank_launchguard.so ARGS`) before each srun; srun and slurmstepd read the
+# plugstack afresh on every launch.  slurmd starts with "on", so it writes the
+# topology cache as it does for operators.  The timed command, `srun -N1 -n2
+# true` as the unprivileged user nobody, alternates between the
+# configurations (the order of each pair alternates too), after 3 untimed
+# warm-up runs of each.  "on" runs two task_init calls per srun, reading the
+# topology cache slurmd wrote at start.
+#
+# Why one cluster: two identical clusters side by side differ by themselves.
+# An A/A run (the same empty plugin in two clusters) gave a paired median of
+# -0.25 ms (95 % interval -0.46 to -0.01) between them, the size of what is
+# measured here (docs/performance.md).  LG_BENCH_SEPARATE_CLUSTERS=1 gives each
+# configuration its own cluster, as earlier rounds measured; then "off" also
+# has a slurmd that never loaded the plugin.
+#
 # LG_BENCH_PROLOG_SO=build-dir/slurm-plugin/spank_launchguard_prolog.so adds the
 # node-check plugin to "on" (same arguments): Slurm then runs a job prolog on
-# every new job.
+# every new job.  A slurmd that loaded a plugin with a job prolog at start
+# spawns one for every job whatever the plugstack says later, so this always
+# runs separate clusters.
 #
-# Two clusters run side by side on this machine (own state dirs, ports, munged):
-#   off: empty plugstack;  on: `required spank_launchguard.so ARGS`.
-# Each has its own slurmd, so "off" pays nothing for launchguard (a slurmd that
-# loaded the plugin at start spawns a spank prolog for every job, even if the
-# plugstack is emptied later).  The timed command, `srun -N1 -n2 true` as the
-# unprivileged user nobody, alternates between the two clusters (the order of
-# each pair alternates too), after 3 untimed warm-up runs on each.  "on" runs
-# two task_init calls per srun, reading the topology cache slurmd wrote at
-# start; with the prolog plugin, also one job_prolog per new job.
-#
-# LG_BENCH_STEPS=1: time job steps inside one allocation per cluster instead
+# LG_BENCH_STEPS=1: time job steps inside one allocation (one per cluster) instead
 # (`salloc --no-shell -N1 -n2`, then `srun --jobid=J -N1 -n2 true`): job_prolog
 # runs once per job (absorbed by the warm-up), so only per-step costs remain
 # (plugin load in srun and slurmstepd, task_init per task).
 #
 # LG_BENCH_BASE_ARGS="..." and/or LG_BENCH_BASE_SO=other/spank_launchguard.so add
-# a third cluster, "base": the same plugin with other arguments (a profile
+# a third configuration, "base": the same plugin with other arguments (a profile
 # without some rules, e.g. LG_BENCH_BASE_ARGS="profile=/x/no-transport.yaml
 # mode=enforce topology-cache=STATE/cache/topology.json"; the literal STATE is
-# replaced by base's state directory) or another build (its core beside it).
+# replaced as for "on") or another build (its core beside it).
 # All three then alternate in every loop (the order rotates), and the script
 # also prints "on" against "base", paired: the cost of what differs between
 # them, measured in the same run.
 #
-# LG_BENCH_SLURMD_LOG=FILE keeps the "on" cluster's slurmd log (with
-# timing=1 among the plugin arguments it holds each hook's timing lines;
-# docs/slurm.md), and FILE.base the base cluster's.
+# LG_BENCH_SLURMD_LOG=FILE keeps the slurmd log (with timing=1 among the
+# plugin arguments it holds each hook's timing lines; docs/slurm.md).  With one
+# cluster it holds "base"'s lines too; with separate clusters, FILE.base has
+# base's.
 #
 # Prints median, p90 and mean per configuration; the overhead as the
 # difference of the medians, and as the median of the paired differences with
@@ -62,6 +73,12 @@ die() { echo "srun_overhead: $*" >&2; exit 2; }
 [ "$runs" -ge 30 ] 2>/dev/null || die "RUNS must be >= 30"
 id nobody >/dev/null 2>&1 || die "user nobody missing"
 
+separate=${LG_BENCH_SEPARATE_CLUSTERS:-}
+[ -n "${LG_BENCH_PROLOG_SO:-}" ] && separate=1
+
+# One directory per configuration (its plugin files and plugstack); with
+# separate clusters each is also a cluster's state directory.  With one
+# cluster, "on"'s directory is the cluster's.
 off=$(mktemp -d /tmp/lgbench-off.XXXXXX) && on=$(mktemp -d /tmp/lgbench-on.XXXXXX) || die "mktemp"
 chmod 0755 "$off" "$on"
 base=""
@@ -72,11 +89,13 @@ fi
 cleanup() {
   if [ -n "${LG_BENCH_SLURMD_LOG:-}" ]; then
     cp "$on/log/slurmd.log" "$LG_BENCH_SLURMD_LOG" 2>/dev/null || true
-    [ -n "$base" ] && cp "$base/log/slurmd.log" "$LG_BENCH_SLURMD_LOG.base" 2>/dev/null
+    [ -n "$separate" ] && [ -n "$base" ] && cp "$base/log/slurmd.log" "$LG_BENCH_SLURMD_LOG.base" 2>/dev/null
   fi
-  "$cluster" stop "$off" >/dev/null 2>&1 || true
   "$cluster" stop "$on" >/dev/null 2>&1 || true
-  [ -n "$base" ] && "$cluster" stop "$base" >/dev/null 2>&1
+  if [ -n "$separate" ]; then
+    "$cluster" stop "$off" >/dev/null 2>&1 || true
+    [ -n "$base" ] && "$cluster" stop "$base" >/dev/null 2>&1
+  fi
   rm -rf "$off" "$on" $base
 }
 trap cleanup EXIT
@@ -105,20 +124,42 @@ fi
 if [ -n "$base" ]; then
   install_plugin "${LG_BENCH_BASE_SO:-$lg_built}" "$base"
   base_args=${LG_BENCH_BASE_ARGS:-$*}
-  base_args=${base_args//STATE/$base}
-  base_args=${base_args//$on/$base}
+  if [ -n "$separate" ]; then
+    base_args=${base_args//STATE/$base}
+    base_args=${base_args//$on/$base}
+  else
+    base_args=${base_args//STATE/$on}
+  fi
   echo "required $base/lib/spank_launchguard.so $base_args" >"$base/plugstack.conf"
 fi
 
-# Distinct port pairs: both clusters are started from this shell (same pid).
-LG_SLURMCTLD_PORT=$((21000 + ($$ % 2000) * 4)) "$cluster" start "$off" "$off/plugstack.conf" 2>/dev/null \
-  || die "cluster (off) did not start"
-LG_SLURMCTLD_PORT=$((21002 + ($$ % 2000) * 4)) "$cluster" start "$on" "$on/plugstack.conf" 2>/dev/null \
-  || die "cluster (on) did not start"
-if [ -n "$base" ]; then
-  LG_SLURMCTLD_PORT=$((29000 + ($$ % 240) * 4)) "$cluster" start "$base" "$base/plugstack.conf" 2>/dev/null \
-    || die "cluster (base) did not start"
+# With one cluster, its plugstack is a symlink in a directory of nobody's,
+# which the timing loop points at each configuration's file in turn.
+stacks=""
+if [ -z "$separate" ]; then
+  stacks="$on/stacks"
+  install -d -o nobody -m 0755 "$stacks"
+  for c in off on ${base:+base}; do
+    case $c in off) src=$off ;; on) src=$on ;; base) src=$base ;; esac
+    install -m 0644 "$src/plugstack.conf" "$stacks/$c.conf"
+  done
+  runuser -u nobody -- ln -s on.conf "$stacks/plugstack.conf" || die "cannot link the plugstack"
+  LG_SLURMCTLD_PORT=$((21002 + ($$ % 2000) * 4)) "$cluster" start "$on" "$stacks/plugstack.conf" 2>/dev/null \
+    || die "cluster did not start"
+else
+  # Distinct port pairs: the clusters are started from this shell (same pid).
+  LG_SLURMCTLD_PORT=$((21000 + ($$ % 2000) * 4)) "$cluster" start "$off" "$off/plugstack.conf" 2>/dev/null \
+    || die "cluster (off) did not start"
+  LG_SLURMCTLD_PORT=$((21002 + ($$ % 2000) * 4)) "$cluster" start "$on" "$on/plugstack.conf" 2>/dev/null \
+    || die "cluster (on) did not start"
+  if [ -n "$base" ]; then
+    LG_SLURMCTLD_PORT=$((29000 + ($$ % 240) * 4)) "$cluster" start "$base" "$base/plugstack.conf" 2>/dev/null \
+      || die "cluster (base) did not start"
+  fi
 fi
+conf_of() { # conf_of DIR: the slurm.conf that DIR's configuration runs under
+  if [ -n "$separate" ]; then echo "$1/slurm.conf"; else echo "$on/slurm.conf"; fi
+}
 
 alloc() { # alloc SLURM_CONF -> job id of a 2-CPU allocation held by nobody
   SLURM_CONF=$1 timeout 60 runuser -u nobody -- salloc --no-shell -N1 -n2 2>&1 \
@@ -126,33 +167,41 @@ alloc() { # alloc SLURM_CONF -> job id of a 2-CPU allocation held by nobody
 }
 jobopt_off=""; jobopt_on=""; jobopt_base=""; what="srun -N1 -n2 true (a new job each)"
 if [ -n "${LG_BENCH_STEPS:-}" ]; then
-  j_off=$(alloc "$off/slurm.conf"); j_on=$(alloc "$on/slurm.conf")
-  [ -n "$j_off" ] && [ -n "$j_on" ] || die "salloc --no-shell failed"
-  jobopt_off="--jobid=$j_off"; jobopt_on="--jobid=$j_on"
-  if [ -n "$base" ]; then
-    j_base=$(alloc "$base/slurm.conf")
-    [ -n "$j_base" ] || die "salloc --no-shell failed (base)"
-    jobopt_base="--jobid=$j_base"
+  j_on=$(alloc "$on/slurm.conf")
+  [ -n "$j_on" ] || die "salloc --no-shell failed"
+  jobopt_on="--jobid=$j_on"; jobopt_off=$jobopt_on; jobopt_base=$jobopt_on
+  if [ -n "$separate" ]; then
+    j_off=$(alloc "$off/slurm.conf")
+    [ -n "$j_off" ] || die "salloc --no-shell failed (off)"
+    jobopt_off="--jobid=$j_off"
+    if [ -n "$base" ]; then
+      j_base=$(alloc "$base/slurm.conf")
+      [ -n "$j_base" ] || die "salloc --no-shell failed (base)"
+      jobopt_base="--jobid=$j_base"
+    fi
   fi
   what="srun --jobid=J -N1 -n2 true (steps in one allocation)"
 fi
 
 # One unprivileged shell runs the whole loop, so runuser is not timed. Each
-# loop times every configuration once, in an order that rotates.
+# loop times every configuration once, in an order that rotates. Pointing the
+# plugstack at a configuration happens before its srun is timed.
 # shellcheck disable=SC2016
-runuser -u nobody -- env OFF="$off/slurm.conf" ON="$on/slurm.conf" BASE="${base:+$base/slurm.conf}" RUNS="$runs" \
+runuser -u nobody -- env OFF="$(conf_of "$off")" ON="$(conf_of "$on")" BASE="${base:+$(conf_of "$base")}" \
+  HAS_BASE="${base:+1}" STACKS="$stacks" RUNS="$runs" \
   JOFF="$jobopt_off" JON="$jobopt_on" JBASE="$jobopt_base" bash -c '
   cd /tmp || exit 1
-  t() { local s e j; case "$1" in "$ON") j=$JON ;; "$BASE") j=$JBASE ;; *) j=$JOFF ;; esac
-    s=$(date +%s%N); SLURM_CONF=$1 timeout -k 5 60 srun $j -N1 -n2 true >/dev/null 2>"/tmp/lgbench.$$.err" || { cat "/tmp/lgbench.$$.err" >&2; echo FAIL; return; }; e=$(date +%s%N); echo $(( (e - s) / 1000 )); }
-  names=(off on); confs=("$OFF" "$ON")
-  if [ -n "$BASE" ]; then names+=(base); confs+=("$BASE"); fi
+  t() { local s e j conf; case "$1" in on) j=$JON conf=$ON ;; base) j=$JBASE conf=$BASE ;; *) j=$JOFF conf=$OFF ;; esac
+    [ -z "$STACKS" ] || ln -sfn "$1.conf" "$STACKS/plugstack.conf" || { echo FAIL; return; }
+    s=$(date +%s%N); SLURM_CONF=$conf timeout -k 5 60 srun $j -N1 -n2 true >/dev/null 2>"/tmp/lgbench.$$.err" || { cat "/tmp/lgbench.$$.err" >&2; echo FAIL; return; }; e=$(date +%s%N); echo $(( (e - s) / 1000 )); }
+  names=(off on)
+  if [ -n "$HAS_BASE" ]; then names+=(base); fi
   n=${#names[@]}
-  for i in 1 2 3; do for c in "${confs[@]}"; do t "$c" >/dev/null; done; done
+  for i in 1 2 3; do for c in "${names[@]}"; do t "$c" >/dev/null; done; done
   for ((i = 0; i < RUNS; i++)); do
     for ((k = 0; k < n; k++)); do
       c=$(( (i + k) % n ))
-      echo "${names[$c]} $(t "${confs[$c]}")"
+      echo "${names[$c]} $(t "${names[$c]}")"
     done
   done
   rm -f "/tmp/lgbench.$$.err"
@@ -171,7 +220,7 @@ stats() { # stats CONFIG -> "n median p90 mean" in ms
 }
 read -r n_off med_off p90_off mean_off < <(stats off)
 read -r n_on med_on p90_on mean_on < <(stats on)
-echo "$what as nobody, interleaved, $runs runs each; plugin: $*${LG_BENCH_PROLOG_SO:+ (+ prolog plugin)}"
+echo "$what as nobody, interleaved, $runs runs each, $([ -n "$separate" ] && echo "a cluster per configuration" || echo "one cluster"); plugin: $*${LG_BENCH_PROLOG_SO:+ (+ prolog plugin)}"
 [ -n "$base" ] && echo "base: ${LG_BENCH_BASE_SO:-the same build} with $base_args"
 printf '%-14s %5s %11s %9s %10s\n' config runs "median ms" "p90 ms" "mean ms"
 printf '%-14s %5d %11.1f %9.1f %10.1f\n' off "$n_off" "$med_off" "$p90_off" "$mean_off"
