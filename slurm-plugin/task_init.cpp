@@ -3,6 +3,7 @@
 // process into the container. What it sees is what NCCL will see; what the
 // host would have given NCCL comes from user_init (host_side.cpp).
 #include <string>
+#include <utility>
 
 #include "decision_log.h"
 #include "probe/context_builder.h"
@@ -54,6 +55,16 @@ int apply_patch(spank_t sp, const Report& report) {
     return 0;
 }
 
+// The task execs the job's program (or exits) right after task_init, and exec
+// drops the whole address space at once. Freeing the check's objects first
+// would only write to heap pages still shared with slurmstepd, one
+// copy-on-write fault each (several microseconds apiece in a VM), so the
+// task's largest objects are moved to the heap and never destroyed.
+template <typename T>
+T& leave_for_exec(T&& value) {
+    return *new T(std::forward<T>(value));
+}
+
 }  // namespace
 
 int run_task_init(spank_t sp, const PluginConfig& config, PhaseTimes* times) {
@@ -98,7 +109,8 @@ int run_task_init(spank_t sp, const PluginConfig& config, PhaseTimes* times) {
     if (auto nodes = item_u32(sp, S_JOB_NNODES)) probe.job_nodes = static_cast<int>(*nodes);
     probe.timings = times;
     PhaseTimer context_timer(times, "build_context");
-    auto context = build_context(std::move(probe));
+    // Never freed: see leave_for_exec().
+    auto& context = leave_for_exec(build_context(std::move(probe)));
     context_timer.stop();
     if (!context) {
         log_error("cannot inspect the task: " + context.error().to_string());
@@ -124,7 +136,7 @@ int run_task_init(spank_t sp, const PluginConfig& config, PhaseTimes* times) {
     options.scopes = kScopeLive;
     options.applicable = {RemediationOp::Kind::set_env, RemediationOp::Kind::unset_env};
     PhaseTimer rules_timer(times, "rules");
-    Report report = evaluate(*context, *profile, options);
+    Report& report = leave_for_exec(evaluate(*context, *profile, options));
     rules_timer.stop();
 
     PhaseTimer report_timer(times, "report");
