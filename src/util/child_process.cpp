@@ -157,6 +157,15 @@ void restore_default_crash_signals() {
 }
 
 Result<std::string> run_forked_with_deadline(const ChildBody& body, std::chrono::milliseconds deadline) {
+    // The body is library code (a node check, the gate's judgement): a child
+    // of a multi-threaded process could block for good on a lock that another
+    // thread held at the fork, and the deadline would report a stall that is
+    // not the node's. Refused rather than risked.
+    if (!forked_child_may_run_library_code()) {
+        return make_error(
+            "cannot run in a forked child: this process has started threads, and a child of a "
+            "multi-threaded process may only call async-signal-safe functions (internal error)");
+    }
     const auto until = Clock::now() + deadline;
     Pipe channel;
     if (!channel.ok()) return make_error(std::string("cannot create a pipe: ") + std::strerror(errno));

@@ -45,8 +45,9 @@ using ChildBody = std::function<std::string(const StepNote& note)>;
 // the last step), crashes, or exits without a result. The body must not
 // throw; the child leaves with _exit, so no destructor or atexit handler of
 // the parent runs twice. The child starts with restore_default_crash_signals().
-// For single-threaded callers (the CLI's node-check, the launch gate): see
-// forked_child_may_run_library_code().
+// For single-threaded callers (the CLI's node-check, the launch gate): in a
+// process that has started a thread it forks nothing and returns an error
+// (forked_child_may_run_library_code() says why).
 Result<std::string> run_forked_with_deadline(const ChildBody& body, std::chrono::milliseconds deadline);
 
 struct ProgramResult {

@@ -25,7 +25,26 @@ TEST(ForkedChild, MayRunLibraryCodeOnlyUntilTheProcessStartsAThread) {
     EXPECT_FALSE(forked_child_may_run_library_code());
 }
 
+TEST(ForkedWithDeadline, AMultiThreadedProcessForksNoChildAndSaysWhy) {
+    test::start_and_join_a_thread();
+    const int forks_before = test::forks_so_far();
+    ASSERT_GE(forks_before, 0);
+    bool ran = false;
+    auto result = run_forked_with_deadline(
+        [&ran](const StepNote&) {
+            ran = true;
+            return std::string("result");
+        },
+        5s);
+    ASSERT_FALSE(result.ok());
+    EXPECT_NE(result.error().message.find("this process has started threads"), std::string::npos)
+        << result.error().message;
+    EXPECT_EQ(test::forks_so_far(), forks_before);
+    EXPECT_FALSE(ran);
+}
+
 TEST(ForkedWithDeadline, ReturnsWhatTheChildReturned) {
+    if (!forked_child_may_run_library_code()) GTEST_SKIP() << "an earlier test in this process started a thread";
     auto result = run_forked_with_deadline(
         [](const StepNote& note) {
             note("step one");
@@ -38,6 +57,7 @@ TEST(ForkedWithDeadline, ReturnsWhatTheChildReturned) {
 }
 
 TEST(ForkedWithDeadline, AStalledReadEndsAtTheDeadlineAndNamesTheStep) {
+    if (!forked_child_may_run_library_code()) GTEST_SKIP() << "an earlier test in this process started a thread";
     // A FIFO with no writer: open(O_RDONLY) blocks forever, as a read of a
     // hung device does. launchguard's own readers refuse FIFOs; this body
     // does not, on purpose.
@@ -62,6 +82,7 @@ TEST(ForkedWithDeadline, AStalledReadEndsAtTheDeadlineAndNamesTheStep) {
 }
 
 TEST(ForkedWithDeadline, ACrashIsAnErrorNotAResult) {
+    if (!forked_child_may_run_library_code()) GTEST_SKIP() << "an earlier test in this process started a thread";
     // Also under AddressSanitizer (scripts/sanitize.sh), whose SIGSEGV
     // handler the child must not keep: it would report and abort instead.
     auto result = run_forked_with_deadline(
@@ -77,6 +98,7 @@ TEST(ForkedWithDeadline, ACrashIsAnErrorNotAResult) {
 }
 
 TEST(ForkedWithDeadline, AnExceptionIsAnError) {
+    if (!forked_child_may_run_library_code()) GTEST_SKIP() << "an earlier test in this process started a thread";
     auto result =
         run_forked_with_deadline([](const StepNote&) -> std::string { throw std::runtime_error("boom"); }, 5s);
     ASSERT_FALSE(result.ok());
