@@ -75,23 +75,22 @@ def main(argv):
         sys.exit(f"srun_phases: {len(sruns)} sruns in the trace, expected {warmup + len(order)}")
     # Each loop of srun_overhead.sh times every configuration once: the
     # differences within a loop share whatever the machine did then.
-    config_of = {pid: name for (_, _, pid), name in zip(sruns[warmup:], order)}
-    loop_of = {pid: i // len(configs) for i, (_, _, pid) in enumerate(sruns[warmup : warmup + len(order)])}
+    timed = {pid: (name, i // len(configs)) for i, ((_, _, pid), name) in enumerate(zip(sruns[warmup:], order))}
 
     tasks_of = defaultdict(list)
     for pid in execs:
         if program(pid) == "true" and pid in parent:
             tasks_of[parent[pid]].append(pid)
 
-    phases = defaultdict(lambda: defaultdict(list))
-    by_loop = defaultdict(dict)  # (config, phase) -> {loop: value}
+    by_loop = defaultdict(lambda: defaultdict(dict))  # config -> phase -> {loop: value}
     for stepd in (p for p in execs if program(p) == "slurmstepd"):
         tasks = tasks_of.get(stepd, [])
         started = execs[stepd][-1][0]
         owner = [s for s in sruns if s[0] <= started <= s[1]]
-        if len(tasks) < 1 or not owner or owner[0][2] not in config_of or stepd not in exits:
+        if not tasks or not owner or owner[0][2] not in timed or stepd not in exits:
             continue
         srun_start, srun_exit, srun_pid = owner[0]
+        config, loop = timed[srun_pid]
         first = min(tasks, key=lambda p: fork_time[p])
         last = max(tasks, key=lambda p: fork_time[p])
         first_exit = min(exits[p] for p in tasks if p in exits)
@@ -106,26 +105,25 @@ def main(argv):
             srun_exit - srun_start,
         ]
         for (label, _), value in zip(PHASES, values):
-            phases[config_of[srun_pid]][label].append(value)
-            by_loop[(config_of[srun_pid], label)][loop_of[srun_pid]] = value
+            by_loop[config][label][loop] = value
 
-    if "off" not in phases:
+    if "off" not in by_loop:
         sys.exit("srun_phases: no step of configuration off found in the trace")
     header = f"{'phase (median, us)':38s}" + "".join(f"{c:>10s}" for c in configs)
     header += "".join(f"{c + ' - off':>14s}" for c in configs if c != "off")
     print(header + "   (differences: median of the paired differences within a loop)")
 
     def paired(config, label):
-        mine, off = by_loop[(config, label)], by_loop[("off", label)]
+        mine, off = by_loop[config][label], by_loop["off"][label]
         both = [mine[i] - off[i] for i in mine if i in off]
         return statistics.median(both) if both else float("nan")
 
     for label, meaning in PHASES:
-        medians = {c: statistics.median(phases[c][label]) for c in configs if phases[c][label]}
+        medians = {c: statistics.median(by_loop[c][label].values()) for c in configs if by_loop[c][label]}
         row = f"{label:38s}" + "".join(f"{medians.get(c, float('nan')):10.0f}" for c in configs)
         row += "".join(f"{paired(c, label):+14.0f}" for c in configs if c != "off")
         print(row + f"   {meaning}")
-    print("steps per configuration: " + ", ".join(f"{c} {len(phases[c]['srun total'])}" for c in configs))
+    print("steps per configuration: " + ", ".join(f"{c} {len(by_loop[c]['srun total'])}" for c in configs))
 
 
 if __name__ == "__main__":
