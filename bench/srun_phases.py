@@ -8,6 +8,12 @@ into phases by the processes it made: srun, the step's slurmstepd and its two
 tasks. Prints each phase's median per configuration and its difference to
 "off".
 
+When the recording also holds the page-faults software event with data
+addresses (bench/srun_phases.sh with LG_BENCH_PHASES_FAULTS=1), it prints the
+page faults of each process's phase the same way, and what the tasks' faults
+hit, by mapping. Where a page fault is expensive (docs/performance.md: about
+14 µs in a VM that shadows the guest's page tables) they are much of the time.
+
 The CSV lists the timed sruns in the order they ran; the sruns before them
 are the warm-up (3 per configuration). sruns run one after another, so the
 slurmstepd that a srun's lifetime contains is its step's.
@@ -20,6 +26,9 @@ import sys
 from collections import defaultdict
 
 EVENT = re.compile(r"\s*(.+?)\s+(\d+)/(\d+)\s+([\d.]+):\s+sched:(\S+):\s+(.*)")
+# perf script -F ...,addr,dso: the faulting address and the file (or [heap],
+# [stack], [anon]...) it falls in.
+FAULT = re.compile(r"\s*(.+?)\s+(\d+)/(\d+)\s+([\d.]+):\s+page-faults:\s+([0-9a-f]+)(?:.*\((.*)\))?\s*$")
 
 # (label, what it holds) in the order of a launch. Slurm's slurmstepd sleeps
 # 100 ms after the first task exits before it reaps the rest and ends the step
@@ -37,12 +46,17 @@ PHASES = [
 ]
 
 
-def read_events(path):
+def read_events(path, faults):
+    """Fills `faults` (pid -> [(time, mapping)]) from the page-fault lines."""
     parent, fork_time, execs, exits = {}, {}, {}, {}
     with open(path, encoding="utf-8", errors="replace") as trace:
         for line in trace:
             m = EVENT.match(line)
             if not m:
+                f = FAULT.match(line)
+                if f:
+                    mapping = (f.group(6) or "?").rsplit("/", 1)[-1]
+                    faults[int(f.group(2))].append((float(f.group(4)) * 1e6, mapping))
                 continue
             _, pid, tid, seconds, name, rest = m.groups()
             t = float(seconds) * 1e6
@@ -61,7 +75,11 @@ def read_events(path):
 def main(argv):
     if len(argv) != 3:
         sys.exit(__doc__)
-    parent, fork_time, execs, exits = read_events(argv[1])
+    faults = defaultdict(list)
+    parent, fork_time, execs, exits = read_events(argv[1], faults)
+
+    def count_faults(pid, start, end):
+        return sum(1 for t, _ in faults.get(pid, []) if start <= t < end)
     with open(argv[2], encoding="utf-8") as csv:
         order = [row.split(",")[0] for row in csv.read().split()[1:]]
     configs = list(dict.fromkeys(order))
@@ -83,6 +101,9 @@ def main(argv):
             tasks_of[parent[pid]].append(pid)
 
     by_loop = defaultdict(lambda: defaultdict(dict))  # config -> phase -> {loop: value}
+    faults_by_loop = defaultdict(lambda: defaultdict(dict))  # the same, in page faults
+    task_mappings = defaultdict(lambda: defaultdict(int))  # config -> mapping -> faults in tasks
+    task_count = defaultdict(int)
     for stepd in (p for p in execs if program(p) == "slurmstepd"):
         tasks = tasks_of.get(stepd, [])
         started = execs[stepd][-1][0]
@@ -106,10 +127,43 @@ def main(argv):
         ]
         for (label, _), value in zip(PHASES, values):
             by_loop[config][label][loop] = value
+        if faults:
+            # The phases that one process spans: slurmstepd's set-up and end,
+            # each task from its fork to its exec.
+            for label, count in (
+                (PHASES[1][0], count_faults(stepd, started, fork_time[first])),
+                (PHASES[2][0], count_faults(first, fork_time[first], execs[first][-1][0])),
+                (PHASES[3][0], count_faults(last, fork_time[last], execs[last][-1][0])),
+                (PHASES[5][0], count_faults(stepd, first_exit, exits[stepd])),
+            ):
+                faults_by_loop[config][label][loop] = count
+            for task in tasks:
+                task_count[config] += 1
+                for t, mapping in faults.get(task, []):
+                    if fork_time[task] <= t < execs[task][-1][0]:
+                        task_mappings[config][mapping] += 1
 
     if "off" not in by_loop:
         sys.exit("srun_phases: no step of configuration off found in the trace")
-    header = f"{'phase (median, us)':38s}" + "".join(f"{c:>10s}" for c in configs)
+    print_table(by_loop, configs, "phase (median, us)", PHASES)
+    print("steps per configuration: " + ", ".join(f"{c} {len(by_loop[c]['srun total'])}" for c in configs))
+    if faults:
+        print()
+        print_table(faults_by_loop, configs, "page faults (median)", [p for p in PHASES if p[0] in faults_by_loop["off"]])
+        print()
+        print("page faults per task, fork to exec, by what they hit (mean)")
+        mappings = sorted({m for c in configs for m in task_mappings[c]},
+                          key=lambda m: -sum(task_mappings[c][m] for c in configs))
+        print(f"{'mapping':38s}" + "".join(f"{c:>12s}" for c in configs))
+        for mapping in mappings:
+            means = [task_mappings[c][mapping] / max(task_count[c], 1) for c in configs]
+            if max(means) >= 0.5:
+                print(f"{mapping[:38]:38s}" + "".join(f"{m:12.1f}" for m in means))
+
+
+def print_table(by_loop, configs, title, phases):
+    """Each phase's median per configuration and its paired difference to off."""
+    header = f"{title:38s}" + "".join(f"{c:>10s}" for c in configs)
     header += "".join(f"{c + ' - off':>14s}" for c in configs if c != "off")
     print(header + "   (differences: median of the paired differences within a loop)")
 
@@ -118,12 +172,11 @@ def main(argv):
         both = [mine[i] - off[i] for i in mine if i in off]
         return statistics.median(both) if both else float("nan")
 
-    for label, meaning in PHASES:
+    for label, meaning in phases:
         medians = {c: statistics.median(by_loop[c][label].values()) for c in configs if by_loop[c][label]}
         row = f"{label:38s}" + "".join(f"{medians.get(c, float('nan')):10.0f}" for c in configs)
         row += "".join(f"{paired(c, label):+14.0f}" for c in configs if c != "off")
         print(row + f"   {meaning}")
-    print("steps per configuration: " + ", ".join(f"{c} {len(by_loop[c]['srun total'])}" for c in configs))
 
 
 if __name__ == "__main__":
