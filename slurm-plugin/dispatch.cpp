@@ -103,6 +103,17 @@ int register_user_option(spank_t sp) {
     return 0;
 }
 
+// A site in mode=off, and a job that chose no mode with --launchguard: no
+// check runs in this step, so slurmstepd and its tasks never load the core.
+// Loading it costs on its own: where page faults are expensive, 3.2 of the
+// 6.7 ms that the plugin adds to a launch (docs/performance.md, eighth
+// round). The option arrives after init: a job that chose a mode has
+// user_init load the core at once instead of on the thread.
+bool step_runs_no_checks() {
+    const PluginConfig* config = remembered_config();
+    return config != nullptr && config->mode == Mode::off && !requested_user_mode();
+}
+
 // task_init without its checks: the on-error policy decides, as when the
 // profile cannot be loaded. The slurmd log has the reason from user_init
 // (ready_core()); a task's own log lines would reach the user's stderr once
@@ -170,7 +181,7 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
             if (register_user_option(sp) != 0) return -1;
         }
         if (context == S_CTX_REMOTE) {
-            start_loading_core(ac, av);
+            if (config.mode != launchguard::Mode::off) start_loading_core(ac, av);
             return 0;
         }
         if (context != S_CTX_SLURMD) return 0;
@@ -183,6 +194,7 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
 
 extern "C" int slurm_spank_user_init(spank_t sp, int ac, char** av) {
     const launchguard::slurm::HookTiming timing("user_init");
+    if (launchguard::slurm::step_runs_no_checks()) return 0;
     const launchguard_core* core = launchguard::slurm::ready_core(sp, ac, av);
     timing.note_core_loading();
     return core != nullptr ? core->user_init(sp, ac, av) : 0;
@@ -190,11 +202,13 @@ extern "C" int slurm_spank_user_init(spank_t sp, int ac, char** av) {
 
 extern "C" int slurm_spank_task_init_privileged(spank_t sp, int ac, char** av) {
     const launchguard::slurm::HookTiming timing("task_init_privileged");
+    if (launchguard::slurm::step_runs_no_checks()) return 0;
     const launchguard_core* core = launchguard::slurm::ready_core(sp, ac, av);
     return core != nullptr ? core->task_init_privileged(sp, ac, av) : 0;
 }
 
 extern "C" int slurm_spank_task_init(spank_t sp, int ac, char** av) {
+    if (launchguard::slurm::step_runs_no_checks()) return 0;
     if (const launchguard_core* core = launchguard::slurm::ready_core(sp, ac, av)) return core->task_init(sp, ac, av);
     return guarded_hook("task_init", ac, av, [sp](const PluginConfig& config) {
         return launchguard::slurm::report_missing_core(sp, config);

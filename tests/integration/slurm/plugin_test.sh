@@ -332,6 +332,30 @@ else
   fail "--launchguard=bogus message"; show out err
 fi
 
+# ------------------------------------------------------ 6b. a site in mode=off
+node_ok "6b. a site in mode=off"
+# The task's parent is the step's slurmstepd; root may read its maps.
+core_maps='echo "core mapped: $(grep -c spank_launchguard_core /proc/$PPID/maps)"'
+stack "$(lg_line mode=enforce)"
+if run srun -N1 -n1 bash -c "$core_maps" >out 2>err && grep -q '^core mapped: [1-9]' out; then
+  pass "mode=enforce: slurmstepd has the core mapped (the check below can see it)"
+else
+  fail "mode=enforce: no core in slurmstepd's maps"; show out err
+fi
+stack "$(lg_line mode=off)"
+if run srun -N1 -n1 "$missing_env" bash -c "$core_maps" >out 2>err \
+   && grep -qx 'core mapped: 0' out && ! grep -q '^launchguard: ' err; then
+  pass "mode=off, no --launchguard: the job runs unchecked and slurmstepd never loads the core"
+else
+  fail "mode=off: the core was loaded or a check ran"; show out err
+fi
+as_user srun -N1 -n1 --launchguard=enforce "$missing_env" bash -c 'echo task ran' >out 2>err; rc=$?
+if [ "$rc" -eq 1 ] && ! grep -q 'task ran' out && grep -q '^launchguard: BLOCK topo.file-missing' err; then
+  pass "mode=off, --launchguard=enforce: the job's own checks run and block (rc=$rc)"
+else
+  fail "mode=off with --launchguard=enforce (rc=$rc, want 1)"; show out err
+fi
+
 # ------------------------------------------ 7. CPU mask off the GPU's NUMA node
 node_ok "7. CPU mask off the GPU's NUMA node"
 stack "$(lg_line mode=enforce)"
