@@ -19,83 +19,83 @@
 #include <unistd.h>
 
 static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
 }
 
 static char* anonymous_pages(long pages, long page, int flags) {
-  char* p = mmap(NULL, (size_t)(pages * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
-  if (p == MAP_FAILED) {
-    perror("page_fault_cost: mmap");
-    exit(1);
-  }
-  return p;
+    char* p = mmap(NULL, (size_t)(pages * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
+    if (p == MAP_FAILED) {
+        perror("page_fault_cost: mmap");
+        exit(1);
+    }
+    return p;
 }
 
 static double touch_each_page(char* p, long pages, long page, char value) {
-  const double start = now_us();
-  for (long i = 0; i < pages; ++i) p[i * page] = value;
-  return (now_us() - start) / (double)pages;
+    const double start = now_us();
+    for (long i = 0; i < pages; ++i) p[i * page] = value;
+    return (now_us() - start) / (double)pages;
 }
 
 static double read_file_us(const char* path, int rounds) {
-  char buffer[256];
-  const double start = now_us();
-  for (int i = 0; i < rounds; ++i) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
-    if (read(fd, buffer, sizeof buffer) < 0) buffer[0] = 0;
-    close(fd);
-  }
-  return (now_us() - start) / rounds;
+    char buffer[256];
+    const double start = now_us();
+    for (int i = 0; i < rounds; ++i) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return -1;
+        if (read(fd, buffer, sizeof buffer) < 0) buffer[0] = 0;
+        close(fd);
+    }
+    return (now_us() - start) / rounds;
 }
 
 int main(int argc, char** argv) {
-  const long pages = argc > 1 ? atol(argv[1]) : 2000;
-  const long page = sysconf(_SC_PAGESIZE);
-  if (pages < 1 || page < 1) {
-    fprintf(stderr, "usage: page_fault_cost [PAGES]\n");
-    return 2;
-  }
+    const long pages = argc > 1 ? atol(argv[1]) : 2000;
+    const long page = sysconf(_SC_PAGESIZE);
+    if (pages < 1 || page < 1) {
+        fprintf(stderr, "usage: page_fault_cost [PAGES]\n");
+        return 2;
+    }
 
-  const int calls = 20000;
-  double start = now_us();
-  for (int i = 0; i < calls; ++i) (void)getppid();
-  printf("%-44s %8.2f us\n", "system call (getppid)", (now_us() - start) / calls);
-  printf("%-44s %8.2f us\n", "open+read+close a sysfs file",
-         read_file_us("/sys/devices/system/cpu/online", 2000));
-  printf("%-44s %8.2f us\n", "open+read+close /etc/os-release", read_file_us("/etc/os-release", 2000));
+    const int calls = 20000;
+    double start = now_us();
+    for (int i = 0; i < calls; ++i) (void)getppid();
+    printf("%-44s %8.2f us\n", "system call (getppid)", (now_us() - start) / calls);
+    printf("%-44s %8.2f us\n", "open+read+close a sysfs file", read_file_us("/sys/devices/system/cpu/online", 2000));
+    printf("%-44s %8.2f us\n", "open+read+close /etc/os-release", read_file_us("/etc/os-release", 2000));
 
-  char* fresh = anonymous_pages(pages, page, 0);
-  printf("%-44s %8.2f us per page\n", "page fault, new anonymous page", touch_each_page(fresh, pages, page, 1));
+    char* fresh = anonymous_pages(pages, page, 0);
+    printf("%-44s %8.2f us per page\n", "page fault, new anonymous page", touch_each_page(fresh, pages, page, 1));
 
-  char* populated = anonymous_pages(pages, page, 0);
-  start = now_us();
-  (void)madvise(populated, (size_t)(pages * page), MADV_POPULATE_WRITE);  /* Linux >= 5.14 */
-  const double populate = (now_us() - start) / (double)pages;
-  printf("%-44s %8.2f + %.2f us per page\n", "MADV_POPULATE_WRITE, then the first write", populate,
-         touch_each_page(populated, pages, page, 1));
+    char* populated = anonymous_pages(pages, page, 0);
+    start = now_us();
+    (void)madvise(populated, (size_t)(pages * page), MADV_POPULATE_WRITE); /* Linux >= 5.14 */
+    const double populate = (now_us() - start) / (double)pages;
+    printf("%-44s %8.2f + %.2f us per page\n", "MADV_POPULATE_WRITE, then the first write", populate,
+           touch_each_page(populated, pages, page, 1));
 
-  /* `fresh` is written: after fork() the child shares it copy-on-write. */
-  fflush(stdout);
-  pid_t child = fork();
-  if (child == 0) {
-    printf("%-44s %8.2f us per page\n", "copy-on-write fault in a forked child", touch_each_page(fresh, pages, page, 2));
+    /* `fresh` is written: after fork() the child shares it copy-on-write. */
     fflush(stdout);
-    _exit(0);
-  }
-  waitpid(child, NULL, 0);
-
-  const int forks = 50;
-  start = now_us();
-  for (int i = 0; i < forks; ++i) {
-    child = fork();
-    if (child == 0) _exit(0);
+    pid_t child = fork();
+    if (child == 0) {
+        printf("%-44s %8.2f us per page\n", "copy-on-write fault in a forked child",
+               touch_each_page(fresh, pages, page, 2));
+        fflush(stdout);
+        _exit(0);
+    }
     waitpid(child, NULL, 0);
-  }
-  char label[64];
-  snprintf(label, sizeof label, "fork+exit+wait, %ld written pages mapped", 2 * pages);
-  printf("%-44s %8.0f us\n", label, (now_us() - start) / forks);
-  return 0;
+
+    const int forks = 50;
+    start = now_us();
+    for (int i = 0; i < forks; ++i) {
+        child = fork();
+        if (child == 0) _exit(0);
+        waitpid(child, NULL, 0);
+    }
+    char label[64];
+    snprintf(label, sizeof label, "fork+exit+wait, %ld written pages mapped", 2 * pages);
+    printf("%-44s %8.0f us\n", label, (now_us() - start) / forks);
+    return 0;
 }
