@@ -11,8 +11,8 @@ tasks. Prints each phase's median per configuration and its difference to
 When the recording also holds the page-faults software event with data
 addresses (bench/srun_phases.sh with LG_BENCH_PHASES_FAULTS=1), it prints the
 page faults of each process's phase the same way, and what the tasks' faults
-hit, by mapping. Where a page fault is expensive (docs/performance.md: about
-14 µs in a VM that shadows the guest's page tables) they are much of the time.
+hit, by mapping. Where a page fault is expensive (docs/performance.md: 12 to
+20 µs in a VM that shadows the guest's page tables) they are much of the time.
 
 The CSV lists the timed sruns in the order they ran; the sruns before them
 are the warm-up (3 per configuration). sruns run one after another, so the

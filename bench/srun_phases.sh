@@ -19,7 +19,8 @@ work=${LG_BENCH_PHASES_KEEP:-$(mktemp -d /tmp/lgphases.XXXXXX)}
 mkdir -p "$work"
 [ -n "${LG_BENCH_PHASES_KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
 
-# Only fork, exec and exit: a few events per process, nothing per system call.
+# By default only fork, exec and exit: a few events per process, nothing per
+# system call.
 events=(-e sched:sched_process_fork -e sched:sched_process_exec -e sched:sched_process_exit)
 fields=comm,pid,tid,time,event,trace
 if [ "${LG_BENCH_PHASES_FAULTS:-0}" = 1 ]; then
