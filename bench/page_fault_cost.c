@@ -3,7 +3,7 @@
  * read, a page fault on new memory, a copy-on-write fault in a forked child,
  * and a fork.  The plugin's cost per launch follows these more than it
  * follows CPU speed: in a VM that shadows the guest's page tables a page
- * fault costs about 14 µs against well under 1 µs on bare metal
+ * fault costs 12 to 20 µs against well under 1 µs on bare metal
  * (docs/performance.md, "Eighth round").  Run it before reading a
  * bench/srun_overhead.sh figure from a new machine.
  *
