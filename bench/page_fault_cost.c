@@ -1,7 +1,8 @@
 /* page_fault_cost — what this machine charges for the kernel work that a
  * SPANK plugin causes in slurmstepd and in each task: a system call, a file
  * read, a page fault on new memory, a copy-on-write fault in a forked child,
- * and a fork.  The plugin's cost per launch follows these more than it
+ * a fork, and a request over a local socket (what a task would pay to ask a
+ * node-local service).  The plugin's cost per launch follows these more than it
  * follows CPU speed: in a VM that shadows the guest's page tables a page
  * fault costs 12 to 20 µs against well under 1 µs on bare metal
  * (docs/performance.md, "Eighth round").  Run it before reading a
@@ -13,7 +14,10 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -49,6 +53,55 @@ static double read_file_us(const char* path, int rounds) {
         close(fd);
     }
     return (now_us() - start) / rounds;
+}
+
+/* A task asking a node-local service: connect to a Unix socket, send a
+ * request the size of a job's environment, read a short answer, close.  The
+ * answering process does nothing but read and reply, so this is the
+ * kernel's part alone (two processes, two context switches per round). */
+static double local_socket_round_trip_us(int rounds) {
+    struct sockaddr_un address = {.sun_family = AF_UNIX};
+    snprintf(address.sun_path, sizeof address.sun_path, "/tmp/page_fault_cost.%d.sock", (int)getpid());
+    const int listener = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (listener < 0 || bind(listener, (struct sockaddr*)&address, sizeof address) != 0 || listen(listener, 16) != 0)
+        return -1;
+    static char request[4096];
+    static char answer[512];
+    const pid_t server = fork();
+    if (server == 0) {
+        for (int i = 0; i < rounds; ++i) {
+            const int connection = accept(listener, NULL, NULL);
+            if (connection < 0) _exit(1);
+            size_t got = 0;
+            while (got < sizeof request) {
+                const ssize_t n = read(connection, request + got, sizeof request - got);
+                if (n <= 0) break;
+                got += (size_t)n;
+            }
+            (void)!write(connection, answer, sizeof answer);
+            close(connection);
+        }
+        _exit(0);
+    }
+    memset(request, 'x', sizeof request);
+    const double start = now_us();
+    for (int i = 0; i < rounds; ++i) {
+        const int connection = socket(AF_UNIX, SOCK_STREAM, 0);
+        if (connect(connection, (struct sockaddr*)&address, sizeof address) != 0) break;
+        (void)!write(connection, request, sizeof request);
+        size_t got = 0;
+        while (got < sizeof answer) {
+            const ssize_t n = read(connection, answer + got, sizeof answer - got);
+            if (n <= 0) break;
+            got += (size_t)n;
+        }
+        close(connection);
+    }
+    const double elapsed = (now_us() - start) / rounds;
+    waitpid(server, NULL, 0);
+    close(listener);
+    unlink(address.sun_path);
+    return elapsed;
 }
 
 int main(int argc, char** argv) {
@@ -97,5 +150,6 @@ int main(int argc, char** argv) {
     char label[64];
     snprintf(label, sizeof label, "fork+exit+wait, %ld written pages mapped", 2 * pages);
     printf("%-44s %8.0f us\n", label, (now_us() - start) / forks);
+    printf("%-44s %8.2f us\n", "local socket: connect, 4 KiB out, 512 B back", local_socket_round_trip_us(2000));
     return 0;
 }
