@@ -54,6 +54,9 @@ int list_count(std::string_view v) {
 }
 
 Fact<Environment> probe_env(ProbeOptions& o, std::optional<Error>& error) {
+    // Given with a pid, the environment is the one the task will exec with
+    // (a Slurm task before exec), which /proc/PID/environ does not show yet.
+    if (o.environment) return Fact<Environment>::known(std::move(*o.environment), "environment given by the front end");
     if (o.pid) {
         auto env = read_process_environ(*o.pid, o.proc_root);
         if (!env) {
@@ -63,7 +66,6 @@ Fact<Environment> probe_env(ProbeOptions& o, std::optional<Error>& error) {
         return Fact<Environment>::known(std::move(env).value(),
                                         under_root(o.proc_root, std::to_string(*o.pid) + "/environ"));
     }
-    if (o.environment) return Fact<Environment>::known(std::move(*o.environment), "environment given by the front end");
     if (o.env_file) {
         auto env = read_env_file(*o.env_file);
         if (!env) {
@@ -212,15 +214,18 @@ void probe_pci_capabilities_into(const ProbeOptions& o, NodeFacts& node, const F
 }
 
 // "mnt:DEV:INO net:DEV:INO" of this process; empty when procfs cannot say.
-std::optional<std::string> current_namespaces() {
+// The mount and network namespaces of a process ("/proc/self", "/proc/PID").
+std::optional<std::string> namespaces_of(const std::string& process_dir) {
     std::string key;
     for (const char* kind : {"mnt", "net"}) {
         struct stat st {};
-        if (::stat((std::string("/proc/self/ns/") + kind).c_str(), &st) != 0) return std::nullopt;
+        if (::stat((process_dir + "/ns/" + kind).c_str(), &st) != 0) return std::nullopt;
         key += std::string(kind) + ":" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + " ";
     }
     return key;
 }
+
+std::optional<std::string> current_namespaces() { return namespaces_of("/proc/self"); }
 
 }  // namespace
 
@@ -399,8 +404,12 @@ Result<LaunchContext> build_context(ProbeOptions o) {
         if (auto resolved = resolve_gpu_list(*o.gpus, *ctx.topology, "--gpus"); !resolved) return resolved.error();
     }
     PhaseTimer interfaces_timer(o.timings, "interfaces");
-    if (snapshot && snapshot->read_in_namespaces && o.root == "/" &&
-        current_namespaces() == snapshot->read_in_namespaces) {
+    // The snapshot's interfaces are the task's when it sees the same mount
+    // and network namespaces they were read in: the caller's, or pid's.
+    const bool root_is_ours = o.root == "/";
+    if (snapshot && snapshot->read_in_namespaces && (root_is_ours || o.root_of_pid) &&
+        (root_is_ours ? current_namespaces() : namespaces_of(under_root(o.proc_root, std::to_string(*o.pid)))) ==
+            snapshot->read_in_namespaces) {
         ctx.interfaces = std::move(snapshot->interfaces);
     } else {
         ctx.interfaces = probe_interfaces(o, ctx.topology, interfaces_read);

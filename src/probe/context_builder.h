@@ -29,11 +29,14 @@ struct NodeSnapshot {
 };
 
 struct ProbeOptions {
-    std::string root = "/";                    // the task's filesystem: "/", an enroot rootfs, a fixture
-    std::optional<Environment> environment;    // the task environment itself (SPANK: the job env)
-    std::optional<std::string> env_file;       // KEY=VALUE lines or a copy of /proc/PID/environ
-    std::optional<int> pid;                    // probe this process (environ, affinity, limits, caps)
-    std::string proc_root = "/proc";           // where `pid` is looked up (a recorded procfs in tests)
+    std::string root = "/";                  // the task's filesystem: "/", an enroot rootfs, a fixture
+    std::optional<Environment> environment;  // the task environment itself (SPANK: the job env); wins over pid
+    std::optional<std::string> env_file;     // KEY=VALUE lines or a copy of /proc/PID/environ
+    std::optional<int> pid;                  // probe this process (environ, affinity, limits, caps)
+    std::string proc_root = "/proc";         // where `pid` is looked up (a recorded procfs in tests)
+    // `root` is /proc/PID/root of `pid`: the process's namespaces are the
+    // root's (a Slurm task seen by the task service).
+    bool root_of_pid = false;
     std::optional<std::string> host_root;      // host filesystem seen by an enroot hook
     std::optional<std::string> host_env_file;  // host environment, for propagation rules
     std::optional<std::string> hwloc_xml;      // topology from this file instead of live discovery
