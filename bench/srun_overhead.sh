@@ -52,6 +52,10 @@
 # cluster it holds "base"'s lines too; with separate clusters, FILE.base has
 # base's.
 #
+# LG_BENCH_SERVICE=build-dir/slurm-plugin/launchguard-task-service starts the
+# task service on STATE/task.sock for the whole run; the plugin uses it when
+# its arguments say so (service=STATE/task.sock), "base"'s too.
+#
 # Prints median, p90 and mean per configuration; the overhead as the
 # difference of the medians, and as the median of the paired differences with
 # its 95 % interval, absolute and relative.  Target (docs/performance.md):
@@ -96,6 +100,7 @@ cleanup() {
     "$cluster" stop "$off" >/dev/null 2>&1 || true
     [ -n "$base" ] && "$cluster" stop "$base" >/dev/null 2>&1
   fi
+  [ -n "${service_pid:-}" ] && kill "$service_pid" 2>/dev/null
   rm -rf "$off" "$on" $base
 }
 trap cleanup EXIT
@@ -111,6 +116,14 @@ install_plugin() { # install_plugin SO STATE_DIR: the plugin and its cores besid
   return 0
 }
 install_plugin "$lg_built" "$on"
+service_pid=""
+if [ -n "${LG_BENCH_SERVICE:-}" ]; then
+  [ -x "$LG_BENCH_SERVICE" ] || die "LG_BENCH_SERVICE=$LG_BENCH_SERVICE is not executable"
+  "$LG_BENCH_SERVICE" --socket "$on/task.sock" 2>"$on/task-service.log" &
+  service_pid=$!
+  for _ in $(seq 100); do [ -S "$on/task.sock" ] && break; sleep 0.1; done
+  [ -S "$on/task.sock" ] || die "the task service did not listen on $on/task.sock"
+fi
 if [ "$#" -eq 0 ]; then
   set -- profile=default mode=enforce "topology-cache=$on/cache/topology.json"
 fi

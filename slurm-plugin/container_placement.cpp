@@ -7,12 +7,6 @@
 
 namespace launchguard::slurm {
 
-std::optional<MountNamespace> current_mount_namespace() {
-    struct stat st {};
-    if (::stat("/proc/self/ns/mnt", &st) != 0) return std::nullopt;
-    return MountNamespace{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
-}
-
 std::optional<std::string> root_mount_directory(std::string_view mountinfo) {
     // Each line: ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS ...; the last line
     // whose mount point is "/" is the one on top.

@@ -13,18 +13,9 @@
 #include <string_view>
 
 #include "context/launch_context.h"
+#include "mount_namespace.h"
 
 namespace launchguard::slurm {
-
-// The identity of a mount namespace: device and inode of /proc/self/ns/mnt.
-struct MountNamespace {
-    std::uint64_t dev = 0;
-    std::uint64_t ino = 0;
-    friend bool operator==(const MountNamespace&, const MountNamespace&) = default;
-};
-
-// This process's mount namespace; nullopt when /proc cannot tell.
-std::optional<MountNamespace> current_mount_namespace();
 
 // The name of the directory the root mount comes from, from
 // /proc/self/mountinfo text: enroot binds a container's rootfs

@@ -1,5 +1,7 @@
 #include "decision_log.h"
 
+#include <unistd.h>
+
 #include "pyxis.h"
 #include "report/text_report.h"
 
@@ -39,6 +41,13 @@ std::string user_message(const Report& report, Runtime runtime) {
             : report.decision == Decision::patch ? "environment patched, launch continues"
                                                  : "launch continues");
     return out + "\n";
+}
+
+std::string short_hostname() {
+    char name[256] = {};
+    if (::gethostname(name, sizeof(name) - 1) != 0) return "unknown";
+    const std::string host(name);
+    return host.substr(0, host.find('.'));
 }
 
 }  // namespace launchguard::slurm

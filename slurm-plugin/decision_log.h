@@ -16,6 +16,9 @@ struct DecisionSite {
 };
 
 std::string decision_line(const DecisionSite& site, const Report& report);
+
+// This node's name as Slurm shows it: the host name up to its first dot.
+std::string short_hostname();
 // What the user sees: the findings, one per line, and a summary line. In a
 // pyxis container each fix is written as pyxis options (pyxis.h).
 std::string user_message(const Report& report, Runtime runtime = Runtime::bare);

@@ -13,12 +13,20 @@ extern "C" {
 #include <slurm/spank.h>
 }
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <cstring>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core_loader.h"
+#include "service_client.h"
 #include "spank_glue.h"
+#include "util/phase_times.h"
 
 // The library is built with hidden visibility; these are the exceptions.
 #define LAUNCHGUARD_EXPORT __attribute__((visibility("default")))
@@ -114,6 +122,109 @@ bool step_runs_no_checks() {
     return config != nullptr && config->mode == Mode::off && !requested_user_mode();
 }
 
+// service=PATH: the step's tasks ask launchguard-task-service, and neither
+// slurmstepd nor a task loads the core. Decided once per step, when the
+// first hook needs to know: a service that does not accept a connection
+// then leaves the step to the core, as without service=.
+std::optional<bool> g_step_uses_service;
+// What the tasks send it besides their own environment: the job's
+// environment on the host (user_init, before pyxis), the task's mount
+// namespace before any task_init, and the connection opened as root.
+std::optional<std::vector<std::string>> g_host_env;  // NAME=VALUE entries
+std::optional<MountNamespace> g_forked_namespace;
+int g_service_fd = -1;
+std::string g_service_error;
+
+bool step_uses_service(const PluginConfig& config) {
+    if (!config.service) return false;
+    if (!g_step_uses_service) {
+        std::string why;
+        const int fd = connect_task_service(*config.service, config.node_read_timeout, why);
+        g_step_uses_service = fd >= 0;
+        if (fd >= 0) {
+            ::close(fd);
+        } else {
+            log_error("task service " + *config.service + ": " + why + "; this step checks in slurmstepd");
+        }
+    }
+    return *g_step_uses_service;
+}
+
+// The check could not be asked for or answered: as on-error says, and the
+// first task tells the user why.
+int service_failed(spank_t sp, const PluginConfig& config, const std::string& why) {
+    const std::string reason = "the task service " + config.service.value_or("") + " did not check this task: " + why;
+    log_error(reason);
+    if (local_task_id(sp).value_or(0) == 0) tell_user(reason);
+    return config.on_error == OnError::block ? -1 : 0;
+}
+
+// The calling process's page faults so far: a forked task counts from its fork.
+long process_page_faults() {
+    struct rusage usage {};
+    return ::getrusage(RUSAGE_SELF, &usage) == 0 ? usage.ru_minflt + usage.ru_majflt : -1;
+}
+
+// The job's environment as Slurm keeps it: NAME=VALUE entries.
+char** job_env_array(spank_t sp) {
+    char** env = nullptr;
+    return spank_get_item(sp, S_JOB_ENV, &env) == ESPANK_SUCCESS ? env : nullptr;
+}
+
+// In the task: the request is written straight from Slurm's arrays into one
+// buffer, and the plugstack line is the one init parsed (inherited): a
+// freshly forked task pays a page fault for each heap page it writes.
+int check_task_via_service(spank_t sp, int ac, char** av, const PluginConfig& config) {
+    const int fd = std::exchange(g_service_fd, -1);
+    std::string refusal;
+    const Mode mode = effective_mode(config, refusal);
+    const bool first_task = local_task_id(sp).value_or(0) == 0;
+    if (!refusal.empty() || mode == Mode::off) {
+        if (fd >= 0) ::close(fd);
+        if (refusal.empty()) return 0;
+        if (first_task) tell_user(refusal);
+        return -1;
+    }
+    if (fd < 0) return service_failed(sp, config, g_service_error);
+    PhaseTimes times;
+    PhaseTimes* timed = config.timing ? &times : nullptr;
+    PhaseTimer request_timer(timed, "request");
+    char** env = job_env_array(sp);
+    std::size_t expected = 0;
+    for (char** entry = env; entry != nullptr && *entry != nullptr; ++entry) expected += std::strlen(*entry) + 5;
+    if (g_host_env) expected += expected;
+    TaskRequestWriter request(expected);
+    for (int i = 0; i < ac; ++i) {
+        if (av[i] != nullptr) request.plugin_arg(av[i]);
+    }
+    request.mode(mode);
+    for (char** entry = env; entry != nullptr && *entry != nullptr; ++entry) request.env_entry(*entry);
+    if (g_host_env) {
+        request.host_env_kept();
+        for (const auto& entry : *g_host_env) request.host_env_entry(entry);
+    }
+    if (g_forked_namespace) request.forked_namespace(*g_forked_namespace);
+    if (auto job = item_u32(sp, S_JOB_ID)) request.number("job", *job);
+    if (auto step = item_u32(sp, S_JOB_STEPID)) request.number("step", *step);
+    if (auto nodes = item_u32(sp, S_JOB_NNODES)) request.number("nodes", *nodes);
+    request.first_task(first_task);
+    std::string bytes = std::move(request).finish();
+    request_timer.stop();
+    PhaseTimer answer_timer(timed, "ask");
+    auto answer = ask_task_service(fd, bytes);
+    answer_timer.stop();
+    if (!answer) return service_failed(sp, config, answer.error().to_string());
+    PhaseTimer apply_timer(timed, "apply");
+    const int rc = apply_task_answer(sp, *answer);
+    apply_timer.stop();
+    if (timed != nullptr) {
+        const long faults = process_page_faults();
+        log_info("timing task_init task " + std::to_string(local_task_id(sp).value_or(-1)) +
+                 " (task service): " + times.to_string() + " faults since fork " + std::to_string(faults));
+    }
+    return rc;
+}
+
 // task_init without its checks: the on-error policy decides, as when the
 // profile cannot be loaded. The slurmd log has the reason from user_init
 // (ready_core()); a task's own log lines would reach the user's stderr once
@@ -181,7 +292,7 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
             if (register_user_option(sp) != 0) return -1;
         }
         if (context == S_CTX_REMOTE) {
-            if (config.mode != launchguard::Mode::off) start_loading_core(ac, av);
+            if (config.mode != launchguard::Mode::off && !step_uses_service(config)) start_loading_core(ac, av);
             return 0;
         }
         if (context != S_CTX_SLURMD) return 0;
@@ -193,22 +304,58 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
 }
 
 extern "C" int slurm_spank_user_init(spank_t sp, int ac, char** av) {
-    const launchguard::slurm::HookTiming timing("user_init");
-    if (launchguard::slurm::step_runs_no_checks()) return 0;
+    using namespace launchguard::slurm;
+    const HookTiming timing("user_init");
+    if (step_runs_no_checks()) return 0;
+    if (remembered_config() != nullptr && step_uses_service(*remembered_config())) {
+        // The job's environment before pyxis merges the image's: the host's side.
+        try {
+            g_host_env.emplace();
+            char** env = job_env_array(sp);
+            for (char** entry = env; entry != nullptr && *entry != nullptr; ++entry) g_host_env->emplace_back(*entry);
+        } catch (...) {
+            g_host_env.reset();
+        }
+        return 0;
+    }
     const launchguard_core* core = launchguard::slurm::ready_core(sp, ac, av);
     timing.note_core_loading();
     return core != nullptr ? core->user_init(sp, ac, av) : 0;
 }
 
 extern "C" int slurm_spank_task_init_privileged(spank_t sp, int ac, char** av) {
-    const launchguard::slurm::HookTiming timing("task_init_privileged");
-    if (launchguard::slurm::step_runs_no_checks()) return 0;
+    using namespace launchguard::slurm;
+    const HookTiming timing("task_init_privileged");
+    if (step_runs_no_checks()) return 0;
+    if (g_step_uses_service.value_or(false)) {
+        // As root: only root may ask the service, and the connection keeps
+        // that after slurmstepd drops to the job's user.
+        // The configuration init parsed (inherited), not the arguments again.
+        try {
+            const PluginConfig& config = *remembered_config();
+            g_forked_namespace = current_mount_namespace();
+            g_service_fd = connect_task_service(*config.service, config.node_read_timeout, g_service_error);
+        } catch (...) {
+            g_service_error = "out of memory";
+        }
+        return 0;
+    }
     const launchguard_core* core = launchguard::slurm::ready_core(sp, ac, av);
     return core != nullptr ? core->task_init_privileged(sp, ac, av) : 0;
 }
 
 extern "C" int slurm_spank_task_init(spank_t sp, int ac, char** av) {
-    if (launchguard::slurm::step_runs_no_checks()) return 0;
+    using namespace launchguard::slurm;
+    if (step_runs_no_checks()) return 0;
+    if (g_step_uses_service.value_or(false)) {
+        const HookTiming timing("task_init");
+        try {
+            return check_task_via_service(sp, ac, av, *remembered_config());
+        } catch (...) {
+            log_error("task_init: internal error");
+        }
+        return 0;
+    }
     if (const launchguard_core* core = launchguard::slurm::ready_core(sp, ac, av)) return core->task_init(sp, ac, av);
     return guarded_hook("task_init", ac, av, [sp](const PluginConfig& config) {
         return launchguard::slurm::report_missing_core(sp, config);

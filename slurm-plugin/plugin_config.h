@@ -35,7 +35,13 @@ struct PluginConfig {
     // (the loading thread, slurmstepd only) before the step goes on without
     // the checks, as on-error says. 0: as long as it takes.
     long node_read_timeout = 10;
-    OnError on_error = OnError::allow;      // when launchguard itself cannot run
+    OnError on_error = OnError::allow;  // when launchguard itself cannot run
+    // service=PATH: the socket of launchguard-task-service, which checks the
+    // step's tasks from outside, so that slurmstepd and the tasks never load
+    // the checks (docs/slurm.md, "The task service"). When it does not
+    // answer at the step's start, the step checks in slurmstepd as without
+    // it; node-read-timeout also bounds the wait for each task's answer.
+    std::optional<std::string> service;
     std::optional<std::string> hwloc_xml;   // tests: node topology from this file
     std::optional<std::string> sysfs_root;  // tests: node facts from this root
     // timing=1: each hook's wall time and the phases of the checks, one

@@ -47,13 +47,6 @@ std::optional<int> local_task_id(spank_t sp) {
     return id;
 }
 
-std::string short_hostname() {
-    char name[256] = {};
-    if (::gethostname(name, sizeof(name) - 1) != 0) return "unknown";
-    std::string host(name);
-    return host.substr(0, host.find('.'));
-}
-
 void tell_user(const std::string& text) {
     std::size_t start = 0;
     while (start < text.size()) {
@@ -102,5 +95,21 @@ int recording_hook(const char* hook, int ac, char** av, const std::function<void
 
 void remember_config(const PluginConfig& config) { g_config = config; }
 const PluginConfig* remembered_config() { return g_config ? &*g_config : nullptr; }
+
+int apply_task_answer(spank_t sp, const TaskAnswer& answer) {
+    for (const auto& line : answer.log_error) log_error(line);
+    for (const auto& line : answer.log_info) log_info(line);
+    for (const auto& text : answer.tell_user) tell_user(text);
+    if (answer.block) return -1;
+    for (const auto& change : answer.env_patch) {
+        const spank_err_t rc = change.value ? spank_setenv(sp, change.name.c_str(), change.value->c_str(), 1)
+                                            : spank_unsetenv(sp, change.name.c_str());
+        if (rc != ESPANK_SUCCESS) {
+            log_error("cannot apply " + change.name + ": " + spank_strerror(rc));
+            return -1;
+        }
+    }
+    return 0;
+}
 
 }  // namespace launchguard::slurm

@@ -14,7 +14,9 @@ extern "C" {
 
 #include "container_placement.h"
 #include "context/launch_context.h"
+#include "decision_log.h"
 #include "plugin_config.h"
+#include "task_service_protocol.h"
 #include "util/phase_times.h"
 
 namespace launchguard::slurm {
@@ -29,7 +31,6 @@ Environment job_environment(spank_t sp);
 
 std::optional<std::uint32_t> item_u32(spank_t sp, spank_item_t item);
 std::optional<int> local_task_id(spank_t sp);
-std::string short_hostname();
 
 // Lines to the user's stderr (slurm_spank_log: ERROR level without prefix,
 // the lowest level slurmstepd forwards to the task's stderr by default).
@@ -46,6 +47,14 @@ void set_requested_user_mode(Mode mode);
 // The --launchguard callback (user_option.cpp): validates the value and
 // records it as the requested mode. Catches everything, as the hooks do.
 int on_user_option(int val, const char* optarg, int remote) noexcept;
+
+// The step's mode: the site's, or the one the user chose with --launchguard
+// when the site allows it; `refusal` says why a choice was not allowed.
+Mode effective_mode(const PluginConfig& config, std::string& refusal);
+
+// Sends a task check's answer (task_check.h) to the slurmd log, the user and
+// the task's environment; -1 when it blocks the task or a change fails.
+int apply_task_answer(spank_t sp, const TaskAnswer& answer);
 
 // The parsed plugstack configuration of this process, remembered by init so
 // that option callbacks can validate against it.

@@ -30,6 +30,17 @@ int judge_user_option(int /*val*/, const char* optarg, int remote) {
 
 }  // namespace
 
+Mode effective_mode(const PluginConfig& config, std::string& refusal) {
+    auto requested = requested_user_mode();
+    if (!requested) return config.mode;
+    if (!user_may_choose(config, *requested)) {
+        refusal = "--launchguard=" + std::string(to_string(*requested)) +
+                  " is not allowed on this cluster (allowed: " + allowed_user_modes(config) + ")";
+        return config.mode;
+    }
+    return *requested;
+}
+
 int on_user_option(int val, const char* optarg, int remote) noexcept {
     try {
         return judge_user_option(val, optarg, remote);

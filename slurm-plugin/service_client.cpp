@@ -1,0 +1,86 @@
+#include "service_client.h"
+
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace launchguard::slurm {
+namespace {
+
+std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+
+bool set_timeouts(int fd, long timeout_s) {
+    const timeval timeout{timeout_s, 0};
+    return ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout) == 0 &&
+           ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout) == 0;
+}
+
+class ClosedAtEnd {
+public:
+    explicit ClosedAtEnd(int fd) : fd_(fd) {}
+    ClosedAtEnd(const ClosedAtEnd&) = delete;
+    ClosedAtEnd& operator=(const ClosedAtEnd&) = delete;
+    ~ClosedAtEnd() { ::close(fd_); }
+
+private:
+    int fd_;
+};
+
+}  // namespace
+
+int connect_task_service(const std::string& socket_path, long timeout_s, std::string& why) noexcept {
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    if (socket_path.size() >= sizeof address.sun_path) {
+        why = "the socket path is longer than a Unix socket's address";
+        return -1;
+    }
+    std::memcpy(address.sun_path, socket_path.c_str(), socket_path.size() + 1);
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        why = errno_text("socket");
+        return -1;
+    }
+    // A Unix socket's connect waits on a full backlog as long as SO_SNDTIMEO says.
+    if (!set_timeouts(fd, timeout_s) ||
+        ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+        why = errno_text(("connect " + socket_path).c_str());
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+Result<TaskAnswer> ask_task_service(int fd, const std::string& bytes) {
+    const ClosedAtEnd closed(fd);
+    std::size_t sent = 0;
+    while (sent < bytes.size()) {
+        const ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return make_error(errno_text("sending the request"));
+        sent += static_cast<std::size_t>(n);
+    }
+    if (::shutdown(fd, SHUT_WR) != 0) return make_error(errno_text("shutdown"));
+    std::string answer;
+    char buffer[4096];  // an answer is a few lines; each stack page touched costs the task a fault
+    for (;;) {
+        const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == ECONNRESET && answer.empty()) break;  // closed unread: no answer either
+        if (n < 0) {
+            return make_error(errno == EAGAIN || errno == EWOULDBLOCK ? std::string("no answer within the timeout")
+                                                                      : errno_text("reading the answer"));
+        }
+        if (n == 0) break;
+        answer.append(buffer, static_cast<std::size_t>(n));
+        if (answer.size() > kMaxTaskAnswerBytes) return make_error("the answer is larger than a task reads");
+    }
+    if (answer.empty()) return make_error("the service closed the connection without an answer");
+    return decode_task_answer(answer);
+}
+
+}  // namespace launchguard::slurm

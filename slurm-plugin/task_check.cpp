@@ -1,0 +1,119 @@
+#include "task_check.h"
+
+#include <memory>
+#include <utility>
+
+#include "decision_log.h"
+#include "pyxis.h"
+#include "rules/rule.h"
+#include "step_node.h"
+
+namespace launchguard::slurm {
+namespace {
+
+// Special step ids from slurm/slurm.h (22.05), not exposed through spank.h.
+constexpr std::uint32_t kBatchStep = 0xfffffffb;        // SLURM_BATCH_SCRIPT
+constexpr std::uint32_t kExternStep = 0xfffffffc;       // SLURM_EXTERN_CONT
+constexpr std::uint32_t kInteractiveStep = 0xfffffffa;  // SLURM_INTERACTIVE_STEP
+
+// The check cannot run: the on-error policy decides, the first task says why.
+TaskAnswer cannot_check(const TaskView& view, const PluginConfig& config, const std::string& reason) {
+    TaskAnswer answer;
+    answer.log_error.push_back(reason);
+    if (view.first_task) answer.tell_user.push_back(reason);
+    answer.block = config.on_error == OnError::block;
+    return answer;
+}
+
+// Frees the object at the end of the check, or never (TaskView::leave_for_exec).
+// A task execs the job's program (or exits) right after task_init, and exec
+// drops the whole address space at once. Freeing the check's objects first
+// would only write to heap pages still shared with slurmstepd, one
+// copy-on-write fault each (several microseconds apiece in a VM), so in a
+// task the largest objects stay where they are.
+template <typename T>
+struct CheckObject {
+    std::unique_ptr<T> object;
+    bool leave = false;
+    ~CheckObject() {
+        if (leave) (void)object.release();
+    }
+};
+
+}  // namespace
+
+std::string step_name(std::optional<std::uint32_t> step) {
+    if (!step) return "?";
+    if (*step == kBatchStep) return "batch";
+    if (*step == kExternStep) return "extern";
+    if (*step == kInteractiveStep) return "interactive";
+    return std::to_string(*step);
+}
+
+TaskAnswer check_task(TaskView view, const Result<Profile>& profile, const PluginConfig& config, PhaseTimes* times) {
+    if (!profile) return cannot_check(view, config, "cannot load profile: " + profile.error().to_string());
+
+    PhaseTimer placement_timer(times, "placement");
+    Placement placement = place_task(view.forked_in, view.now, view.root_directory, view.host, view.env);
+    TaskAnswer answer;
+    if (!placement.warning.empty() && view.first_task) answer.log_error.push_back(placement.warning);
+    placement_timer.stop();
+
+    ProbeOptions probe = node_probe_options(config);
+    probe.root = view.root;
+    probe.pid = view.pid;
+    probe.root_of_pid = view.pid && view.root != "/";
+    probe.environment = std::move(view.env);
+    probe.use_current_process_env = false;
+    probe.node_snapshot = std::move(view.node);
+    if (view.job_nodes) probe.job_nodes = static_cast<int>(*view.job_nodes);
+    probe.timings = times;
+    PhaseTimer context_timer(times, "build_context");
+    CheckObject<Result<LaunchContext>> built{std::make_unique<Result<LaunchContext>>(build_context(std::move(probe))),
+                                             view.leave_for_exec};
+    context_timer.stop();
+    auto& context = *built.object;
+    if (!context) return cannot_check(view, config, "cannot inspect the task: " + context.error().to_string());
+
+    if (placement.runtime) context->runtime = *placement.runtime;
+    context->host = std::move(placement.host);
+    if (context->runtime == Runtime::pyxis) {
+        PyxisOptions pyxis = pyxis_options(context->env.value());
+        if (pyxis.image) {
+            context->container.image = Fact<std::string>::known(*pyxis.image, "--container-image");
+        } else if (view.root_directory) {
+            context->container.image =
+                Fact<std::string>::known("enroot container " + *view.root_directory, "/proc/self/mountinfo");
+        }
+        context->container.requested_mounts = std::move(pyxis.mounts);
+    }
+
+    EvaluationOptions options;
+    options.mode = view.mode;
+    options.scopes = kScopeLive;
+    options.applicable = {RemediationOp::Kind::set_env, RemediationOp::Kind::unset_env};
+    PhaseTimer rules_timer(times, "rules");
+    CheckObject<Report> evaluated{std::make_unique<Report>(evaluate(*context, *profile, options)), view.leave_for_exec};
+    rules_timer.stop();
+    const Report& report = *evaluated.object;
+
+    PhaseTimer report_timer(times, "report");
+    if (view.first_task) {
+        DecisionSite site{"task_init", view.job_id ? std::to_string(*view.job_id) : "?", step_name(view.step_id),
+                          view.node_name};
+        answer.log_info.push_back(decision_line(site, report));
+        if (!report.findings.empty()) answer.tell_user.push_back(user_message(report, context->runtime));
+    }
+    report_timer.stop();
+    if (report.decision == Decision::block) {
+        answer.block = true;
+        return answer;
+    }
+    for (const auto& op : report.patch) {
+        if (op.kind == RemediationOp::Kind::set_env) answer.env_patch.push_back({op.name, op.value});
+        if (op.kind == RemediationOp::Kind::unset_env) answer.env_patch.push_back({op.name, std::nullopt});
+    }
+    return answer;
+}
+
+}  // namespace launchguard::slurm

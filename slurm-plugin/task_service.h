@@ -1,0 +1,59 @@
+// launchguard-task-service: the task check of spank_launchguard.so, run for
+// a Slurm task from outside it, so that neither slurmstepd nor the task loads
+// the checks (docs/slurm.md, "The task service"; docs/design/SLURM_PLUGIN.md).
+//
+// The task connects as root in task_init_privileged and asks in task_init,
+// after pyxis moved it into its container, and waits for the answer. The
+// service then sees the task as task_init would: its filesystem through
+// /proc/PID/root, its CPU mask, limits and capabilities in /proc/PID, its
+// mount namespace and root mount, the environment the request carries; and
+// it reads the task's files with the task's user and groups, so that a file
+// the user cannot read is unreadable to the check too. The profile and the
+// node's facts stay loaded between requests: that is what the service is for.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "plugin_config.h"
+#include "probe/context_builder.h"
+#include "profile/profile.h"
+#include "task_service_protocol.h"
+#include "util/phase_times.h"
+
+namespace launchguard::slurm {
+
+class TaskService {
+public:
+    // `proc_root`: where the tasks' /proc/PID directories are (tests give a
+    // fixture only for what they read; the files go through PID's root).
+    explicit TaskService(std::string proc_root = "/proc") : proc_root_(std::move(proc_root)) {}
+
+    // Answers the request of task `pid`. Never throws: what cannot be done
+    // is an answer that says why, blocking as the request's on-error says.
+    TaskAnswer serve(const TaskRequest& request, int pid) noexcept;
+
+private:
+    struct NodeRead {
+        std::string key;  // what it was read under (node_probe_options)
+        std::chrono::steady_clock::time_point read_at;
+        std::optional<NodeSnapshot> snapshot;
+    };
+
+    TaskAnswer check(const TaskRequest& request, int pid, const PluginConfig& config, PhaseTimes* times);
+    std::shared_ptr<const Result<Profile>> profile(const std::string& name_or_path);
+    std::optional<NodeSnapshot> node_snapshot(const PluginConfig& config);
+
+    std::string proc_root_;
+    // One check at a time: the checks' code was written for one task per
+    // process, and a node starts few tasks at once (docs/performance.md).
+    std::mutex mutex_;
+    std::map<std::string, std::shared_ptr<const Result<Profile>>> profiles_;
+    std::optional<NodeRead> node_;
+};
+
+}  // namespace launchguard::slurm

@@ -1,0 +1,96 @@
+// What a task sends launchguard-task-service and what it gets back
+// (docs/design/SLURM_PLUGIN.md, "The task service"). Pure C++ with no Slurm
+// dependency: the small plugin encodes requests and decodes answers, the
+// service the other way round, and both are unit-tested here
+// (tests/unit/slurm_plugin/).
+//
+// On the wire, a message is a header and key/value records, every field
+// ended by a NUL byte, and an "end" record last:
+//
+//   launchguard-task/1 \0 mode \0 enforce \0 env \0 NCCL_DEBUG=WARN \0 ... end \0 \0
+//
+// NUL is the one byte no argument, environment entry or message can hold (as
+// in /proc/PID/environ), so nothing needs escaping, and the small plugin that
+// srun loads on every launch carries no JSON library for it. A message cut
+// short has no "end" record and is refused as a whole.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mount_namespace.h"
+#include "context/launch_context.h"
+#include "finding/mode.h"
+#include "util/error.h"
+
+namespace launchguard::slurm {
+
+// The largest request the service reads: a job environment is bounded by
+// the kernel's ARG_MAX for exec (2 MiB by default), twice for the host's copy.
+inline constexpr std::size_t kMaxTaskRequestBytes = 8U << 20;
+inline constexpr std::size_t kMaxTaskAnswerBytes = 4U << 20;
+
+struct TaskRequest {
+    std::vector<std::string> plugin_args;  // the plugstack line's arguments, as the plugin got them
+    Mode mode = Mode::enforce;             // the step's mode: the site's, or the --launchguard it allows
+    Environment env;                       // the task's environment as slurmstepd will exec it
+    // The job's environment as user_init saw it on the host, before pyxis
+    // merged the image's (HostSide); absent when user_init kept none.
+    std::optional<Environment> host_env;
+    // The task's mount namespace in task_init_privileged, before any
+    // plugin's task_init moved it (container_placement.h).
+    std::optional<MountNamespace> forked_namespace;
+    std::optional<std::uint32_t> job_id;
+    std::optional<std::uint32_t> step_id;
+    std::optional<std::uint32_t> job_nodes;
+    bool first_task = false;  // local task 0: the one that logs and tells the user
+};
+
+struct TaskEnvChange {
+    std::string name;
+    std::optional<std::string> value;  // nullopt: unset
+    friend bool operator==(const TaskEnvChange&, const TaskEnvChange&) = default;
+};
+
+struct TaskAnswer {
+    bool block = false;                    // fail the task (slurm_spank_task_init returns -1)
+    std::vector<std::string> log_info;     // lines for the slurmd log
+    std::vector<std::string> log_error;    // error lines for the slurmd log
+    std::vector<std::string> tell_user;    // lines for the user's stderr
+    std::vector<TaskEnvChange> env_patch;  // applied in order before exec
+};
+
+// Writes a request field by field into one buffer. The task's side uses it
+// over Slurm's own arrays (the plugstack arguments, the job's environment),
+// so that a freshly forked task allocates once instead of once per entry:
+// each new heap page costs a task a page fault (docs/performance.md).
+class TaskRequestWriter {
+public:
+    explicit TaskRequestWriter(std::size_t expected_bytes = 0);
+    void plugin_arg(std::string_view arg) { record("arg", arg); }
+    void mode(Mode mode);
+    void env_entry(std::string_view name_equals_value) { record("env", name_equals_value); }
+    // The host's environment was kept (even if it is empty), then its entries.
+    void host_env_kept() { record("host-env-kept", "1"); }
+    void host_env_entry(std::string_view name_equals_value) { record("host-env", name_equals_value); }
+    void forked_namespace(const MountNamespace& ns);
+    void number(std::string_view key, std::uint32_t value);  // "job", "step", "nodes"
+    void first_task(bool first) { record("first-task", first ? "1" : "0"); }
+    std::string finish() &&;
+
+private:
+    void record(std::string_view key, std::string_view value);
+    void field(std::string_view text);
+    std::string bytes_;
+};
+
+std::string encode_task_request(const TaskRequest& request);
+Result<TaskRequest> decode_task_request(std::string_view bytes);
+std::string encode_task_answer(const TaskAnswer& answer);
+Result<TaskAnswer> decode_task_answer(std::string_view bytes);
+
+}  // namespace launchguard::slurm

@@ -1,0 +1,123 @@
+#include "task_service_protocol.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace launchguard::slurm {
+namespace {
+
+using namespace std::string_literals;
+
+TaskRequest full_request() {
+    TaskRequest request;
+    request.plugin_args = {"profile=default", "mode=enforce", "service=/run/launchguard/task.sock"};
+    request.mode = Mode::patch;
+    request.env = {{"NCCL_IB_HCA", "=mlx5_0,mlx5_1"}, {"EMPTY", ""}, {"WITH_EQUALS", "a=b=c"}};
+    request.host_env = Environment{{"NCCL_TOPO_FILE", "/opt/topo.xml"}};
+    request.forked_namespace = MountNamespace{4, 4026531841};
+    request.job_id = 17;
+    request.step_id = 0xfffffffb;
+    request.job_nodes = 2;
+    request.first_task = true;
+    return request;
+}
+
+TEST(TaskServiceProtocol, ARequestSurvivesTheRoundTrip) {
+    const TaskRequest sent = full_request();
+    auto got = decode_task_request(encode_task_request(sent));
+    ASSERT_TRUE(got) << got.error().to_string();
+    EXPECT_EQ(got->plugin_args, sent.plugin_args);
+    EXPECT_EQ(got->mode, Mode::patch);
+    EXPECT_EQ(got->env, sent.env);
+    EXPECT_EQ(got->host_env, sent.host_env);
+    EXPECT_EQ(got->forked_namespace, sent.forked_namespace);
+    EXPECT_EQ(got->job_id, 17U);
+    EXPECT_EQ(got->step_id, 0xfffffffbU);
+    EXPECT_EQ(got->job_nodes, 2U);
+    EXPECT_TRUE(got->first_task);
+}
+
+TEST(TaskServiceProtocol, AnEmptyHostEnvironmentIsKeptApartFromNone) {
+    TaskRequest sent;
+    sent.host_env = Environment{};
+    auto got = decode_task_request(encode_task_request(sent));
+    ASSERT_TRUE(got);
+    ASSERT_TRUE(got->host_env);
+    EXPECT_TRUE(got->host_env->empty());
+    sent.host_env.reset();
+    got = decode_task_request(encode_task_request(sent));
+    ASSERT_TRUE(got);
+    EXPECT_FALSE(got->host_env);
+    EXPECT_FALSE(got->forked_namespace);
+    EXPECT_FALSE(got->job_id);
+}
+
+TEST(TaskServiceProtocol, AnAnswerSurvivesTheRoundTrip) {
+    TaskAnswer sent;
+    sent.block = true;
+    sent.log_info = {"launchguard: decision hook=task_init"};
+    sent.log_error = {"placement warning"};
+    sent.tell_user = {"launchguard: BLOCK topo.file-missing: ...\nlaunchguard: profile x: launch blocked"};
+    sent.env_patch = {{"NCCL_IB_QPS_PER_CONNECTION", "4"}, {"NCCL_DEBUG", std::nullopt}, {"EMPTY", ""}};
+    auto got = decode_task_answer(encode_task_answer(sent));
+    ASSERT_TRUE(got) << got.error().to_string();
+    EXPECT_TRUE(got->block);
+    EXPECT_EQ(got->log_info, sent.log_info);
+    EXPECT_EQ(got->log_error, sent.log_error);
+    EXPECT_EQ(got->tell_user, sent.tell_user);
+    EXPECT_EQ(got->env_patch, sent.env_patch);
+}
+
+TEST(TaskServiceProtocol, ANulInsideAValueEndsIt) {
+    TaskRequest sent;
+    sent.env = {{"A", "before\0after"s}};
+    auto got = decode_task_request(encode_task_request(sent));
+    ASSERT_TRUE(got) << got.error().to_string();
+    EXPECT_EQ(got->env.at("A"), "before");
+}
+
+// Each malformed request is refused as a whole, with the field at fault.
+void expect_refused(const std::string& bytes, const std::string& field, const std::string& words) {
+    auto got = decode_task_request(bytes);
+    ASSERT_FALSE(got) << "accepted: " << bytes;
+    EXPECT_EQ(got.error().field, field) << got.error().to_string();
+    EXPECT_NE(got.error().message.find(words), std::string::npos) << got.error().to_string();
+}
+
+TEST(TaskServiceProtocol, MalformedRequestsAreRefusedWithTheReason) {
+    const std::string header = "launchguard-task/1\0"s;
+    const std::string mode = "mode\0enforce\0"s;
+    const std::string end = "end\0\0"s;
+    expect_refused("", "request", "does not start with");
+    expect_refused("launchguard-answer/1\0end\0\0"s, "request", "does not start with");
+    expect_refused(header + mode, "request", "cut short");
+    expect_refused(header + mode + "end\0"s, "request", "has no value");
+    expect_refused(header + mode + "end"s, "request", "not ended by a NUL");
+    expect_refused(header + end + mode + end, "request", "after its \"end\"");
+    expect_refused(header + mode + "colour\0red\0"s + end, "colour", "not a field");
+    expect_refused(header + "mode\0loud\0"s + end, "mode", "not a mode");
+    expect_refused(header + end, "mode", "missing");
+    expect_refused(header + mode + "job\0-1\0"s + end, "job", "not a number");
+    expect_refused(header + mode + "nodes\0 2\0"s + end, "nodes", "not a number");
+    expect_refused(header + mode + "step\0"s + "99999999999\0"s + end, "step", "not a number");
+    expect_refused(header + mode + "forked-ns\0"s + "12\0"s + end, "forked-ns", "DEVICE:INODE");
+    expect_refused(header + mode + "env\0NOEQUALS\0"s + end, "env", "NAME=VALUE");
+    expect_refused(header + mode + "env\0=value\0"s + end, "env", "NAME=VALUE");
+    expect_refused(header + mode + "first-task\0yes\0"s + end, "first-task", "neither");
+    expect_refused(header + mode + std::string(kMaxTaskRequestBytes, 'x'), "request", "larger");
+}
+
+TEST(TaskServiceProtocol, MalformedAnswersAreRefused) {
+    const std::string header = "launchguard-answer/1\0"s;
+    const std::string end = "end\0\0"s;
+    EXPECT_FALSE(decode_task_answer(header + end));  // no decision
+    EXPECT_FALSE(decode_task_answer(header + "decision\0maybe\0"s + end));
+    EXPECT_FALSE(decode_task_answer(header + "decision\0allow\0setenv\0NOVALUE\0"s + end));
+    EXPECT_FALSE(decode_task_answer(header + "decision\0allow\0unsetenv\0\0"s + end));
+    EXPECT_FALSE(decode_task_answer(header + "decision\0allow\0"s));  // cut short
+    EXPECT_TRUE(decode_task_answer(header + "decision\0allow\0"s + end));
+}
+
+}  // namespace
+}  // namespace launchguard::slurm

@@ -1,0 +1,195 @@
+#include "task_service.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "service_client.h"
+
+namespace launchguard::slurm {
+namespace {
+
+// The fixture node of the Slurm tests: its topology and sysfs, not this machine's.
+TaskRequest fixture_request(Environment env) {
+    TaskRequest request;
+    request.plugin_args = {"profile=default", "hwloc-xml=" LAUNCHGUARD_FIXTURES "/hwloc/32em64t-2n8c2t-pci-normalio.xml",
+                           "sysfs-root=" LAUNCHGUARD_FIXTURES "/sysfs/kvm-guest-2n", "node-facts-max-age=0"};
+    request.mode = Mode::enforce;
+    request.env = std::move(env);
+    request.job_id = 7;
+    request.step_id = 0;
+    request.first_task = true;
+    return request;
+}
+
+std::string told(const TaskAnswer& answer) {
+    std::string all;
+    for (const auto& text : answer.tell_user) all += text + "\n";
+    return all;
+}
+
+TEST(TaskService, ChecksTheTaskWithTheEnvironmentItWasSent) {
+    TaskService service;
+    const TaskAnswer blocked = service.serve(fixture_request({{"NCCL_TOPO_FILE", "/nonexistent/topo.xml"}}), ::getpid());
+    EXPECT_TRUE(blocked.block) << told(blocked);
+    EXPECT_NE(told(blocked).find("BLOCK topo.file-missing"), std::string::npos) << told(blocked);
+    ASSERT_EQ(blocked.log_info.size(), 1U);
+    EXPECT_NE(blocked.log_info[0].find("decision hook=task_init job=7 step=0"), std::string::npos);
+    EXPECT_NE(blocked.log_info[0].find("blocked=topo.file-missing"), std::string::npos) << blocked.log_info[0];
+
+    // The same service again, without the variable: the node read before is
+    // not what blocked.
+    const TaskAnswer second = service.serve(fixture_request({}), ::getpid());
+    EXPECT_EQ(told(second).find("topo.file-missing"), std::string::npos) << told(second);
+}
+
+TEST(TaskService, OnlyTheFirstTaskLogsAndTells) {
+    TaskService service;
+    TaskRequest request = fixture_request({{"NCCL_TOPO_FILE", "/nonexistent/topo.xml"}});
+    request.first_task = false;
+    const TaskAnswer answer = service.serve(request, ::getpid());
+    EXPECT_TRUE(answer.block);
+    EXPECT_TRUE(answer.tell_user.empty());
+    EXPECT_TRUE(answer.log_info.empty());
+}
+
+// A site profile as a YAML file, which the service reads as the CLI does:
+// net.qps-low asks for 4 queue pairs at 512 GPUs on the fixture's 100 Gb/s link.
+std::string site_profile() {
+    const auto path = std::filesystem::temp_directory_path() / ("lg-service-profile-" + std::to_string(::getpid()) + ".yaml");
+    std::ofstream(path) << "name: site\n"
+                           "nccl:\n"
+                           "  qps_per_connection:\n"
+                           "    min: 4\n"
+                           "    min_total_gpus: 512\n"
+                           "    min_link_gbps: 100\n";
+    return path.string();
+}
+
+TEST(TaskService, PatchModeAnswersTheChangesToMake) {
+    TaskService service;
+    TaskRequest request = fixture_request({{"SLURM_GPUS", "512"}});
+    const std::string profile = site_profile();
+    request.plugin_args[0] = "profile=" + profile;
+    request.mode = Mode::patch;
+    const TaskAnswer answer = service.serve(request, ::getpid());
+    EXPECT_FALSE(answer.block) << told(answer);
+    bool qps = false;
+    for (const auto& change : answer.env_patch) qps |= change.name == "NCCL_IB_QPS_PER_CONNECTION" && change.value;
+    EXPECT_TRUE(qps) << told(answer);
+    std::filesystem::remove(profile);
+}
+
+TEST(TaskService, ATaskThatIsGoneIsAnAnswerAsOnErrorSays) {
+    TaskService service;
+    TaskRequest request = fixture_request({});
+    const TaskAnswer allowed = service.serve(request, 0x7ffffffe);
+    EXPECT_FALSE(allowed.block);
+    ASSERT_EQ(allowed.tell_user.size(), 1U);
+    EXPECT_NE(allowed.tell_user[0].find("cannot read the task's ids"), std::string::npos) << allowed.tell_user[0];
+    request.plugin_args.push_back("on-error=block");
+    EXPECT_TRUE(service.serve(request, 0x7ffffffe).block);
+}
+
+TEST(TaskService, ABadPlugstackLineIsReportedNotBlocked) {
+    TaskService service;
+    TaskRequest request = fixture_request({});
+    request.plugin_args.push_back("colour=red");
+    const TaskAnswer answer = service.serve(request, ::getpid());
+    EXPECT_FALSE(answer.block);
+    ASSERT_EQ(answer.log_error.size(), 1U);
+    EXPECT_NE(answer.log_error[0].find("colour=red"), std::string::npos) << answer.log_error[0];
+}
+
+// A listening socket in a temporary directory that answers nothing.
+class SilentListener {
+public:
+    SilentListener() {
+        dir_ = std::filesystem::temp_directory_path() / ("lg-service-test-" + std::to_string(::getpid()));
+        std::filesystem::create_directories(dir_);
+        path_ = (dir_ / "task.sock").string();
+        sockaddr_un address{};
+        address.sun_family = AF_UNIX;
+        std::strncpy(address.sun_path, path_.c_str(), sizeof address.sun_path - 1);
+        fd_ = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+        EXPECT_EQ(::listen(fd_, 4), 0);
+    }
+    ~SilentListener() {
+        ::close(fd_);
+        std::filesystem::remove_all(dir_);
+    }
+    const std::string& path() const { return path_; }
+    int fd() const { return fd_; }
+
+private:
+    std::filesystem::path dir_;
+    std::string path_;
+    int fd_ = -1;
+};
+
+TEST(ServiceClient, NamesTheSocketItCannotReach) {
+    std::string why;
+    EXPECT_EQ(connect_task_service("/nonexistent/launchguard/task.sock", 1, why), -1);
+    EXPECT_NE(why.find("/nonexistent/launchguard/task.sock"), std::string::npos) << why;
+}
+
+TEST(ServiceClient, AServiceThatNeverAnswersTimesOut) {
+    SilentListener listener;
+    std::string why;
+    const int fd = connect_task_service(listener.path(), 1, why);
+    ASSERT_GE(fd, 0) << why;
+    const auto start = std::chrono::steady_clock::now();
+    auto answer = ask_task_service(fd, encode_task_request(fixture_request({})));
+    ASSERT_FALSE(answer);
+    EXPECT_NE(answer.error().message.find("no answer within the timeout"), std::string::npos)
+        << answer.error().to_string();
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+TEST(ServiceClient, AConnectionClosedWithoutAnAnswerIsAnError) {
+    SilentListener listener;
+    std::string why;
+    const int fd = connect_task_service(listener.path(), 5, why);
+    ASSERT_GE(fd, 0) << why;
+    std::thread closer([&] { ::close(::accept(listener.fd(), nullptr, nullptr)); });
+    auto answer = ask_task_service(fd, encode_task_request(fixture_request({})));
+    closer.join();
+    ASSERT_FALSE(answer);
+    EXPECT_NE(answer.error().message.find("without an answer"), std::string::npos) << answer.error().to_string();
+}
+
+TEST(ServiceClient, DecodesWhatTheServiceAnswers) {
+    SilentListener listener;
+    std::string why;
+    const int fd = connect_task_service(listener.path(), 5, why);
+    ASSERT_GE(fd, 0) << why;
+    TaskAnswer sent;
+    sent.block = true;
+    sent.tell_user = {"told"};
+    std::thread server([&] {
+        const int connection = ::accept(listener.fd(), nullptr, nullptr);
+        char buffer[4096];
+        while (::read(connection, buffer, sizeof buffer) > 0) {
+        }
+        const std::string bytes = encode_task_answer(sent);
+        EXPECT_EQ(::write(connection, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+        ::close(connection);
+    });
+    auto answer = ask_task_service(fd, encode_task_request(fixture_request({})));
+    server.join();
+    ASSERT_TRUE(answer) << answer.error().to_string();
+    EXPECT_TRUE(answer->block);
+    EXPECT_EQ(answer->tell_user, sent.tell_user);
+}
+
+}  // namespace
+}  // namespace launchguard::slurm
