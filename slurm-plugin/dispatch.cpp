@@ -8,7 +8,9 @@
 // runtime linked in and hidden. In slurmstepd and slurmd it loads
 // spank_launchguard_core.so (core_loader.h) and hands it the hooks; in
 // slurmstepd the load runs while the step is set up, and the first hook that
-// needs the core waits for it and replays init and --launchguard.
+// needs the core waits for it and replays init and --launchguard. With
+// service= the step's tasks ask launchguard-task-service instead, and
+// slurmstepd loads no core (service_client.h, task_service.h).
 extern "C" {
 #include <slurm/spank.h>
 }
