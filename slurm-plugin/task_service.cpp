@@ -1,5 +1,6 @@
 #include "task_service.h"
 
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -126,9 +127,21 @@ TaskAnswer refusal(const std::string& reason, bool first_task, bool block) {
 }  // namespace
 
 std::shared_ptr<const Result<Profile>> TaskService::profile(const std::string& name_or_path) {
+    // A site profile is a file the operator may change: read it again when
+    // its modification time or size did (one stat per task), as each step
+    // reads it afresh without the service. Embedded profiles never change.
+    std::optional<FileStamp> stamp;
+    if (!name_or_path.empty() && name_or_path.front() == '/') {
+        struct stat st {};
+        if (::stat(name_or_path.c_str(), &st) == 0)
+            stamp = FileStamp{st.st_mtim.tv_sec, st.st_mtim.tv_nsec, static_cast<std::int64_t>(st.st_size)};
+    }
     auto& loaded = profiles_[name_or_path];
-    if (!loaded) loaded = std::make_shared<const Result<Profile>>(load_profile(name_or_path));
-    return loaded;
+    if (!loaded.profile || !*loaded.profile || loaded.stamp != stamp) {
+        loaded.profile = std::make_shared<const Result<Profile>>(load_profile(name_or_path));
+        loaded.stamp = stamp;
+    }
+    return loaded.profile;
 }
 
 std::optional<NodeSnapshot> TaskService::node_snapshot(const PluginConfig& config) {
@@ -170,8 +183,9 @@ TaskAnswer TaskService::check(const TaskRequest& request, int pid, const PluginC
     // environment from before pyxis, and the service's own "/".
     std::optional<HostSide> host;
     if (request.host_env) {
-        host = HostSide{*request.host_env, std::make_shared<RootedFileView>(
-                                               "/", "host filesystem of " + short_hostname() + " (seen by the task service)")};
+        host =
+            HostSide{*request.host_env, std::make_shared<RootedFileView>("/", "host filesystem of " + short_hostname() +
+                                                                                  " (seen by the task service)")};
         view.host = &*host;
     }
     gather_timer.stop();
@@ -184,10 +198,11 @@ TaskAnswer TaskService::check(const TaskRequest& request, int pid, const PluginC
     view.first_task = request.first_task;
     if (request.first_task) view.node_name = short_hostname();
 
+    // The site's profile as the service, before it takes the task's user.
+    const auto loaded = profile(config.profile);
     std::optional<TaskFileAccess> access;
     if (auto failed = TaskFileAccess::adopt(*ids, access))
         return refusal(*failed, request.first_task, config.on_error == OnError::block);
-    const auto loaded = profile(config.profile);
     return check_task(std::move(view), *loaded, config, times);
 }
 

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -52,7 +53,17 @@ private:
     // One check at a time: the checks' code was written for one task per
     // process, and a node starts few tasks at once (docs/performance.md).
     std::mutex mutex_;
-    std::map<std::string, std::shared_ptr<const Result<Profile>>> profiles_;
+    struct FileStamp {
+        std::int64_t seconds = 0;
+        std::int64_t nanoseconds = 0;
+        std::int64_t size = 0;
+        friend bool operator==(const FileStamp&, const FileStamp&) = default;
+    };
+    struct LoadedProfile {
+        std::shared_ptr<const Result<Profile>> profile;
+        std::optional<FileStamp> stamp;  // a file's, when read; none for an embedded name
+    };
+    std::map<std::string, LoadedProfile> profiles_;
     std::optional<NodeRead> node_;
 };
 

@@ -22,9 +22,9 @@
 #include <string_view>
 #include <vector>
 
-#include "mount_namespace.h"
 #include "context/launch_context.h"
 #include "finding/mode.h"
+#include "mount_namespace.h"
 #include "util/error.h"
 
 namespace launchguard::slurm {

@@ -20,7 +20,8 @@ namespace {
 // The fixture node of the Slurm tests: its topology and sysfs, not this machine's.
 TaskRequest fixture_request(Environment env) {
     TaskRequest request;
-    request.plugin_args = {"profile=default", "hwloc-xml=" LAUNCHGUARD_FIXTURES "/hwloc/32em64t-2n8c2t-pci-normalio.xml",
+    request.plugin_args = {"profile=default",
+                           "hwloc-xml=" LAUNCHGUARD_FIXTURES "/hwloc/32em64t-2n8c2t-pci-normalio.xml",
                            "sysfs-root=" LAUNCHGUARD_FIXTURES "/sysfs/kvm-guest-2n", "node-facts-max-age=0"};
     request.mode = Mode::enforce;
     request.env = std::move(env);
@@ -38,7 +39,8 @@ std::string told(const TaskAnswer& answer) {
 
 TEST(TaskService, ChecksTheTaskWithTheEnvironmentItWasSent) {
     TaskService service;
-    const TaskAnswer blocked = service.serve(fixture_request({{"NCCL_TOPO_FILE", "/nonexistent/topo.xml"}}), ::getpid());
+    const TaskAnswer blocked =
+        service.serve(fixture_request({{"NCCL_TOPO_FILE", "/nonexistent/topo.xml"}}), ::getpid());
     EXPECT_TRUE(blocked.block) << told(blocked);
     EXPECT_NE(told(blocked).find("BLOCK topo.file-missing"), std::string::npos) << told(blocked);
     ASSERT_EQ(blocked.log_info.size(), 1U);
@@ -64,7 +66,8 @@ TEST(TaskService, OnlyTheFirstTaskLogsAndTells) {
 // A site profile as a YAML file, which the service reads as the CLI does:
 // net.qps-low asks for 4 queue pairs at 512 GPUs on the fixture's 100 Gb/s link.
 std::string site_profile() {
-    const auto path = std::filesystem::temp_directory_path() / ("lg-service-profile-" + std::to_string(::getpid()) + ".yaml");
+    const auto path =
+        std::filesystem::temp_directory_path() / ("lg-service-profile-" + std::to_string(::getpid()) + ".yaml");
     std::ofstream(path) << "name: site\n"
                            "nccl:\n"
                            "  qps_per_connection:\n"
@@ -85,6 +88,21 @@ TEST(TaskService, PatchModeAnswersTheChangesToMake) {
     bool qps = false;
     for (const auto& change : answer.env_patch) qps |= change.name == "NCCL_IB_QPS_PER_CONNECTION" && change.value;
     EXPECT_TRUE(qps) << told(answer);
+    std::filesystem::remove(profile);
+}
+
+TEST(TaskService, ASiteProfileThatChangesIsReadAgain) {
+    TaskService service;
+    TaskRequest request = fixture_request({{"SLURM_GPUS", "512"}});
+    const std::string profile = site_profile();
+    request.plugin_args[0] = "profile=" + profile;
+    request.mode = Mode::patch;
+    EXPECT_FALSE(service.serve(request, ::getpid()).env_patch.empty());
+    // The operator drops the requirement: the next task is not patched.
+    std::ofstream(profile, std::ios::trunc) << "name: site\n";
+    std::filesystem::last_write_time(profile, std::filesystem::last_write_time(profile) + std::chrono::seconds(5));
+    const TaskAnswer after = service.serve(request, ::getpid());
+    EXPECT_TRUE(after.env_patch.empty()) << told(after);
     std::filesystem::remove(profile);
 }
 
