@@ -178,11 +178,31 @@ TEST(ServiceClient, AConnectionClosedWithoutAnAnswerIsAnError) {
     std::string why;
     const int fd = connect_task_service(listener.path(), 5, why);
     ASSERT_GE(fd, 0) << why;
-    std::thread closer([&] { ::close(::accept(listener.fd(), nullptr, nullptr)); });
+    // Reads the whole request, then closes without a word.
+    std::thread closer([&] {
+        const int connection = ::accept(listener.fd(), nullptr, nullptr);
+        char buffer[4096];
+        while (::read(connection, buffer, sizeof buffer) > 0) {
+        }
+        ::close(connection);
+    });
     auto answer = ask_task_service(fd, encode_task_request(fixture_request({})));
     closer.join();
     ASSERT_FALSE(answer);
     EXPECT_NE(answer.error().message.find("without an answer"), std::string::npos) << answer.error().to_string();
+}
+
+TEST(ServiceClient, AConnectionClosedBeforeTheRequestIsAnError) {
+    SilentListener listener;
+    std::string why;
+    const int fd = connect_task_service(listener.path(), 5, why);
+    ASSERT_GE(fd, 0) << why;
+    // Whether the close comes before or during the send (a broken pipe or a
+    // reset) or after it (no answer) depends on scheduling: never an answer.
+    std::thread closer([&] { ::close(::accept(listener.fd(), nullptr, nullptr)); });
+    auto answer = ask_task_service(fd, encode_task_request(fixture_request({})));
+    closer.join();
+    EXPECT_FALSE(answer);
 }
 
 TEST(ServiceClient, DecodesWhatTheServiceAnswers) {
