@@ -60,8 +60,11 @@ state=$(mktemp -d "${LG_SLURM_TMPDIR:-/tmp}/lgslurm.XXXXXX") || fatal "mktemp fa
 chmod 0755 "$state"
 plugstack="$state/plugstack.conf"
 
+svc_pid=""
 cleanup() {
   local rc=$?
+  # The task service of section 12, when a failure ended the script before it stopped it.
+  [ -n "$svc_pid" ] && kill "$svc_pid" 2>/dev/null
   "$cluster" stop "$state" >/dev/null 2>&1 || true
   if [ "$fails" -eq 0 ] && [ "$rc" -eq 0 ] && [ -z "${LG_SLURM_KEEP:-}" ]; then
     rm -rf "$state"
@@ -839,7 +842,7 @@ else
   fail "service: malformed request"; show out err "$svc_log"
 fi
 # A service that is gone: the step checks in slurmstepd, as without service=.
-kill "$svc_pid"; wait "$svc_pid" 2>/dev/null
+kill "$svc_pid"; wait "$svc_pid" 2>/dev/null; svc_pid=""
 mark
 as_user srun -N1 -n1 "$missing_env" bash -c "$task_core_maps" >out 2>err; rc=$?
 if [ "$rc" -eq 1 ] && grep -q '^launchguard: BLOCK topo.file-missing' err \
