@@ -2,8 +2,6 @@
 // through which spank_launchguard.so (dispatch.cpp) and
 // spank_launchguard_prolog.so (prolog_dispatch.cpp) hand it the hooks that
 // need the checks. Slurm never loads this file itself.
-#include <sys/resource.h>
-
 #include <chrono>
 #include <string>
 
@@ -53,13 +51,6 @@ int core_task_init_privileged(spank_t sp, int ac, char** av) {
         // As root, once per step (each task holds the same copy).
         if (local_task_id(sp) == 0) save_prepared_node_facts(config);
     });
-}
-
-// The calling process's page faults so far: a forked task counts from its
-// fork. In a VM each costs several microseconds (docs/performance.md).
-long process_page_faults() {
-    struct rusage usage {};
-    return ::getrusage(RUSAGE_SELF, &usage) == 0 ? usage.ru_minflt + usage.ru_majflt : -1;
 }
 
 int core_task_init(spank_t sp, int ac, char** av) {

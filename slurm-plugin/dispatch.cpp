@@ -15,7 +15,6 @@ extern "C" {
 #include <slurm/spank.h>
 }
 
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -161,12 +160,6 @@ int service_failed(spank_t sp, const PluginConfig& config, const std::string& wh
     return config.on_error == OnError::block ? -1 : 0;
 }
 
-// The calling process's page faults so far: a forked task counts from its fork.
-long process_page_faults() {
-    struct rusage usage {};
-    return ::getrusage(RUSAGE_SELF, &usage) == 0 ? usage.ru_minflt + usage.ru_majflt : -1;
-}
-
 // The job's environment as Slurm keeps it: NAME=VALUE entries.
 char** job_env_array(spank_t sp) {
     char** env = nullptr;
@@ -178,15 +171,14 @@ char** job_env_array(spank_t sp) {
 // freshly forked task pays a page fault for each heap page it writes.
 int check_task_via_service(spank_t sp, int ac, char** av, const PluginConfig& config) {
     const int fd = std::exchange(g_service_fd, -1);
-    std::string refusal;
-    const Mode mode = effective_mode(config, refusal);
-    const bool first_task = local_task_id(sp).value_or(0) == 0;
-    if (!refusal.empty() || mode == Mode::off) {
+    int rc = 0;
+    const std::optional<Mode> mode = task_mode(sp, config, rc);
+    if (!mode) {
         if (fd >= 0) ::close(fd);
-        if (refusal.empty()) return 0;
-        if (first_task) tell_user(refusal);
-        return -1;
+        return rc;
     }
+    const int task_id = local_task_id(sp).value_or(0);
+    const bool first_task = task_id == 0;
     if (fd < 0) return service_failed(sp, config, g_service_error);
     PhaseTimes times;
     PhaseTimes* timed = config.timing ? &times : nullptr;
@@ -199,7 +191,7 @@ int check_task_via_service(spank_t sp, int ac, char** av, const PluginConfig& co
     for (int i = 0; i < ac; ++i) {
         if (av[i] != nullptr) request.plugin_arg(av[i]);
     }
-    request.mode(mode);
+    request.mode(*mode);
     for (char** entry = env; entry != nullptr && *entry != nullptr; ++entry) request.env_entry(*entry);
     if (g_host_env) {
         request.host_env_kept();
@@ -217,12 +209,12 @@ int check_task_via_service(spank_t sp, int ac, char** av, const PluginConfig& co
     answer_timer.stop();
     if (!answer) return service_failed(sp, config, answer.error().to_string());
     PhaseTimer apply_timer(timed, "apply");
-    const int rc = apply_task_answer(sp, *answer);
+    rc = apply_task_answer(sp, *answer);
     apply_timer.stop();
     if (timed != nullptr) {
         const long faults = process_page_faults();
-        log_info("timing task_init task " + std::to_string(local_task_id(sp).value_or(-1)) +
-                 " (task service): " + times.to_string() + " faults since fork " + std::to_string(faults));
+        log_info("timing task_init task " + std::to_string(task_id) + " (task service): " + times.to_string() +
+                 " faults since fork " + std::to_string(faults));
     }
     return rc;
 }

@@ -1,5 +1,6 @@
 #include "spank_glue.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -95,6 +96,11 @@ int recording_hook(const char* hook, int ac, char** av, const std::function<void
 
 void remember_config(const PluginConfig& config) { g_config = config; }
 const PluginConfig* remembered_config() { return g_config ? &*g_config : nullptr; }
+
+long process_page_faults() {
+    struct rusage usage {};
+    return ::getrusage(RUSAGE_SELF, &usage) == 0 ? usage.ru_minflt + usage.ru_majflt : -1;
+}
 
 int apply_task_answer(spank_t sp, const TaskAnswer& answer) {
     for (const auto& line : answer.log_error) log_error(line);

@@ -48,9 +48,16 @@ void set_requested_user_mode(Mode mode);
 // records it as the requested mode. Catches everything, as the hooks do.
 int on_user_option(int val, const char* optarg, int remote) noexcept;
 
-// The step's mode: the site's, or the one the user chose with --launchguard
-// when the site allows it; `refusal` says why a choice was not allowed.
-Mode effective_mode(const PluginConfig& config, std::string& refusal);
+// The mode task_init checks this task in: the site's, or the one the user
+// chose with --launchguard when the site allows it. nullopt: the task is not
+// checked, and `rc` is what task_init returns: 0 in mode off, -1 for a mode
+// the site does not allow (the first task has told the user why).
+std::optional<Mode> task_mode(spank_t sp, const PluginConfig& config, int& rc);
+
+// The calling process's page faults so far, for timing=1: a forked task
+// counts from its fork. In a VM each costs several microseconds
+// (docs/performance.md).
+long process_page_faults();
 
 // Sends a task check's answer (task_check.h) to the slurmd log, the user and
 // the task's environment; -1 when it blocks the task or a change fails.

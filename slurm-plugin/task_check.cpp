@@ -16,15 +16,6 @@ constexpr std::uint32_t kBatchStep = 0xfffffffb;        // SLURM_BATCH_SCRIPT
 constexpr std::uint32_t kExternStep = 0xfffffffc;       // SLURM_EXTERN_CONT
 constexpr std::uint32_t kInteractiveStep = 0xfffffffa;  // SLURM_INTERACTIVE_STEP
 
-// The check cannot run: the on-error policy decides, the first task says why.
-TaskAnswer cannot_check(const TaskView& view, const PluginConfig& config, const std::string& reason) {
-    TaskAnswer answer;
-    answer.log_error.push_back(reason);
-    if (view.first_task) answer.tell_user.push_back(reason);
-    answer.block = config.on_error == OnError::block;
-    return answer;
-}
-
 // Frees the object at the end of the check, or never (TaskView::leave_for_exec).
 // A task execs the job's program (or exits) right after task_init, and exec
 // drops the whole address space at once. Freeing the check's objects first
@@ -40,8 +31,7 @@ struct CheckObject {
     }
 };
 
-}  // namespace
-
+// "batch", "extern", "interactive" or the step's number, for the log.
 std::string step_name(std::optional<std::uint32_t> step) {
     if (!step) return "?";
     if (*step == kBatchStep) return "batch";
@@ -50,8 +40,20 @@ std::string step_name(std::optional<std::uint32_t> step) {
     return std::to_string(*step);
 }
 
+}  // namespace
+
+TaskAnswer cannot_check(const std::string& reason, bool first_task, bool block) {
+    TaskAnswer answer;
+    answer.log_error.push_back(reason);
+    if (first_task) answer.tell_user.push_back(reason);
+    answer.block = block;
+    return answer;
+}
+
 TaskAnswer check_task(TaskView view, const Result<Profile>& profile, const PluginConfig& config, PhaseTimes* times) {
-    if (!profile) return cannot_check(view, config, "cannot load profile: " + profile.error().to_string());
+    if (!profile)
+        return cannot_check("cannot load profile: " + profile.error().to_string(), view.first_task,
+                            config.on_error == OnError::block);
 
     PhaseTimer placement_timer(times, "placement");
     Placement placement = place_task(view.forked_in, view.now, view.root_directory, view.host, view.env);
@@ -73,7 +75,9 @@ TaskAnswer check_task(TaskView view, const Result<Profile>& profile, const Plugi
                                              view.leave_for_exec};
     context_timer.stop();
     auto& context = *built.object;
-    if (!context) return cannot_check(view, config, "cannot inspect the task: " + context.error().to_string());
+    if (!context)
+        return cannot_check("cannot inspect the task: " + context.error().to_string(), view.first_task,
+                            config.on_error == OnError::block);
 
     if (placement.runtime) context->runtime = *placement.runtime;
     context->host = std::move(placement.host);

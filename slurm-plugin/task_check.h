@@ -49,7 +49,8 @@ struct TaskView {
 // an uninspectable task is an answer too, blocking as on-error says.
 TaskAnswer check_task(TaskView view, const Result<Profile>& profile, const PluginConfig& config, PhaseTimes* times);
 
-// "batch", "extern", "interactive" or the step's number, for the log.
-std::string step_name(std::optional<std::uint32_t> step);
+// The check cannot run: the reason to the slurmd log, and to the user from
+// the first task; the task is blocked when `block` (on-error=block).
+TaskAnswer cannot_check(const std::string& reason, bool first_task, bool block);
 
 }  // namespace launchguard::slurm

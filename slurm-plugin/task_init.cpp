@@ -14,14 +14,10 @@
 namespace launchguard::slurm {
 
 int run_task_init(spank_t sp, const PluginConfig& config, PhaseTimes* times) {
-    std::string refusal;
-    const Mode mode = effective_mode(config, refusal);
+    int rc = 0;
+    const std::optional<Mode> mode = task_mode(sp, config, rc);
+    if (!mode) return rc;
     const bool first_task_on_node = local_task_id(sp).value_or(0) == 0;
-    if (!refusal.empty()) {
-        if (first_task_on_node) tell_user(refusal);
-        return -1;
-    }
-    if (mode == Mode::off) return 0;
 
     PhaseTimer profile_timer(times, "profile");
     const auto& profile = step_profile(config.profile);
@@ -29,7 +25,7 @@ int run_task_init(spank_t sp, const PluginConfig& config, PhaseTimes* times) {
 
     PhaseTimer env_timer(times, "job_env");
     TaskView view;
-    view.mode = mode;
+    view.mode = *mode;
     view.env = job_environment(sp);
     env_timer.stop();
     // Inside a pyxis container the host is out of reach; user_init captured

@@ -116,14 +116,6 @@ private:
     std::vector<gid_t> saved_groups_;
 };
 
-TaskAnswer refusal(const std::string& reason, bool first_task, bool block) {
-    TaskAnswer answer;
-    answer.log_error.push_back(reason);
-    if (first_task) answer.tell_user.push_back(reason);
-    answer.block = block;
-    return answer;
-}
-
 }  // namespace
 
 std::shared_ptr<const Result<Profile>> TaskService::profile(const std::string& name_or_path) {
@@ -161,12 +153,12 @@ std::optional<NodeSnapshot> TaskService::node_snapshot(const PluginConfig& confi
 }
 
 TaskAnswer TaskService::check(const TaskRequest& request, int pid, const PluginConfig& config, PhaseTimes* times) {
-    const std::string process_dir = proc_root_ + "/" + std::to_string(pid);
+    const std::string process_dir = "/proc/" + std::to_string(pid);
     PhaseTimer gather_timer(times, "task_facts");
     auto ids = read_task_ids(process_dir);
     if (!ids)
-        return refusal("cannot read the task's ids: " + ids.error().to_string(), request.first_task,
-                       config.on_error == OnError::block);
+        return cannot_check("cannot read the task's ids: " + ids.error().to_string(), request.first_task,
+                            config.on_error == OnError::block);
 
     TaskView view;
     view.mode = request.mode;
@@ -181,11 +173,11 @@ TaskAnswer TaskService::check(const TaskRequest& request, int pid, const PluginC
     }
     // The host's side, which the task could not see any more: the job's
     // environment from before pyxis, and the service's own "/".
+    const std::string node_name = short_hostname();
     std::optional<HostSide> host;
     if (request.host_env) {
-        host =
-            HostSide{*request.host_env, std::make_shared<RootedFileView>("/", "host filesystem of " + short_hostname() +
-                                                                                  " (seen by the task service)")};
+        host = HostSide{*request.host_env, std::make_shared<RootedFileView>(
+                                               "/", "host filesystem of " + node_name + " (seen by the task service)")};
         view.host = &*host;
     }
     gather_timer.stop();
@@ -196,20 +188,20 @@ TaskAnswer TaskService::check(const TaskRequest& request, int pid, const PluginC
     view.step_id = request.step_id;
     view.job_nodes = request.job_nodes;
     view.first_task = request.first_task;
-    if (request.first_task) view.node_name = short_hostname();
+    view.node_name = node_name;
 
     // The site's profile as the service, before it takes the task's user.
     const auto loaded = profile(config.profile);
     std::optional<TaskFileAccess> access;
     if (auto failed = TaskFileAccess::adopt(*ids, access))
-        return refusal(*failed, request.first_task, config.on_error == OnError::block);
+        return cannot_check(*failed, request.first_task, config.on_error == OnError::block);
     return check_task(std::move(view), *loaded, config, times);
 }
 
 TaskAnswer TaskService::serve(const TaskRequest& request, int pid) noexcept {
     try {
         auto config = parse_plugin_args(request.plugin_args);
-        if (!config) return refusal("plugstack.conf: " + config.error().to_string(), request.first_task, false);
+        if (!config) return cannot_check("plugstack.conf: " + config.error().to_string(), request.first_task, false);
         const auto arrived = std::chrono::steady_clock::now();
         const std::lock_guard lock(mutex_);
         const auto started = std::chrono::steady_clock::now();
@@ -228,7 +220,7 @@ TaskAnswer TaskService::serve(const TaskRequest& request, int pid) noexcept {
         return answer;
     } catch (const std::exception& e) {
         try {
-            return refusal(std::string("the task service failed: ") + e.what(), request.first_task, false);
+            return cannot_check(std::string("the task service failed: ") + e.what(), request.first_task, false);
         } catch (...) {
         }
     } catch (...) {

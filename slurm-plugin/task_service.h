@@ -30,10 +30,6 @@ namespace launchguard::slurm {
 
 class TaskService {
 public:
-    // `proc_root`: where the tasks' /proc/PID directories are (tests give a
-    // fixture only for what they read; the files go through PID's root).
-    explicit TaskService(std::string proc_root = "/proc") : proc_root_(std::move(proc_root)) {}
-
     // Answers the request of task `pid`. Never throws: what cannot be done
     // is an answer that says why, blocking as the request's on-error says.
     TaskAnswer serve(const TaskRequest& request, int pid) noexcept;
@@ -49,7 +45,6 @@ private:
     std::shared_ptr<const Result<Profile>> profile(const std::string& name_or_path);
     std::optional<NodeSnapshot> node_snapshot(const PluginConfig& config);
 
-    std::string proc_root_;
     // One check at a time: the checks' code was written for one task per
     // process, and a node starts few tasks at once (docs/performance.md).
     std::mutex mutex_;

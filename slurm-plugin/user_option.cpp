@@ -30,15 +30,19 @@ int judge_user_option(int /*val*/, const char* optarg, int remote) {
 
 }  // namespace
 
-Mode effective_mode(const PluginConfig& config, std::string& refusal) {
-    auto requested = requested_user_mode();
-    if (!requested) return config.mode;
-    if (!user_may_choose(config, *requested)) {
-        refusal = "--launchguard=" + std::string(to_string(*requested)) +
-                  " is not allowed on this cluster (allowed: " + allowed_user_modes(config) + ")";
-        return config.mode;
+std::optional<Mode> task_mode(spank_t sp, const PluginConfig& config, int& rc) {
+    const auto requested = requested_user_mode();
+    if (requested && !user_may_choose(config, *requested)) {
+        if (local_task_id(sp).value_or(0) == 0)
+            tell_user("--launchguard=" + std::string(to_string(*requested)) +
+                      " is not allowed on this cluster (allowed: " + allowed_user_modes(config) + ")");
+        rc = -1;
+        return std::nullopt;
     }
-    return *requested;
+    const Mode mode = requested.value_or(config.mode);
+    rc = 0;
+    if (mode == Mode::off) return std::nullopt;
+    return mode;
 }
 
 int on_user_option(int val, const char* optarg, int remote) noexcept {

@@ -77,12 +77,18 @@ std::string site_profile() {
     return path.string();
 }
 
-TEST(TaskService, PatchModeAnswersTheChangesToMake) {
-    TaskService service;
+// A job of 512 GPUs in patch mode under the site profile at `profile`.
+TaskRequest big_job_request(const std::string& profile) {
     TaskRequest request = fixture_request({{"SLURM_GPUS", "512"}});
-    const std::string profile = site_profile();
     request.plugin_args[0] = "profile=" + profile;
     request.mode = Mode::patch;
+    return request;
+}
+
+TEST(TaskService, PatchModeAnswersTheChangesToMake) {
+    TaskService service;
+    const std::string profile = site_profile();
+    const TaskRequest request = big_job_request(profile);
     const TaskAnswer answer = service.serve(request, ::getpid());
     EXPECT_FALSE(answer.block) << told(answer);
     bool qps = false;
@@ -93,10 +99,8 @@ TEST(TaskService, PatchModeAnswersTheChangesToMake) {
 
 TEST(TaskService, ASiteProfileThatChangesIsReadAgain) {
     TaskService service;
-    TaskRequest request = fixture_request({{"SLURM_GPUS", "512"}});
     const std::string profile = site_profile();
-    request.plugin_args[0] = "profile=" + profile;
-    request.mode = Mode::patch;
+    const TaskRequest request = big_job_request(profile);
     EXPECT_FALSE(service.serve(request, ::getpid()).env_patch.empty());
     // The operator drops the requirement: the next task is not patched.
     std::ofstream(profile, std::ios::trunc) << "name: site\n";
