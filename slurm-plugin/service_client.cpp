@@ -64,8 +64,11 @@ Result<TaskAnswer> ask_task_service(int fd, const std::string& bytes) {
         if (n <= 0) return make_error(errno_text("sending the request"));
         sent += static_cast<std::size_t>(n);
     }
+    // The service reads to the request's "end" record; the closed sending
+    // side is for a service of an earlier release, which read to the close.
     if (::shutdown(fd, SHUT_WR) != 0) return make_error(errno_text("shutdown"));
     std::string answer;
+    MessageEnd end;
     char buffer[4096];  // an answer is a few lines; each stack page touched costs the task a fault
     for (;;) {
         const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
@@ -78,6 +81,7 @@ Result<TaskAnswer> ask_task_service(int fd, const std::string& bytes) {
         if (n == 0) break;
         answer.append(buffer, static_cast<std::size_t>(n));
         if (answer.size() > kMaxTaskAnswerBytes) return make_error("the answer is larger than a task reads");
+        if (end.reached(answer)) break;
     }
     if (answer.empty()) return make_error("the service closed the connection without an answer");
     return decode_task_answer(answer);

@@ -16,7 +16,8 @@ namespace launchguard::slurm {
 int connect_task_service(const std::string& socket_path, long timeout_s, std::string& why) noexcept;
 
 // Sends the encoded request (TaskRequestWriter) on `fd`, closes the sending
-// side, reads the answer to its end, and closes `fd` (in every case).
+// side, reads the answer to its "end" record (not to the close), and closes
+// `fd` (in every case).
 Result<TaskAnswer> ask_task_service(int fd, const std::string& request);
 
 }  // namespace launchguard::slurm

@@ -1,9 +1,12 @@
 #include "task_service.h"
 
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <exception>
 #include <utility>
 #include <vector>
@@ -116,7 +119,52 @@ private:
     std::vector<gid_t> saved_groups_;
 };
 
+void write_all(int fd, const std::string& bytes) {
+    std::size_t sent = 0;
+    while (sent < bytes.size()) {
+        const ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;
+        sent += static_cast<std::size_t>(n);
+    }
+}
+
 }  // namespace
+
+std::optional<std::string> TaskService::answer_connection(int fd, int pid) noexcept {
+    try {
+        const timeval timeout{kRequestTimeoutSeconds, 0};
+        (void)::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+        (void)::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+        std::string request;
+        MessageEnd end;
+        char buffer[65536];
+        for (;;) {
+            const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0)
+                return "task " + std::to_string(pid) + ": no request within " + std::to_string(kRequestTimeoutSeconds) +
+                       " s";
+            if (n == 0) break;
+            request.append(buffer, static_cast<std::size_t>(n));
+            if (request.size() > kMaxTaskRequestBytes)
+                return "task " + std::to_string(pid) + ": the request is larger than the service reads";
+            if (end.reached(request)) break;
+        }
+        if (request.empty()) return std::nullopt;
+        auto decoded = decode_task_request(request);
+        if (!decoded) {
+            TaskAnswer refused;
+            refused.log_error.push_back("the task service refused the request: " + decoded.error().to_string());
+            write_all(fd, encode_task_answer(refused));
+            return "task " + std::to_string(pid) + ": " + decoded.error().to_string();
+        }
+        write_all(fd, encode_task_answer(serve(*decoded, pid)));
+        return std::nullopt;
+    } catch (...) {
+        return "task " + std::to_string(pid) + ": the connection failed (out of memory?)";
+    }
+}
 
 std::shared_ptr<const Result<Profile>> TaskService::profile(const std::string& name_or_path) {
     // A site profile is a file the operator may change: read it again when

@@ -34,6 +34,16 @@ public:
     // is an answer that says why, blocking as the request's on-error says.
     TaskAnswer serve(const TaskRequest& request, int pid) noexcept;
 
+    // Reads one request from the connected socket `fd` of task `pid` (whose
+    // peer the caller has checked), up to its "end" record, and writes the
+    // answer; leaves `fd` open. What went wrong on the connection comes
+    // back as a line for the service's log. A connection that sends nothing
+    // is the plugin's check that the service is up.
+    std::optional<std::string> answer_connection(int fd, int pid) noexcept;
+
+    // How long a connection may take to send its request.
+    static constexpr long kRequestTimeoutSeconds = 30;
+
 private:
     struct NodeRead {
         std::string key;  // what it was read under (node_probe_options)

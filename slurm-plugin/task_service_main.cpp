@@ -14,7 +14,6 @@
 // on a VM that charges 18 µs per page fault (docs/performance.md).
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -34,59 +33,13 @@
 
 namespace {
 
-using launchguard::slurm::decode_task_request;
-using launchguard::slurm::encode_task_answer;
-using launchguard::slurm::kMaxTaskRequestBytes;
-using launchguard::slurm::TaskAnswer;
 using launchguard::slurm::TaskService;
 
 // Connections answered at once; more wait in the listen backlog, and a task
 // that waits longer than node-read-timeout= goes on as on-error says.
 constexpr int kWorkers = 8;
-// How long a connection may take to send its request.
-constexpr long kRequestTimeoutSeconds = 30;
 
 void say(const std::string& line) { std::fprintf(stderr, "launchguard-task-service: %s\n", line.c_str()); }
-
-void write_all(int fd, const std::string& bytes) {
-    std::size_t sent = 0;
-    while (sent < bytes.size()) {
-        const ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return;
-        sent += static_cast<std::size_t>(n);
-    }
-}
-
-void answer_connection(TaskService& service, int fd, int pid) {
-    std::string request;
-    char buffer[65536];
-    for (;;) {
-        const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            say("task " + std::to_string(pid) + ": no request within " + std::to_string(kRequestTimeoutSeconds) + " s");
-            return;
-        }
-        if (n == 0) break;
-        request.append(buffer, static_cast<std::size_t>(n));
-        if (request.size() > kMaxTaskRequestBytes) {
-            say("task " + std::to_string(pid) + ": the request is larger than the service reads");
-            return;
-        }
-    }
-    // The plugin's check that the service is up, once per step: connect and close.
-    if (request.empty()) return;
-    auto decoded = decode_task_request(request);
-    if (!decoded) {
-        say("task " + std::to_string(pid) + ": " + decoded.error().to_string());
-        TaskAnswer refused;
-        refused.log_error.push_back("the task service refused the request: " + decoded.error().to_string());
-        write_all(fd, encode_task_answer(refused));
-        return;
-    }
-    write_all(fd, encode_task_answer(service.serve(*decoded, pid)));
-}
 
 void serve_connection(TaskService& service, int fd) noexcept {
     try {
@@ -98,10 +51,7 @@ void serve_connection(TaskService& service, int fd) noexcept {
             say("refused process " + std::to_string(peer.pid) + " of uid " + std::to_string(peer.uid) +
                 ": only root may ask (the plugin connects in task_init_privileged)");
         } else {
-            const timeval timeout{kRequestTimeoutSeconds, 0};
-            (void)::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-            (void)::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
-            answer_connection(service, fd, peer.pid);
+            if (auto problem = service.answer_connection(fd, peer.pid)) say(*problem);
         }
     } catch (...) {
         say("a connection failed (out of memory?)");

@@ -113,6 +113,26 @@ std::string TaskRequestWriter::finish() && {
     return std::move(bytes_);
 }
 
+bool MessageEnd::reached(std::string_view received) noexcept {
+    while (!reached_ && scanned_ < received.size()) {
+        const std::size_t nul = received.find('\0', scanned_);
+        if (nul == std::string_view::npos) {
+            scanned_ = received.size();
+            break;
+        }
+        const std::string_view field = received.substr(field_start_, nul - field_start_);
+        // Fields alternate key, value after the header: the odd ones are keys.
+        if (fields_ % 2 == 1) {
+            end_key_ = field == "end";
+        } else if (fields_ > 0 && end_key_) {
+            reached_ = true;
+        }
+        ++fields_;
+        scanned_ = field_start_ = nul + 1;
+    }
+    return reached_;
+}
+
 std::string encode_task_request(const TaskRequest& request) {
     TaskRequestWriter writer;
     for (const auto& arg : request.plugin_args) writer.plugin_arg(arg);

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <string_view>
 
 namespace launchguard::slurm {
 namespace {
@@ -106,6 +108,40 @@ TEST(TaskServiceProtocol, MalformedRequestsAreRefusedWithTheReason) {
     expect_refused(header + mode + "env\0=value\0"s + end, "env", "NAME=VALUE");
     expect_refused(header + mode + "first-task\0yes\0"s + end, "first-task", "neither");
     expect_refused(header + mode + std::string(kMaxTaskRequestBytes, 'x'), "request", "larger");
+}
+
+// Fed as a socket would deliver it: `bytes` in pieces of `step`.
+std::size_t where_the_end_is_reached(const std::string& bytes, std::size_t step) {
+    MessageEnd end;
+    for (std::size_t received = 0; received < bytes.size();) {
+        received = std::min(bytes.size(), received + step);
+        if (end.reached(std::string_view(bytes).substr(0, received))) return received;
+    }
+    return std::string::npos;
+}
+
+TEST(TaskServiceProtocol, TheEndOfAMessageIsSeenWhereverTheBytesAreCut) {
+    TaskRequest request = full_request();
+    // "end" as an argument and as a variable's value: values, not the end.
+    request.plugin_args.push_back("end");
+    request.env["end"] = "end";
+    const std::string bytes = encode_task_request(request);
+    for (std::size_t step : {1UL, 2UL, 3UL, 7UL, 64UL, bytes.size()})
+        EXPECT_EQ(where_the_end_is_reached(bytes, step), bytes.size()) << "pieces of " << step;
+    TaskAnswer answer;
+    answer.log_info = {"end", ""};
+    const std::string answer_bytes = encode_task_answer(answer);
+    EXPECT_EQ(where_the_end_is_reached(answer_bytes, 1), answer_bytes.size());
+}
+
+TEST(TaskServiceProtocol, AMessageCutShortHasNoEnd) {
+    const std::string bytes = encode_task_request(full_request());
+    EXPECT_EQ(where_the_end_is_reached(bytes.substr(0, bytes.size() - 1), 5), std::string::npos);
+    // An "end" key whose value has not ended yet.
+    EXPECT_EQ(where_the_end_is_reached("launchguard-task/1\0mode\0enforce\0end\0"s, 1), std::string::npos);
+    // "end" as the header's text is not a key.
+    EXPECT_EQ(where_the_end_is_reached("end\0\0"s, 1), std::string::npos);
+    EXPECT_EQ(where_the_end_is_reached("h\0end\0\0"s, 1), 7U);
 }
 
 TEST(TaskServiceProtocol, MalformedAnswersAreRefused) {

@@ -1,6 +1,7 @@
 #include "task_service.h"
 
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -16,6 +18,8 @@
 
 namespace launchguard::slurm {
 namespace {
+
+using namespace std::string_literals;
 
 // The fixture node of the Slurm tests: its topology and sysfs, not this machine's.
 TaskRequest fixture_request(Environment env) {
@@ -131,6 +135,57 @@ TEST(TaskService, ABadPlugstackLineIsReportedNotBlocked) {
     EXPECT_NE(answer.log_error[0].find("colour=red"), std::string::npos) << answer.log_error[0];
 }
 
+// Waits up to `seconds` for `fd` to have something to read.
+bool readable_within(int fd, int seconds) {
+    pollfd ready{fd, POLLIN, 0};
+    return ::poll(&ready, 1, seconds * 1000) == 1;
+}
+
+TEST(TaskService, AnswersARequestWithoutWaitingForTheTaskToCloseItsSide) {
+    int ends[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, ends), 0);
+    TaskService service;
+    std::optional<std::string> problem = "not run";
+    std::thread answering([&] { problem = service.answer_connection(ends[1], ::getpid()); });
+    const std::string request = encode_task_request(fixture_request({{"NCCL_TOPO_FILE", "/nonexistent/topo.xml"}}));
+    ASSERT_EQ(::write(ends[0], request.data(), request.size()), static_cast<ssize_t>(request.size()));
+    // The task's side stays open, as a task waiting for its answer has it.
+    const bool answered = readable_within(ends[0], 20);
+    std::string bytes(65536, '\0');
+    const ssize_t n = answered ? ::read(ends[0], bytes.data(), bytes.size()) : -1;
+    ::close(ends[0]);  // lets a service that waits for the close go on, so that a failure does not hang
+    answering.join();
+    ::close(ends[1]);
+    ASSERT_TRUE(answered) << "no answer while the task's side was open";
+    ASSERT_GT(n, 0);
+    bytes.resize(static_cast<std::size_t>(n));
+    EXPECT_FALSE(problem) << *problem;
+    auto answer = decode_task_answer(bytes);
+    ASSERT_TRUE(answer) << answer.error().to_string();
+    EXPECT_TRUE(answer->block);
+}
+
+TEST(TaskService, AMalformedRequestIsAnsweredAndReported) {
+    int ends[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, ends), 0);
+    TaskService service;
+    const std::string request = "launchguard-task/1\0colour\0red\0end\0\0"s;
+    ASSERT_EQ(::write(ends[0], request.data(), request.size()), static_cast<ssize_t>(request.size()));
+    const auto problem = service.answer_connection(ends[1], 4242);
+    ASSERT_TRUE(problem);
+    EXPECT_NE(problem->find("task 4242: colour"), std::string::npos) << *problem;
+    std::string bytes(4096, '\0');
+    const ssize_t n = ::read(ends[0], bytes.data(), bytes.size());
+    ::close(ends[0]);
+    ::close(ends[1]);
+    ASSERT_GT(n, 0);
+    bytes.resize(static_cast<std::size_t>(n));
+    auto answer = decode_task_answer(bytes);
+    ASSERT_TRUE(answer) << answer.error().to_string();
+    ASSERT_EQ(answer->log_error.size(), 1U);
+    EXPECT_NE(answer->log_error[0].find("refused the request"), std::string::npos) << answer->log_error[0];
+}
+
 // A listening socket in a temporary directory that answers nothing.
 class SilentListener {
 public:
@@ -209,28 +264,34 @@ TEST(ServiceClient, AConnectionClosedBeforeTheRequestIsAnError) {
     EXPECT_FALSE(answer);
 }
 
-TEST(ServiceClient, DecodesWhatTheServiceAnswers) {
+TEST(ServiceClient, DecodesTheAnswerWithoutWaitingForTheServiceToClose) {
     SilentListener listener;
     std::string why;
-    const int fd = connect_task_service(listener.path(), 5, why);
+    const int fd = connect_task_service(listener.path(), 20, why);
     ASSERT_GE(fd, 0) << why;
     TaskAnswer sent;
     sent.block = true;
     sent.tell_user = {"told"};
+    int connection = -1;
     std::thread server([&] {
-        const int connection = ::accept(listener.fd(), nullptr, nullptr);
+        connection = ::accept(listener.fd(), nullptr, nullptr);
         char buffer[4096];
         while (::read(connection, buffer, sizeof buffer) > 0) {
         }
         const std::string bytes = encode_task_answer(sent);
         EXPECT_EQ(::write(connection, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
-        ::close(connection);
+        // The connection stays open until the client has returned: a client
+        // that read to the close would wait for its 20 s timeout.
     });
+    const auto start = std::chrono::steady_clock::now();
     auto answer = ask_task_service(fd, encode_task_request(fixture_request({})));
+    const auto took = std::chrono::steady_clock::now() - start;
     server.join();
+    ::close(connection);
     ASSERT_TRUE(answer) << answer.error().to_string();
     EXPECT_TRUE(answer->block);
     EXPECT_EQ(answer->tell_user, sent.tell_user);
+    EXPECT_LT(took, std::chrono::seconds(10));
 }
 
 }  // namespace
