@@ -251,7 +251,11 @@ TaskAnswer TaskService::serve(const TaskRequest& request, int pid) noexcept {
         auto config = parse_plugin_args(request.plugin_args);
         if (!config) return cannot_check("plugstack.conf: " + config.error().to_string(), request.first_task, false);
         const auto arrived = std::chrono::steady_clock::now();
-        const std::lock_guard lock(mutex_);
+        std::string busy;
+        const auto held = check_lock_.acquire(pid, std::chrono::milliseconds(config->node_read_timeout * 500), busy);
+        if (!held)
+            return cannot_check("task " + std::to_string(pid) + " was not checked: " + busy, request.first_task,
+                                config->on_error == OnError::block);
         const auto started = std::chrono::steady_clock::now();
         PhaseTimes times;
         TaskAnswer answer = check(request, pid, *config, config->timing ? &times : nullptr);

@@ -16,10 +16,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
+#include "check_lock.h"
 #include "plugin_config.h"
 #include "probe/context_builder.h"
 #include "profile/profile.h"
@@ -57,7 +57,9 @@ private:
 
     // One check at a time: the checks' code was written for one task per
     // process, and a node starts few tasks at once (docs/performance.md).
-    std::mutex mutex_;
+    // A task waits for it half its node-read-timeout at most, so that the
+    // service's answer saying why comes before the task's own timeout.
+    CheckLock check_lock_;
     struct FileStamp {
         std::int64_t seconds = 0;
         std::int64_t nanoseconds = 0;
