@@ -1,18 +1,25 @@
 #include "task_service.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "service_client.h"
 
@@ -133,6 +140,135 @@ TEST(TaskService, ABadPlugstackLineIsReportedNotBlocked) {
     EXPECT_FALSE(answer.block);
     ASSERT_EQ(answer.log_error.size(), 1U);
     EXPECT_NE(answer.log_error[0].find("colour=red"), std::string::npos) << answer.log_error[0];
+}
+
+// A FUSE mount that never answers: the kernel waits for the answer to its
+// INIT request, so every access below the mount blocks, as on a hung FUSE
+// or network mount, until release() closes the device and the kernel ends
+// the waits with an error. Mounted in a mount namespace of this test
+// process's own (unshare on the main thread, which is the thread group
+// leader that /proc/PID/root follows), so that no other process sees it.
+class HungFuseMount {
+public:
+    HungFuseMount() {
+        if (::geteuid() != 0) {
+            why_ = "mounting needs root";
+            return;
+        }
+        if (::unshare(CLONE_NEWNS) != 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+            why_ = std::string("a mount namespace of its own: ") + std::strerror(errno);
+            return;
+        }
+        char dir[] = "/tmp/lg-hung-fuse-XXXXXX";
+        if (::mkdtemp(dir) == nullptr) {
+            why_ = "mkdtemp failed";
+            return;
+        }
+        dir_ = dir;
+        device_ = ::open("/dev/fuse", O_RDWR | O_CLOEXEC);
+        if (device_ < 0) {
+            why_ = std::string("/dev/fuse: ") + std::strerror(errno);
+            return;
+        }
+        const std::string options = "fd=" + std::to_string(device_) + ",rootmode=40000,user_id=0,group_id=0";
+        if (::mount("launchguard-test", dir_.c_str(), "fuse.launchguard-test", MS_NOSUID | MS_NODEV, options.c_str()) !=
+            0) {
+            why_ = std::string("mount fuse: ") + std::strerror(errno);
+            return;
+        }
+        mounted_ = true;
+    }
+    HungFuseMount(const HungFuseMount&) = delete;
+    HungFuseMount& operator=(const HungFuseMount&) = delete;
+    ~HungFuseMount() {
+        release();
+        if (mounted_) ::umount2(dir_.c_str(), MNT_DETACH);
+        if (!dir_.empty()) ::rmdir(dir_.c_str());
+    }
+    bool mounted() const { return mounted_; }
+    const std::string& why() const { return why_; }
+    const std::string& path() const { return dir_; }
+    void release() {
+        if (device_ >= 0) ::close(std::exchange(device_, -1));
+    }
+
+private:
+    std::string dir_;
+    std::string why_;
+    int device_ = -1;
+    bool mounted_ = false;
+};
+
+// Joins a thread at the end of the scope (declared before what unblocks it,
+// so that it is destroyed after).
+struct JoinedAtEnd {
+    std::thread thread;
+    ~JoinedAtEnd() {
+        if (thread.joinable()) thread.join();
+    }
+};
+
+std::string not_checked(const TaskAnswer& answer) {
+    for (const auto& line : answer.log_error) {
+        if (line.find("was not checked") != std::string::npos) return line;
+    }
+    return "";
+}
+
+TEST(TaskService, ACheckStuckInAHungMountHoldsOtherTasksHalfTheirTimeoutAtMost) {
+    JoinedAtEnd stuck_task;
+    HungFuseMount hung;
+    if (!hung.mounted()) GTEST_SKIP() << "no hung FUSE mount here: " << hung.why();
+    TaskService service;
+    TaskRequest stuck = fixture_request({{"NCCL_TOPO_FILE", hung.path() + "/topo.xml"}});
+    TaskRequest next = fixture_request({});
+    for (TaskRequest* request : {&stuck, &next}) {
+        // The node read once and kept, so that the stuck check reaches the
+        // hung mount within milliseconds, under emulation too.
+        std::replace(request->plugin_args.begin(), request->plugin_args.end(), std::string("node-facts-max-age=0"),
+                     std::string("node-facts-max-age=600"));
+    }
+    next.plugin_args.push_back("node-read-timeout=2");
+    EXPECT_EQ(not_checked(service.serve(next, ::getpid())), "");  // loads the profile, reads the node
+    TaskAnswer stuck_answer;
+    stuck_task.thread = std::thread([&] { stuck_answer = service.serve(stuck, ::getpid()); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // its check has begun and hangs
+
+    using std::chrono::steady_clock;
+    auto start = steady_clock::now();
+    // Asked on a thread of its own: a service without the bound would wait
+    // for the stuck check, which this test would then have to release.
+    std::future<TaskAnswer> asked =
+        std::async(std::launch::async, [&service, &next] { return service.serve(next, ::getpid()); });
+    if (asked.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+        hung.release();
+        asked.wait();
+        FAIL() << "a task waited for the stuck check for more than 5 s";
+    }
+    const TaskAnswer waited = asked.get();
+    const auto waited_for = steady_clock::now() - start;
+    EXPECT_GE(waited_for, std::chrono::milliseconds(900));
+    EXPECT_LT(waited_for, std::chrono::milliseconds(1900));
+    const std::string reason = not_checked(waited);
+    EXPECT_NE(reason.find("check of task " + std::to_string(::getpid()) + " has not returned"), std::string::npos)
+        << reason;
+    EXPECT_FALSE(waited.block);  // on-error=allow
+    EXPECT_EQ(waited.tell_user.size(), 1U);
+
+    // Held longer than the bound by now: the next task is answered at once.
+    start = steady_clock::now();
+    const TaskAnswer at_once = service.serve(next, ::getpid());
+    EXPECT_LT(steady_clock::now() - start, std::chrono::milliseconds(500));
+    EXPECT_NE(not_checked(at_once), "");
+
+    // The mount answers (with an error): the stuck check returns, and the
+    // service checks again.
+    hung.release();
+    stuck_task.thread.join();
+    EXPECT_EQ(not_checked(stuck_answer), "");
+    const TaskAnswer after = service.serve(next, ::getpid());
+    EXPECT_EQ(not_checked(after), "") << not_checked(after);
+    EXPECT_EQ(after.log_info.size(), 1U);  // its decision line
 }
 
 // Waits up to `seconds` for `fd` to have something to read.
