@@ -5,6 +5,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -55,36 +56,58 @@ int connect_task_service(const std::string& socket_path, long timeout_s, std::st
     return fd;
 }
 
-Result<TaskAnswer> ask_task_service(int fd, const std::string& bytes) {
-    const ClosedAtEnd closed(fd);
+bool send_message(int fd, std::string_view bytes) noexcept {
     std::size_t sent = 0;
     while (sent < bytes.size()) {
         const ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return make_error(errno_text("sending the request"));
+        if (n == 0) errno = EPIPE;
+        if (n <= 0) return false;
         sent += static_cast<std::size_t>(n);
     }
+    return true;
+}
+
+ReceivedMessage receive_message(int fd, std::size_t max_bytes, std::size_t chunk_bytes) {
+    ReceivedMessage received;
+    MessageEnd end;
+    for (;;) {
+        const std::size_t had = received.bytes.size();
+        received.bytes.resize(had + chunk_bytes);
+        const ssize_t n = ::recv(fd, received.bytes.data() + had, chunk_bytes, 0);
+        received.bytes.resize(had + static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            received.error = errno;
+            return received;
+        }
+        if (n == 0) return received;
+        if (received.bytes.size() > max_bytes) {
+            received.too_large = true;
+            return received;
+        }
+        if (end.reached(received.bytes)) return received;
+    }
+}
+
+Result<TaskAnswer> ask_task_service(int fd, const std::string& bytes) {
+    const ClosedAtEnd closed(fd);
+    if (!send_message(fd, bytes)) return make_error(errno_text("sending the request"));
     // The service reads to the request's "end" record; the closed sending
     // side is for a service of an earlier release, which read to the close.
     if (::shutdown(fd, SHUT_WR) != 0) return make_error(errno_text("shutdown"));
-    std::string answer;
-    MessageEnd end;
-    char buffer[4096];  // an answer is a few lines; each stack page touched costs the task a fault
-    for (;;) {
-        const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && errno == ECONNRESET && answer.empty()) break;  // closed unread: no answer either
-        if (n < 0) {
-            return make_error(errno == EAGAIN || errno == EWOULDBLOCK ? std::string("no answer within the timeout")
-                                                                      : errno_text("reading the answer"));
-        }
-        if (n == 0) break;
-        answer.append(buffer, static_cast<std::size_t>(n));
-        if (answer.size() > kMaxTaskAnswerBytes) return make_error("the answer is larger than a task reads");
-        if (end.reached(answer)) break;
+    // An answer is a few lines: one page at a time.
+    ReceivedMessage answer = receive_message(fd, kMaxTaskAnswerBytes, 4096);
+    // A connection reset before any answer is a close without one.
+    if (answer.error == ECONNRESET && answer.bytes.empty()) answer.error = 0;
+    if (answer.error != 0) {
+        errno = answer.error;
+        return make_error(errno == EAGAIN || errno == EWOULDBLOCK ? std::string("no answer within the timeout")
+                                                                  : errno_text("reading the answer"));
     }
-    if (answer.empty()) return make_error("the service closed the connection without an answer");
-    return decode_task_answer(answer);
+    if (answer.too_large) return make_error("the answer is larger than a task reads");
+    if (answer.bytes.empty()) return make_error("the service closed the connection without an answer");
+    return decode_task_answer(answer.bytes);
 }
 
 }  // namespace launchguard::slurm

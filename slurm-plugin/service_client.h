@@ -2,9 +2,12 @@
 // plain POSIX sockets, no Slurm, no library beyond the C++ runtime, because
 // the small plugin that srun loads carries it. Every call is bounded by a
 // timeout and reports failure as text; none throws for a socket error.
+// The sending and receiving of a message are the service's too.
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "task_service_protocol.h"
 #include "util/error.h"
@@ -14,6 +17,21 @@ namespace launchguard::slurm {
 // A connected socket to the service, or -1 with `why` set. `timeout_s`
 // bounds the connect and every later send and receive (0: no bound).
 int connect_task_service(const std::string& socket_path, long timeout_s, std::string& why) noexcept;
+
+// Sends all of `bytes` on the connected socket `fd`; false, with errno set,
+// when the connection fails or a send outlasts the socket's timeout.
+bool send_message(int fd, std::string_view bytes) noexcept;
+
+// One message read from a connected socket, up to its "end" record
+// (MessageEnd) or the other side's close, whichever comes first.
+struct ReceivedMessage {
+    std::string bytes;       // what arrived
+    int error = 0;           // errno of the receive that failed (EAGAIN: the timeout); 0: none
+    bool too_large = false;  // more than the caller's bound arrived; reading stopped there
+};
+// Reads in pieces of `chunk_bytes`: the task's side keeps it to a page,
+// since each page it touches costs a fresh fork a fault.
+ReceivedMessage receive_message(int fd, std::size_t max_bytes, std::size_t chunk_bytes);
 
 // Sends the encoded request (TaskRequestWriter) on `fd`, closes the sending
 // side, reads the answer to its "end" record (not to the close), and closes

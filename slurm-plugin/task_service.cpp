@@ -15,6 +15,7 @@
 #include "engine/profile_loader.h"
 #include "probe/rooted_file_view.h"
 #include "probe/text_file.h"
+#include "service_client.h"
 #include "step_node.h"
 #include "task_check.h"
 #include "util/text.h"
@@ -119,15 +120,8 @@ private:
     std::vector<gid_t> saved_groups_;
 };
 
-void write_all(int fd, const std::string& bytes) {
-    std::size_t sent = 0;
-    while (sent < bytes.size()) {
-        const ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return;
-        sent += static_cast<std::size_t>(n);
-    }
-}
+// How long a connection may take to send its request.
+constexpr long kRequestTimeoutSeconds = 30;
 
 }  // namespace
 
@@ -136,30 +130,21 @@ std::optional<std::string> TaskService::answer_connection(int fd, int pid) noexc
         const timeval timeout{kRequestTimeoutSeconds, 0};
         (void)::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
         (void)::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
-        std::string request;
-        MessageEnd end;
-        char buffer[65536];
-        for (;;) {
-            const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
-            if (n < 0 && errno == EINTR) continue;
-            if (n < 0)
-                return "task " + std::to_string(pid) + ": no request within " + std::to_string(kRequestTimeoutSeconds) +
-                       " s";
-            if (n == 0) break;
-            request.append(buffer, static_cast<std::size_t>(n));
-            if (request.size() > kMaxTaskRequestBytes)
-                return "task " + std::to_string(pid) + ": the request is larger than the service reads";
-            if (end.reached(request)) break;
-        }
+        const ReceivedMessage received = receive_message(fd, kMaxTaskRequestBytes, 65536);
+        if (received.error != 0)
+            return "task " + std::to_string(pid) + ": no request within " + std::to_string(kRequestTimeoutSeconds) +
+                   " s";
+        if (received.too_large) return "task " + std::to_string(pid) + ": the request is larger than the service reads";
+        const std::string& request = received.bytes;
         if (request.empty()) return std::nullopt;
         auto decoded = decode_task_request(request);
         if (!decoded) {
             TaskAnswer refused;
             refused.log_error.push_back("the task service refused the request: " + decoded.error().to_string());
-            write_all(fd, encode_task_answer(refused));
+            (void)send_message(fd, encode_task_answer(refused));
             return "task " + std::to_string(pid) + ": " + decoded.error().to_string();
         }
-        write_all(fd, encode_task_answer(serve(*decoded, pid)));
+        (void)send_message(fd, encode_task_answer(serve(*decoded, pid)));
         return std::nullopt;
     } catch (...) {
         return "task " + std::to_string(pid) + ": the connection failed (out of memory?)";

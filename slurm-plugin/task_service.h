@@ -41,9 +41,6 @@ public:
     // is the plugin's check that the service is up.
     std::optional<std::string> answer_connection(int fd, int pid) noexcept;
 
-    // How long a connection may take to send its request.
-    static constexpr long kRequestTimeoutSeconds = 30;
-
 private:
     struct NodeRead {
         std::string key;  // what it was read under (node_probe_options)
