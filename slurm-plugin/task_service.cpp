@@ -144,7 +144,7 @@ std::optional<std::string> TaskService::answer_connection(int fd, int pid) noexc
             (void)send_message(fd, encode_task_answer(refused));
             return "task " + std::to_string(pid) + ": " + decoded.error().to_string();
         }
-        (void)send_message(fd, encode_task_answer(serve(*decoded, pid)));
+        (void)send_message(fd, encode_task_answer(serve(std::move(*decoded), pid)));
         return std::nullopt;
     } catch (...) {
         return "task " + std::to_string(pid) + ": the connection failed (out of memory?)";
@@ -185,7 +185,7 @@ std::optional<NodeSnapshot> TaskService::node_snapshot(const PluginConfig& confi
     return node_->snapshot;
 }
 
-TaskAnswer TaskService::check(const TaskRequest& request, int pid, const PluginConfig& config, PhaseTimes* times) {
+TaskAnswer TaskService::check(TaskRequest& request, int pid, const PluginConfig& config, PhaseTimes* times) {
     const std::string process_dir = "/proc/" + std::to_string(pid);
     PhaseTimer gather_timer(times, "task_facts");
     auto ids = read_task_ids(process_dir);
@@ -195,7 +195,7 @@ TaskAnswer TaskService::check(const TaskRequest& request, int pid, const PluginC
 
     TaskView view;
     view.mode = request.mode;
-    view.env = request.env;
+    view.env = std::move(request.env);
     view.root = process_dir + "/root";
     view.pid = pid;
     view.forked_in = request.forked_namespace;
@@ -209,8 +209,9 @@ TaskAnswer TaskService::check(const TaskRequest& request, int pid, const PluginC
     const std::string node_name = short_hostname();
     std::optional<HostSide> host;
     if (request.host_env) {
-        host = HostSide{*request.host_env, std::make_shared<RootedFileView>(
-                                               "/", "host filesystem of " + node_name + " (seen by the task service)")};
+        host = HostSide{
+            std::move(*request.host_env),
+            std::make_shared<RootedFileView>("/", "host filesystem of " + node_name + " (seen by the task service)")};
         view.host = &*host;
     }
     gather_timer.stop();
@@ -231,7 +232,7 @@ TaskAnswer TaskService::check(const TaskRequest& request, int pid, const PluginC
     return check_task(std::move(view), *loaded, config, times);
 }
 
-TaskAnswer TaskService::serve(const TaskRequest& request, int pid) noexcept {
+TaskAnswer TaskService::serve(TaskRequest request, int pid) noexcept {
     try {
         auto config = parse_plugin_args(request.plugin_args);
         if (!config) return cannot_check("plugstack.conf: " + config.error().to_string(), request.first_task, false);
