@@ -67,12 +67,11 @@ std::string pid_dir(int pid, const std::string& proc_root) {
     return under_root(proc_root, pid > 0 ? std::to_string(pid) : std::string("self"));
 }
 
-// The value after "Key:" in a /proc/PID/status file.
-Result<std::string> status_field(int pid, const std::string& proc_root, std::string_view key) {
-    std::string path = pid_dir(pid, proc_root) + "/status";
-    auto text = read_text_file(path);
-    if (!text) return text.error();
-    std::string_view rest = *text;
+std::string status_path(int pid, const std::string& proc_root) { return pid_dir(pid, proc_root) + "/status"; }
+
+// The value after "Key:" in the text of a /proc/PID/status file read from `path`.
+Result<std::string> status_field_of(std::string_view text, const std::string& path, std::string_view key) {
+    std::string_view rest = text;
     while (!rest.empty()) {
         std::size_t nl = rest.find('\n');
         std::string_view line = rest.substr(0, nl);
@@ -82,6 +81,13 @@ Result<std::string> status_field(int pid, const std::string& proc_root, std::str
             return std::string(trim(line.substr(colon + 1)));
     }
     return make_file_error(path, 0, "no " + std::string(key) + " line");
+}
+
+Result<std::string> status_field(int pid, const std::string& proc_root, std::string_view key) {
+    const std::string path = status_path(pid, proc_root);
+    auto text = read_text_file(path);
+    if (!text) return text.error();
+    return status_field_of(*text, path, key);
 }
 
 template <typename T>
@@ -197,15 +203,38 @@ std::vector<std::string> decode_capabilities(std::uint64_t mask) {
     return names;
 }
 
-Result<std::vector<std::string>> process_capabilities(int pid, const std::string& proc_root) {
-    auto hex = status_field(pid, proc_root, "CapEff");
+namespace {
+
+// CapEff of a status file's text, by name.
+Result<std::vector<std::string>> capabilities_of(std::string_view status, const std::string& path) {
+    auto hex = status_field_of(status, path, "CapEff");
     if (!hex) return hex.error();
     std::uint64_t mask = 0;
     auto [ptr, ec] = std::from_chars(hex->data(), hex->data() + hex->size(), mask, 16);
     if (ec != std::errc() || ptr != hex->data() + hex->size()) {
-        return make_file_error(pid_dir(pid, proc_root) + "/status", 0, "CapEff '" + *hex + "' is not a hex mask");
+        return make_file_error(path, 0, "CapEff '" + *hex + "' is not a hex mask");
     }
     return decode_capabilities(mask);
+}
+
+// Whether the effective uid in a status file's text is 0.
+Result<bool> runs_as_root_of(std::string_view status, const std::string& path) {
+    // "Uid:\treal\teffective\tsaved\tfs"
+    auto uids = status_field_of(status, path, "Uid");
+    if (!uids) return uids.error();
+    std::string_view rest = *uids;
+    rest = trim(rest.substr(std::min(rest.size(), rest.find_first_of(" \t"))));
+    std::string_view effective = rest.substr(0, rest.find_first_of(" \t"));
+    return effective == "0";
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> process_capabilities(int pid, const std::string& proc_root) {
+    const std::string path = status_path(pid, proc_root);
+    auto status = read_text_file(path);
+    if (!status) return status.error();
+    return capabilities_of(*status, path);
 }
 
 Result<std::vector<std::string>> current_capabilities() {
@@ -219,13 +248,10 @@ Result<std::vector<std::string>> current_capabilities() {
 }
 
 Result<bool> process_runs_as_root(int pid, const std::string& proc_root) {
-    // "Uid:\treal\teffective\tsaved\tfs"
-    auto uids = status_field(pid, proc_root, "Uid");
-    if (!uids) return uids.error();
-    std::string_view rest = *uids;
-    rest = trim(rest.substr(std::min(rest.size(), rest.find_first_of(" \t"))));
-    std::string_view effective = rest.substr(0, rest.find_first_of(" \t"));
-    return effective == "0";
+    const std::string path = status_path(pid, proc_root);
+    auto status = read_text_file(path);
+    if (!status) return status.error();
+    return runs_as_root_of(*status, path);
 }
 
 bool current_runs_as_root() { return ::geteuid() == 0; }
@@ -243,8 +269,14 @@ ContainerFacts probe_container(const std::string& root, std::optional<int> pid, 
         facts.open_files = to_fact(text ? parse_process_limit(*text, "Max open files", path)
                                         : Result<std::optional<std::uint64_t>>(text.error()),
                                    path);
-        facts.capabilities = to_fact(process_capabilities(*pid, proc_root), dir + "/status CapEff");
-        facts.runs_as_root = to_fact(process_runs_as_root(*pid, proc_root), dir + "/status Uid");
+        // And one read of the status file for the capabilities and the uid.
+        const std::string status_file = dir + "/status";
+        auto status = read_text_file(status_file);
+        facts.capabilities =
+            to_fact(status ? capabilities_of(*status, status_file) : Result<std::vector<std::string>>(status.error()),
+                    status_file + " CapEff");
+        facts.runs_as_root = to_fact(status ? runs_as_root_of(*status, status_file) : Result<bool>(status.error()),
+                                     status_file + " Uid");
     } else {
         facts.memlock = to_fact(current_memlock(), "getrlimit(RLIMIT_MEMLOCK) of launchguard");
         facts.open_files = to_fact(current_open_files(), "getrlimit(RLIMIT_NOFILE) of launchguard");

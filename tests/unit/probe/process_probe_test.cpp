@@ -1,6 +1,10 @@
 #include "probe/process_probe.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
 
 namespace launchguard {
 namespace {
@@ -75,6 +79,33 @@ TEST(ProcessProbeTest, ContainerFactsFromRecordedProcess) {
     EXPECT_EQ(facts.capabilities->size(), 1U);
     ASSERT_TRUE(facts.runs_as_root.is_known());
     EXPECT_FALSE(facts.runs_as_root.value());
+}
+
+// The status file is read once for the capabilities and the uid: a bad CapEff
+// line leaves the uid known, and a missing file leaves both unknown, naming it.
+TEST(ProcessProbeTest, OneStatusFileGivesCapabilitiesAndUidEachOnItsOwn) {
+    char tmpl[] = "/tmp/lg-status-XXXXXX";
+    const std::filesystem::path proc = ::mkdtemp(tmpl);
+    std::filesystem::create_directories(proc / "7");
+    std::ofstream(proc / "7" / "limits")
+        << "Max locked memory         65536                65536                bytes\n";
+    std::ofstream(proc / "7" / "status") << "Name:\tpython\nUid:\t1000\t0\t1000\t1000\nCapEff:\tnot-hex\n";
+
+    ContainerFacts facts = probe_container("/nonexistent", 7, proc.string());
+    EXPECT_FALSE(facts.capabilities.is_known());
+    EXPECT_NE(facts.capabilities.reason().find("CapEff 'not-hex' is not a hex mask"), std::string::npos)
+        << facts.capabilities.reason();
+    ASSERT_TRUE(facts.runs_as_root.is_known()) << facts.runs_as_root.reason();
+    EXPECT_TRUE(facts.runs_as_root.value());  // the effective uid, the second field
+    EXPECT_EQ(facts.runs_as_root.source(), (proc / "7" / "status").string() + " Uid");
+
+    std::filesystem::remove(proc / "7" / "status");
+    facts = probe_container("/nonexistent", 7, proc.string());
+    EXPECT_FALSE(facts.capabilities.is_known());
+    EXPECT_FALSE(facts.runs_as_root.is_known());
+    EXPECT_NE(facts.runs_as_root.reason().find((proc / "7" / "status").string()), std::string::npos)
+        << facts.runs_as_root.reason();
+    std::filesystem::remove_all(proc);
 }
 
 }  // namespace
