@@ -27,6 +27,7 @@ struct TaskView {
     // /proc/PID/root and PID from outside.
     std::string root = "/";
     std::optional<int> pid;
+    std::optional<ProcessStatus> status;  // pid's status file, when the caller read it
     // Where the task runs (container_placement.h): its mount namespace when
     // forked and now, and the name of its root mount's directory.
     std::optional<MountNamespace> forked_in;

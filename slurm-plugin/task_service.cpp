@@ -13,6 +13,7 @@
 
 #include "decision_log.h"
 #include "engine/profile_loader.h"
+#include "probe/process_probe.h"
 #include "probe/rooted_file_view.h"
 #include "probe/text_file.h"
 #include "service_client.h"
@@ -43,9 +44,9 @@ std::optional<unsigned long> effective_id(std::string_view ids) {
     return id_number(words[1]);
 }
 
-Result<TaskIds> read_task_ids(const std::string& process_dir) {
-    const std::string path = process_dir + "/status";
-    auto text = read_text_file(path, 1U << 16);
+Result<TaskIds> task_ids_of(const ProcessStatus& status) {
+    const std::string& path = status.path;
+    const auto& text = status.text;
     if (!text) return text.error();
     TaskIds ids;
     bool have_uid = false;
@@ -188,7 +189,10 @@ std::optional<NodeSnapshot> TaskService::node_snapshot(const PluginConfig& confi
 TaskAnswer TaskService::check(TaskRequest& request, int pid, const PluginConfig& config, PhaseTimes* times) {
     const std::string process_dir = "/proc/" + std::to_string(pid);
     PhaseTimer gather_timer(times, "task_facts");
-    auto ids = read_task_ids(process_dir);
+    // One read of the task's status file for its ids here, and for its CPU
+    // mask, capabilities and uid in the check.
+    ProcessStatus status = read_process_status(pid);
+    auto ids = task_ids_of(status);
     if (!ids)
         return cannot_check("cannot read the task's ids: " + ids.error().to_string(), request.first_task,
                             config.on_error == OnError::block);
@@ -198,6 +202,7 @@ TaskAnswer TaskService::check(TaskRequest& request, int pid, const PluginConfig&
     view.env = std::move(request.env);
     view.root = process_dir + "/root";
     view.pid = pid;
+    view.status = std::move(status);
     view.forked_in = request.forked_namespace;
     view.now = mount_namespace_of(process_dir);
     if (!(view.forked_in && view.now && *view.forked_in == *view.now)) {

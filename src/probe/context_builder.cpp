@@ -91,11 +91,10 @@ Fact<CpuSet> probe_cpu_mask(const ProbeOptions& o, std::optional<Error>& error) 
         }
         return Fact<CpuSet>::known(std::move(set).value(), "--cpus " + *o.cpus);
     }
-    if (o.pid) {
-        auto set = process_affinity(*o.pid, o.proc_root);
+    if (o.pid_status) {
+        auto set = affinity_of(*o.pid_status);
         if (!set) return Fact<CpuSet>::unknown(set.error().to_string());
-        return Fact<CpuSet>::known(std::move(set).value(),
-                                   under_root(o.proc_root, std::to_string(*o.pid) + "/status Cpus_allowed_list"));
+        return Fact<CpuSet>::known(std::move(set).value(), o.pid_status->path + " Cpus_allowed_list");
     }
     auto set = current_affinity();
     if (!set) return Fact<CpuSet>::unknown(set.error().to_string());
@@ -383,6 +382,7 @@ Result<LaunchContext> build_context(ProbeOptions o) {
     ctx.env = probe_env(o, error);
     if (error) return *error;
     ctx.files = std::make_shared<RootedFileView>(o.root);
+    if (o.pid && !o.pid_status) o.pid_status = read_process_status(*o.pid, o.proc_root);
     ctx.cpu_mask = probe_cpu_mask(o, error);
     if (error) return *error;
     env_timer.stop();
@@ -417,7 +417,7 @@ Result<LaunchContext> build_context(ProbeOptions o) {
     interfaces_timer.stop();
     ctx.job = job_shape_from(env, o.job_nodes, o.job_gpus);
     PhaseTimer container_timer(o.timings, "container+runtime");
-    ctx.container = probe_container(o.root, o.pid, o.proc_root);
+    ctx.container = probe_container(o.root, o.pid, o.proc_root, o.pid_status ? &*o.pid_status : nullptr);
     ctx.runtime = o.runtime != Runtime::unknown ? o.runtime : detect_runtime(env, o.root);
     container_timer.stop();
 

@@ -8,6 +8,7 @@
 
 #include "context/launch_context.h"
 #include "probe/node_facts_cache.h"
+#include "probe/process_probe.h"
 #include "util/error.h"
 #include "util/phase_times.h"
 
@@ -33,7 +34,11 @@ struct ProbeOptions {
     std::optional<Environment> environment;  // the task environment itself (SPANK: the job env); wins over pid
     std::optional<std::string> env_file;     // KEY=VALUE lines or a copy of /proc/PID/environ
     std::optional<int> pid;                  // probe this process (environ, affinity, limits, caps)
-    std::string proc_root = "/proc";         // where `pid` is looked up (a recorded procfs in tests)
+    // The pid's status file, when the caller has read it already (the task
+    // service, for the task's ids): its mask, capabilities and uid come from
+    // that one read. Absent: build_context reads it once.
+    std::optional<ProcessStatus> pid_status;
+    std::string proc_root = "/proc";  // where `pid` is looked up (a recorded procfs in tests)
     // `root` is /proc/PID/root of `pid`: the process's namespaces are the
     // root's (a Slurm task seen by the task service).
     bool root_of_pid = false;

@@ -83,13 +83,6 @@ Result<std::string> status_field_of(std::string_view text, const std::string& pa
     return make_file_error(path, 0, "no " + std::string(key) + " line");
 }
 
-Result<std::string> status_field(int pid, const std::string& proc_root, std::string_view key) {
-    const std::string path = status_path(pid, proc_root);
-    auto text = read_text_file(path);
-    if (!text) return text.error();
-    return status_field_of(*text, path, key);
-}
-
 template <typename T>
 Fact<T> to_fact(Result<T> r, std::string source) {
     if (!r) return Fact<T>::unknown(r.error().to_string());
@@ -119,12 +112,23 @@ Result<CpuSet> current_affinity() {
     return make_error("sched_getaffinity: mask wider than 65536 CPUs");
 }
 
-Result<CpuSet> process_affinity(int pid, const std::string& proc_root) {
-    auto list = status_field(pid, proc_root, "Cpus_allowed_list");
+ProcessStatus read_process_status(int pid, const std::string& proc_root) {
+    std::string path = status_path(pid, proc_root);
+    auto text = read_text_file(path);
+    return ProcessStatus{std::move(path), std::move(text)};
+}
+
+Result<CpuSet> affinity_of(const ProcessStatus& status) {
+    if (!status.text) return status.text.error();
+    auto list = status_field_of(*status.text, status.path, "Cpus_allowed_list");
     if (!list) return list.error();
     auto set = CpuSet::parse_list(*list);
-    if (!set) return make_file_error(pid_dir(pid, proc_root) + "/status", 0, set.error().message);
+    if (!set) return make_file_error(status.path, 0, set.error().message);
     return set;
+}
+
+Result<CpuSet> process_affinity(int pid, const std::string& proc_root) {
+    return affinity_of(read_process_status(pid, proc_root));
 }
 
 Result<std::uint64_t> shm_size(const std::string& root) {
@@ -256,7 +260,8 @@ Result<bool> process_runs_as_root(int pid, const std::string& proc_root) {
 
 bool current_runs_as_root() { return ::geteuid() == 0; }
 
-ContainerFacts probe_container(const std::string& root, std::optional<int> pid, const std::string& proc_root) {
+ContainerFacts probe_container(const std::string& root, std::optional<int> pid, const std::string& proc_root,
+                               const ProcessStatus* status) {
     ContainerFacts facts;
     facts.shm_bytes = to_fact(shm_size(root), "statvfs " + under_root(root, "dev/shm"));
     if (pid) {
@@ -269,14 +274,18 @@ ContainerFacts probe_container(const std::string& root, std::optional<int> pid, 
         facts.open_files = to_fact(text ? parse_process_limit(*text, "Max open files", path)
                                         : Result<std::optional<std::uint64_t>>(text.error()),
                                    path);
-        // And one read of the status file for the capabilities and the uid.
-        const std::string status_file = dir + "/status";
-        auto status = read_text_file(status_file);
-        facts.capabilities =
-            to_fact(status ? capabilities_of(*status, status_file) : Result<std::vector<std::string>>(status.error()),
-                    status_file + " CapEff");
-        facts.runs_as_root = to_fact(status ? runs_as_root_of(*status, status_file) : Result<bool>(status.error()),
-                                     status_file + " Uid");
+        // And one read of the status file for the capabilities and the uid,
+        // unless the caller's read serves.
+        std::optional<ProcessStatus> read_here;
+        if (status == nullptr) status = &read_here.emplace(read_process_status(*pid, proc_root));
+        const std::string& status_file = status->path;
+        const auto& status_text = status->text;
+        facts.capabilities = to_fact(status_text ? capabilities_of(*status_text, status_file)
+                                                 : Result<std::vector<std::string>>(status_text.error()),
+                                     status_file + " CapEff");
+        facts.runs_as_root =
+            to_fact(status_text ? runs_as_root_of(*status_text, status_file) : Result<bool>(status_text.error()),
+                    status_file + " Uid");
     } else {
         facts.memlock = to_fact(current_memlock(), "getrlimit(RLIMIT_MEMLOCK) of launchguard");
         facts.open_files = to_fact(current_open_files(), "getrlimit(RLIMIT_NOFILE) of launchguard");

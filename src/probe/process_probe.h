@@ -16,9 +16,20 @@
 
 namespace launchguard {
 
+// The status file of a process (proc_root/PID/status), read once: its CPU
+// mask, capabilities and uid all come from the same text. The kernel writes
+// the file afresh on every read, walking the process's memory map for its
+// Vm lines, so each read of it costs tens of microseconds in a VM.
+struct ProcessStatus {
+    std::string path;
+    Result<std::string> text;
+};
+ProcessStatus read_process_status(int pid, const std::string& proc_root = "/proc");
+
 Result<CpuSet> current_affinity();
 // Cpus_allowed_list of proc_root/PID/status.
 Result<CpuSet> process_affinity(int pid, const std::string& proc_root = "/proc");
+Result<CpuSet> affinity_of(const ProcessStatus& status);
 
 // Size in bytes of the filesystem mounted at root/dev/shm.
 Result<std::uint64_t> shm_size(const std::string& root);
@@ -48,7 +59,9 @@ Result<bool> process_runs_as_root(int pid, const std::string& proc_root = "/proc
 bool current_runs_as_root();
 
 // The container facts of a task: live system calls for this process, or
-// procfs when pid is given; /dev/shm is looked up under root.
-ContainerFacts probe_container(const std::string& root, std::optional<int> pid, const std::string& proc_root = "/proc");
+// procfs when pid is given; /dev/shm is looked up under root. `status` is
+// the pid's status file when the caller has read it already.
+ContainerFacts probe_container(const std::string& root, std::optional<int> pid, const std::string& proc_root = "/proc",
+                               const ProcessStatus* status = nullptr);
 
 }  // namespace launchguard

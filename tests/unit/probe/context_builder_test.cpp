@@ -50,6 +50,25 @@ TEST(ContextBuilderProbeTest, ReplaysARecordedTask) {
     EXPECT_FALSE(ctx->host.has_value());
 }
 
+// The task service reads the task's status file for its ids and hands the
+// text on: the mask, capabilities and uid come from that text, not from the
+// recorded file (which says 0-1 and CAP_IPC_LOCK).
+TEST(ContextBuilderProbeTest, AStatusTheCallerReadIsTheOneTheContextUses) {
+    ProbeOptions o = replay_options();
+    o.pid = 4242;
+    o.pid_status = ProcessStatus{"/proc/4242/status (read by the caller)",
+                                 std::string("Uid:\t0\t0\t0\t0\nCapEff:\t0000000000000000\nCpus_allowed_list:\t5\n")};
+    auto ctx = build_context(o);
+    ASSERT_TRUE(ctx.ok()) << ctx.error().to_string();
+    ASSERT_TRUE(ctx->cpu_mask.is_known()) << ctx->cpu_mask.reason();
+    EXPECT_EQ(ctx->cpu_mask->to_list(), "5");
+    EXPECT_EQ(ctx->cpu_mask.source(), "/proc/4242/status (read by the caller) Cpus_allowed_list");
+    ASSERT_TRUE(ctx->container.capabilities.is_known());
+    EXPECT_TRUE(ctx->container.capabilities.value().empty());
+    ASSERT_TRUE(ctx->container.runs_as_root.is_known());
+    EXPECT_TRUE(ctx->container.runs_as_root.value());
+}
+
 // The Slurm plugin reads the node once per step and hands it to each task.
 TEST(ContextBuilderProbeTest, ANodeSnapshotIsWhatTheContextSeesOfTheNode) {
     ProbeOptions o = replay_options();

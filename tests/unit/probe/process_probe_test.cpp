@@ -11,6 +11,17 @@ namespace {
 
 const std::string kProc = LAUNCHGUARD_FIXTURES "/sysfs/h100-baremetal/proc";
 
+// A procfs in a new temporary directory with process 7's limits file; the
+// test writes its status file.
+std::filesystem::path recorded_proc_of_pid_7() {
+    char tmpl[] = "/tmp/lg-status-XXXXXX";
+    const std::filesystem::path proc = ::mkdtemp(tmpl);
+    std::filesystem::create_directories(proc / "7");
+    std::ofstream(proc / "7" / "limits")
+        << "Max locked memory         65536                65536                bytes\n";
+    return proc;
+}
+
 TEST(ProcessProbeTest, AffinityFromRecordedStatus) {
     auto set = process_affinity(4242, kProc);
     ASSERT_TRUE(set.ok()) << set.error().to_string();
@@ -84,11 +95,7 @@ TEST(ProcessProbeTest, ContainerFactsFromRecordedProcess) {
 // The status file is read once for the capabilities and the uid: a bad CapEff
 // line leaves the uid known, and a missing file leaves both unknown, naming it.
 TEST(ProcessProbeTest, OneStatusFileGivesCapabilitiesAndUidEachOnItsOwn) {
-    char tmpl[] = "/tmp/lg-status-XXXXXX";
-    const std::filesystem::path proc = ::mkdtemp(tmpl);
-    std::filesystem::create_directories(proc / "7");
-    std::ofstream(proc / "7" / "limits")
-        << "Max locked memory         65536                65536                bytes\n";
+    const std::filesystem::path proc = recorded_proc_of_pid_7();
     std::ofstream(proc / "7" / "status") << "Name:\tpython\nUid:\t1000\t0\t1000\t1000\nCapEff:\tnot-hex\n";
 
     ContainerFacts facts = probe_container("/nonexistent", 7, proc.string());
@@ -105,6 +112,47 @@ TEST(ProcessProbeTest, OneStatusFileGivesCapabilitiesAndUidEachOnItsOwn) {
     EXPECT_FALSE(facts.runs_as_root.is_known());
     EXPECT_NE(facts.runs_as_root.reason().find((proc / "7" / "status").string()), std::string::npos)
         << facts.runs_as_root.reason();
+    std::filesystem::remove_all(proc);
+}
+
+// The task service reads a task's status file once and hands the text on:
+// the container facts and the CPU mask come from that read, not from the
+// file again (here removed after the read), and a failed read is the reason
+// each of them gives.
+TEST(ProcessProbeTest, AStatusReadOnceServesTheMaskCapabilitiesAndUid) {
+    const std::filesystem::path proc = recorded_proc_of_pid_7();
+    std::ofstream(proc / "7" / "status")
+        << "Name:\tpython\nUid:\t1000\t1000\t1000\t1000\nCapEff:\t0000000000004000\nCpus_allowed_list:\t2-3\n";
+    const ProcessStatus status = read_process_status(7, proc.string());
+    ASSERT_TRUE(status.text.ok()) << status.text.error().to_string();
+    EXPECT_EQ(status.path, (proc / "7" / "status").string());
+    std::filesystem::remove(proc / "7" / "status");
+
+    auto mask = affinity_of(status);
+    ASSERT_TRUE(mask.ok()) << mask.error().to_string();
+    EXPECT_EQ(mask->to_list(), "2-3");
+    ContainerFacts facts = probe_container("/nonexistent", 7, proc.string(), &status);
+    ASSERT_TRUE(facts.capabilities.is_known()) << facts.capabilities.reason();
+    EXPECT_EQ(facts.capabilities.value(), std::vector<std::string>{"CAP_IPC_LOCK"});
+    ASSERT_TRUE(facts.runs_as_root.is_known()) << facts.runs_as_root.reason();
+    EXPECT_FALSE(facts.runs_as_root.value());
+    ASSERT_TRUE(facts.memlock.is_known()) << facts.memlock.reason();  // the limits file is still read
+
+    const ProcessStatus missing = read_process_status(7, proc.string());
+    EXPECT_FALSE(missing.text.ok());
+    auto no_mask = affinity_of(missing);
+    ASSERT_FALSE(no_mask.ok());
+    EXPECT_NE(no_mask.error().to_string().find(missing.path), std::string::npos) << no_mask.error().to_string();
+    facts = probe_container("/nonexistent", 7, proc.string(), &missing);
+    EXPECT_FALSE(facts.capabilities.is_known());
+    EXPECT_NE(facts.runs_as_root.reason().find(missing.path), std::string::npos) << facts.runs_as_root.reason();
+
+    // A status file without the mask line names the line it lacks.
+    std::ofstream(proc / "7" / "status") << "Name:\tpython\n";
+    auto no_line = affinity_of(read_process_status(7, proc.string()));
+    ASSERT_FALSE(no_line.ok());
+    EXPECT_NE(no_line.error().to_string().find("no Cpus_allowed_list line"), std::string::npos)
+        << no_line.error().to_string();
     std::filesystem::remove_all(proc);
 }
 
