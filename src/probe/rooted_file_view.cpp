@@ -78,16 +78,16 @@ Walk walk(const RootedFileView& view, std::string_view path) {
         }
         resolved.push_back(comp);
         std::string in_view = join_components(resolved);
-        std::string host = view.host_path(in_view);
+        const RootedFileView::At here = view.at(in_view);
         struct stat st {};
         // A component with more to come is a directory on the way: the view
         // remembers those. The last one is always looked at afresh.
         int lookup_error = 0;
         if (!pending.empty()) {
-            const RootedFileView::Lookup lookup = view.look_up_directory(host);
+            const RootedFileView::Lookup lookup = view.look_up_directory(in_view);
             lookup_error = lookup.error;
             st = lookup.st;
-        } else if (::lstat(host.c_str(), &st) != 0) {
+        } else if (::fstatat(here.directory, here.path.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
             lookup_error = errno;
         }
         if (lookup_error != 0) {
@@ -119,7 +119,7 @@ Walk walk(const RootedFileView& view, std::string_view path) {
                 return w;
             }
             std::string target(static_cast<std::size_t>(st.st_size > 0 ? st.st_size : 255) + 1, '\0');
-            ssize_t n = ::readlink(host.c_str(), target.data(), target.size());
+            ssize_t n = ::readlinkat(here.directory, here.path.c_str(), target.data(), target.size());
             if (n < 0) {
                 w.kind = FileKind::unreadable;
                 w.resolved = in_view;
@@ -148,7 +148,8 @@ Walk walk(const RootedFileView& view, std::string_view path) {
     // stat it afresh if ".." walked back up past what was seen last.
     if (w.resolved == last_in_view) {
         w.st = last_st;
-    } else if (::lstat(view.host_path(w.resolved).c_str(), &w.st) != 0) {
+    } else if (const RootedFileView::At final = view.at(w.resolved);
+               ::fstatat(final.directory, final.path.c_str(), &w.st, AT_SYMLINK_NOFOLLOW) != 0) {
         w.kind = FileKind::missing;
         w.detail = w.resolved + " does not exist (" + errno_text(errno) + ")";
         return w;
@@ -170,14 +171,29 @@ RootedFileView::RootedFileView(std::string root, std::string description) : desc
     if (description_.empty()) description_ = "filesystem rooted at " + (root_.empty() ? std::string("/") : root_);
 }
 
-RootedFileView::Lookup RootedFileView::look_up_directory(const std::string& host_path) const {
+RootedFileView::~RootedFileView() {
+    if (root_fd_ >= 0) ::close(root_fd_);
+}
+
+RootedFileView::At RootedFileView::at(std::string_view in_view_path) const {
+    std::call_once(root_opened_, [this] {
+        root_fd_ = ::open(root_.empty() ? "/" : root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    });
+    if (root_fd_ < 0) return {AT_FDCWD, host_path(in_view_path)};
+    // In-view paths are walked components: no "." or ".." among them.
+    while (!in_view_path.empty() && in_view_path.front() == '/') in_view_path.remove_prefix(1);
+    return {root_fd_, in_view_path.empty() ? std::string(".") : std::string(in_view_path)};
+}
+
+RootedFileView::Lookup RootedFileView::look_up_directory(const std::string& in_view_path) const {
     const std::lock_guard<std::mutex> lock(lookups_mutex_);
-    if (auto it = directory_lookups_.find(host_path); it != directory_lookups_.end()) return it->second;
+    if (auto it = directory_lookups_.find(in_view_path); it != directory_lookups_.end()) return it->second;
     Lookup lookup;
-    if (::lstat(host_path.c_str(), &lookup.st) != 0) lookup.error = errno;
+    const At where = at(in_view_path);
+    if (::fstatat(where.directory, where.path.c_str(), &lookup.st, AT_SYMLINK_NOFOLLOW) != 0) lookup.error = errno;
     // A link is followed by reading it, which the walk does each time.
     if (lookup.error == 0 && S_ISLNK(lookup.st.st_mode)) return lookup;
-    directory_lookups_.emplace(host_path, lookup);
+    directory_lookups_.emplace(in_view_path, lookup);
     return lookup;
 }
 
@@ -198,14 +214,14 @@ FileInfo RootedFileView::stat(std::string_view path) const {
 
     // Existence is not enough: the task must be able to open it. access()
     // answers for the real uid, open() for the effective one; both must pass.
-    std::string host = host_path(w.resolved);
-    if (::access(host.c_str(), R_OK) != 0) {
+    const At where = at(w.resolved);
+    if (::faccessat(where.directory, where.path.c_str(), R_OK, 0) != 0) {
         info.kind = FileKind::unreadable;
         info.detail = w.resolved + ": " + errno_text(errno);
         return info;
     }
-    int fd =
-        ::open(host.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | (w.kind == FileKind::directory ? O_DIRECTORY : 0));
+    int fd = ::openat(where.directory, where.path.c_str(),
+                      O_RDONLY | O_CLOEXEC | O_NONBLOCK | (w.kind == FileKind::directory ? O_DIRECTORY : 0));
     if (fd < 0) {
         info.kind = FileKind::unreadable;
         info.detail = w.resolved + ": " + errno_text(errno);
@@ -227,7 +243,8 @@ Result<std::string> RootedFileView::read(std::string_view path, std::size_t max_
         return make_file_error(name, 0, "cannot read in " + describe() + ": " + why);
     }
     // walk() resolved every link, so the last component must not be one now.
-    auto text = read_text_file(host_path(w.resolved), max_bytes, FollowLinks::no);
+    const At where = at(w.resolved);
+    auto text = read_text_file_at(where.directory, where.path, host_path(w.resolved), max_bytes, FollowLinks::no);
     if (!text) return make_file_error(name, 0, "cannot read in " + describe() + ": " + text.error().message);
     return text;
 }
@@ -236,8 +253,14 @@ std::vector<std::string> RootedFileView::list(std::string_view dir) const {
     std::vector<std::string> names;
     Walk w = walk(*this, dir);
     if (w.kind != FileKind::directory) return names;
-    DIR* d = ::opendir(host_path(w.resolved).c_str());
-    if (d == nullptr) return names;
+    const At where = at(w.resolved);
+    const int fd = ::openat(where.directory, where.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return names;
+    DIR* d = ::fdopendir(fd);
+    if (d == nullptr) {
+        ::close(fd);
+        return names;
+    }
     while (const dirent* e = ::readdir(d)) {
         std::string n = e->d_name;
         if (n != "." && n != "..") names.push_back(std::move(n));

@@ -43,6 +43,11 @@ enum class FollowLinks { yes, no };
 // Errors name `path` in Error::file.
 Result<std::string> read_text_file(const std::string& path, std::size_t max_bytes = kMaxInputFileBytes,
                                    FollowLinks follow = FollowLinks::yes);
+// The same for `path` relative to the open directory `directory` (openat(2));
+// errors name the file `shown_as`.
+Result<std::string> read_text_file_at(int directory, const std::string& path, const std::string& shown_as,
+                                      std::size_t max_bytes = kMaxInputFileBytes,
+                                      FollowLinks follow = FollowLinks::yes);
 
 // "a FIFO", "a character device", "a symlink": what a path that should be a
 // regular file is instead (lstat's mode), for messages that refuse it.

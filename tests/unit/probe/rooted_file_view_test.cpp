@@ -181,5 +181,33 @@ TEST_F(RootedFileViewTest, RemembersDirectoriesOnTheWayButNeverTheFileItself) {
     EXPECT_EQ(RootedFileView(tree.root()).stat("/srv/data/x").kind, FileKind::regular);
 }
 
+// A view looks things up from its root's directory, opened at its first
+// lookup: the tree it opened is the one it sees, even when the root's path
+// names another tree afterwards (as /proc/PID/root would if the task moved).
+// A root that cannot be opened is a view in which nothing exists.
+TEST_F(RootedFileViewTest, LooksUpFromTheRootItOpenedFirst) {
+    RootedFileView view(tree.root());
+    EXPECT_EQ(view.stat("/etc/nccl.conf").kind, FileKind::regular);
+    const std::string moved = tree.root() + "-moved";
+    std::filesystem::rename(tree.root(), moved);
+    std::filesystem::create_directories(tree.root() + "/etc");  // another tree at the old path
+    EXPECT_EQ(view.stat("/etc/nccl.conf").kind, FileKind::regular);
+    EXPECT_EQ(view.stat("/opt/microsoft/topo.xml").resolved_path, "/opt/topo/ndv5-topo.xml");
+    EXPECT_EQ(view.list("/etc"), std::vector<std::string>{"nccl.conf"});
+    tree.write("etc/nccl.conf", "NCCL_DEBUG=WARN\n");  // in the tree now at the old path
+    auto text = view.read("/etc/nccl.conf");
+    ASSERT_TRUE(text.ok()) << text.error().to_string();
+    EXPECT_EQ(*text, "NCCL_DEBUG=INFO\n");
+    EXPECT_EQ(RootedFileView(tree.root()).read("/etc/nccl.conf").value(), "NCCL_DEBUG=WARN\n");
+    std::filesystem::remove_all(tree.root());
+    std::filesystem::rename(moved, tree.root());
+
+    RootedFileView nowhere(tree.root() + "/no-such-root");
+    const FileInfo info = nowhere.stat("/etc/nccl.conf");
+    EXPECT_EQ(info.kind, FileKind::missing);
+    EXPECT_EQ(info.resolved_path, "/etc");
+    EXPECT_TRUE(nowhere.list("/").empty());
+}
+
 }  // namespace
 }  // namespace launchguard
