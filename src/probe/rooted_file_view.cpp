@@ -176,9 +176,10 @@ RootedFileView::~RootedFileView() {
 }
 
 RootedFileView::At RootedFileView::at(std::string_view in_view_path) const {
-    std::call_once(root_opened_, [this] {
-        root_fd_ = ::open(root_.empty() ? "/" : root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    });
+    // The live "/" is looked up by path: an absolute path starts at the
+    // process's root as cheaply as a directory would.
+    if (root_.empty()) return {AT_FDCWD, host_path(in_view_path)};
+    std::call_once(root_opened_, [this] { root_fd_ = ::open(root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC); });
     if (root_fd_ < 0) return {AT_FDCWD, host_path(in_view_path)};
     // In-view paths are walked components: no "." or ".." among them.
     while (!in_view_path.empty() && in_view_path.front() == '/') in_view_path.remove_prefix(1);

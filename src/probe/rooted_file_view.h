@@ -69,7 +69,7 @@ private:
     std::string root_;  // no trailing slash; "" stands for the live "/"
     std::string description_;
     // The root's directory (O_PATH), opened at the first lookup; -1 if it
-    // could not be.
+    // could not be, and for the live "/", which is looked up by path.
     mutable std::once_flag root_opened_;
     mutable int root_fd_ = -1;
     mutable std::mutex lookups_mutex_;
