@@ -235,10 +235,9 @@ Result<bool> runs_as_root_of(std::string_view status, const std::string& path) {
 }  // namespace
 
 Result<std::vector<std::string>> process_capabilities(int pid, const std::string& proc_root) {
-    const std::string path = status_path(pid, proc_root);
-    auto status = read_text_file(path);
-    if (!status) return status.error();
-    return capabilities_of(*status, path);
+    const ProcessStatus status = read_process_status(pid, proc_root);
+    if (!status.text) return status.text.error();
+    return capabilities_of(*status.text, status.path);
 }
 
 Result<std::vector<std::string>> current_capabilities() {
@@ -252,10 +251,9 @@ Result<std::vector<std::string>> current_capabilities() {
 }
 
 Result<bool> process_runs_as_root(int pid, const std::string& proc_root) {
-    const std::string path = status_path(pid, proc_root);
-    auto status = read_text_file(path);
-    if (!status) return status.error();
-    return runs_as_root_of(*status, path);
+    const ProcessStatus status = read_process_status(pid, proc_root);
+    if (!status.text) return status.text.error();
+    return runs_as_root_of(*status.text, status.path);
 }
 
 bool current_runs_as_root() { return ::geteuid() == 0; }

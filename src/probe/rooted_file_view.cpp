@@ -78,7 +78,6 @@ Walk walk(const RootedFileView& view, std::string_view path) {
         }
         resolved.push_back(comp);
         std::string in_view = join_components(resolved);
-        const RootedFileView::At here = view.at(in_view);
         struct stat st {};
         // A component with more to come is a directory on the way: the view
         // remembers those. The last one is always looked at afresh.
@@ -87,7 +86,8 @@ Walk walk(const RootedFileView& view, std::string_view path) {
             const RootedFileView::Lookup lookup = view.look_up_directory(in_view);
             lookup_error = lookup.error;
             st = lookup.st;
-        } else if (::fstatat(here.directory, here.path.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        } else if (const RootedFileView::At here = view.at(in_view);
+                   ::fstatat(here.directory, here.path.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
             lookup_error = errno;
         }
         if (lookup_error != 0) {
@@ -119,7 +119,8 @@ Walk walk(const RootedFileView& view, std::string_view path) {
                 return w;
             }
             std::string target(static_cast<std::size_t>(st.st_size > 0 ? st.st_size : 255) + 1, '\0');
-            ssize_t n = ::readlinkat(here.directory, here.path.c_str(), target.data(), target.size());
+            const RootedFileView::At link = view.at(in_view);
+            ssize_t n = ::readlinkat(link.directory, link.path.c_str(), target.data(), target.size());
             if (n < 0) {
                 w.kind = FileKind::unreadable;
                 w.resolved = in_view;
