@@ -1,0 +1,150 @@
+// What launchguard-task-service spends on one task's request, start to end:
+// reading the request from its socket, decoding it, the check, and writing
+// the answer (TaskService::answer_connection). On a machine with few vCPUs
+// the service's CPU time is added to the launch almost one for one
+// (docs/performance.md, twelfth round), and a launch's paired figure cannot
+// resolve a change of tens of microseconds; this can.
+//
+// A forked child that only waits is the task: its /proc entry is what the
+// service reads. Each request is a real one, encoded as the plugin encodes
+// it (this process's environment as the task's and as the host's, the
+// plugstack arguments given), written whole into a socket pair before the
+// service reads it, so no wait is timed. The figure is the answering
+// thread's CPU time (CLOCK_THREAD_CPUTIME_ID) and its wall time per request;
+// the kernel's accept and wake-ups are not in it.
+//
+// Usage: service_round_trip [--runs N] [--cold-mb M] [PLUGSTACK_ARG...]
+//   PLUGSTACK_ARG  the plugin's arguments (default: profile=default
+//                  mode=enforce); add topology-cache=FILE as operators run it
+//   --cold-mb M    touch M MiB between requests, so that caches and TLB are
+//                  cold as they are in a service between launches (default 0)
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "mount_namespace.h"
+#include "service_client.h"
+#include "task_service.h"
+#include "task_service_protocol.h"
+
+extern char** environ;
+
+namespace {
+
+using namespace launchguard;
+using namespace launchguard::slurm;
+
+[[noreturn]] void fail(const std::string& why) {
+    std::fprintf(stderr, "service_round_trip: %s\n", why.c_str());
+    std::exit(1);
+}
+
+double thread_cpu_micros() {
+    timespec now{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return static_cast<double>(now.tv_sec) * 1e6 + static_cast<double>(now.tv_nsec) / 1e3;
+}
+
+double percentile(std::vector<double> values, double fraction) {
+    std::sort(values.begin(), values.end());
+    return values[static_cast<std::size_t>(fraction * static_cast<double>(values.size() - 1))];
+}
+
+// The request the plugin's task_init sends (dispatch.cpp), for a task that
+// did not move into a container.
+std::string plugin_request(const std::vector<std::string>& args, std::size_t& entries) {
+    TaskRequestWriter writer;
+    for (const auto& arg : args) writer.plugin_arg(arg);
+    writer.mode(Mode::enforce);
+    entries = 0;
+    for (char** entry = environ; *entry != nullptr; ++entry, ++entries) writer.env_entry(*entry);
+    writer.host_env_kept();
+    for (char** entry = environ; *entry != nullptr; ++entry) writer.host_env_entry(*entry);
+    if (auto ns = current_mount_namespace()) writer.forked_namespace(*ns);
+    writer.number("job", 7);
+    writer.number("step", 0);
+    writer.number("nodes", 1);
+    writer.first_task(false);
+    return std::move(writer).finish();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    int runs = 300;
+    std::size_t cold_mb = 0;
+    std::vector<std::string> args;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if ((arg == "--runs" || arg == "--cold-mb") && i + 1 < argc) {
+            const long value = std::atol(argv[++i]);
+            if (arg == "--runs") runs = static_cast<int>(value);
+            else cold_mb = static_cast<std::size_t>(value);
+        } else {
+            args.push_back(arg);
+        }
+    }
+    if (runs < 10) fail("--runs must be at least 10");
+    if (args.empty()) args = {"profile=default", "mode=enforce"};
+    std::signal(SIGPIPE, SIG_IGN);
+
+    const pid_t task = ::fork();
+    if (task < 0) fail(std::string("fork: ") + std::strerror(errno));
+    if (task == 0) {
+        ::pause();
+        ::_exit(0);
+    }
+    std::size_t entries = 0;
+    const std::string request = plugin_request(args, entries);
+    std::vector<char> cold(cold_mb << 20);
+
+    TaskService service;
+    std::vector<double> cpu;
+    std::vector<double> wall;
+    std::string first_problem;
+    bool blocked = false;
+    for (int run = 0; run <= runs; ++run) {
+        for (std::size_t at = 0; at < cold.size(); at += 64) cold[at] = static_cast<char>(cold[at] + 1);
+        int ends[2];
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) fail("socketpair failed");
+        if (!send_message(ends[0], request)) fail("the request does not fit the socket's buffer");
+        ::shutdown(ends[0], SHUT_WR);
+        const auto started = std::chrono::steady_clock::now();
+        const double cpu_before = thread_cpu_micros();
+        const auto problem = service.answer_connection(ends[1], task);
+        const double cpu_spent = thread_cpu_micros() - cpu_before;
+        const auto elapsed = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - started);
+        ::shutdown(ends[1], SHUT_WR);
+        std::string answer;
+        char piece[4096];
+        for (ssize_t n; (n = ::recv(ends[0], piece, sizeof piece, 0)) > 0;) answer.append(piece, static_cast<std::size_t>(n));
+        ::close(ends[0]);
+        ::close(ends[1]);
+        if (problem && first_problem.empty()) first_problem = *problem;
+        if (auto decoded = decode_task_answer(answer)) blocked = decoded->block;
+        // The first request reads the profile and the node: not a task's cost.
+        if (run == 0) continue;
+        cpu.push_back(cpu_spent);
+        wall.push_back(elapsed.count());
+    }
+    ::kill(task, SIGKILL);
+    ::waitpid(task, nullptr, 0);
+    if (!first_problem.empty()) fail(first_problem);
+
+    std::printf("request: %zu bytes, %zu variables (task and host each); answer: %s; cold: %zu MiB\n", request.size(),
+                entries, blocked ? "block" : "allow", cold_mb);
+    std::printf("%-24s %10s %10s\n", "per request", "median us", "p90 us");
+    std::printf("%-24s %10.1f %10.1f\n", "thread CPU", percentile(cpu, 0.5), percentile(cpu, 0.9));
+    std::printf("%-24s %10.1f %10.1f\n", "wall", percentile(wall, 0.5), percentile(wall, 0.9));
+    return 0;
+}
