@@ -228,7 +228,7 @@ std::optional<std::string> current_namespaces() { return namespaces_of("/proc/se
 
 }  // namespace
 
-Runtime detect_runtime(const Environment& env, const std::string& root) {
+Runtime detect_runtime(const Environment& env, const FileView& files) {
     auto has = [&](const char* name) { return env.find(name) != env.end(); };
     auto value = [&](const char* name) {
         auto it = env.find(name);
@@ -238,9 +238,11 @@ Runtime detect_runtime(const Environment& env, const std::string& root) {
     bool enroot = has("ENROOT_ROOTFS") || value("container") == "enroot";
     if (enroot) return has("SLURM_JOB_ID") || has("PYXIS_VERSION") ? Runtime::pyxis : Runtime::enroot;
     // Other container engines leave a marker file; launchguard has no
-    // specific knowledge of them, so their runtime stays unknown.
-    RootedFileView view(root);
-    if (view.stat("/run/.containerenv").kind == FileKind::regular || view.stat("/.dockerenv").kind == FileKind::regular)
+    // specific knowledge of them, so their runtime stays unknown. The
+    // context's own view of the root: a view of its own would open the root
+    // a second time per check (docs/performance.md, thirteenth round).
+    if (files.stat("/run/.containerenv").kind == FileKind::regular ||
+        files.stat("/.dockerenv").kind == FileKind::regular)
         return Runtime::unknown;
     return Runtime::bare;
 }
@@ -418,7 +420,7 @@ Result<LaunchContext> build_context(ProbeOptions o) {
     ctx.job = job_shape_from(env, o.job_nodes, o.job_gpus);
     PhaseTimer container_timer(o.timings, "container+runtime");
     ctx.container = probe_container(o.root, o.pid, o.proc_root, o.pid_status ? &*o.pid_status : nullptr);
-    ctx.runtime = o.runtime != Runtime::unknown ? o.runtime : detect_runtime(env, o.root);
+    ctx.runtime = o.runtime != Runtime::unknown ? o.runtime : detect_runtime(env, *ctx.files);
     container_timer.stop();
 
     if (o.host_root || o.host_env_file) {

@@ -104,8 +104,9 @@ CachedNodeFacts cacheable_node_facts(const NodeSnapshot& snapshot);
 
 // The runtime a launch runs in, from the markers its environment and root
 // carry: KUBERNETES_SERVICE_HOST => kubernetes; ENROOT_ROOTFS or
-// container=enroot => enroot, or pyxis when Slurm started it; else bare.
-Runtime detect_runtime(const Environment& env, const std::string& root);
+// container=enroot => enroot, or pyxis when Slurm started it; a marker file
+// of another engine in `files` (the launch's root) => unknown; else bare.
+Runtime detect_runtime(const Environment& env, const FileView& files);
 
 // Nodes, tasks and total GPUs of the job: explicit values first, then Slurm's
 // environment (see the definition for which variables and how).

@@ -4,6 +4,7 @@
 
 #include <limits>
 
+#include "probe/rooted_file_view.h"
 #include "unit/probe/temp_tree.h"
 
 namespace launchguard {
@@ -216,14 +217,21 @@ TEST(ContextBuilderProbeTest, UnavailableFactsAreUnknownNotErrors) {
 }
 
 TEST(ContextBuilderProbeTest, RuntimeDetection) {
-    const std::string none = "/nonexistent-root";
+    const RootedFileView none("/nonexistent-root");
     EXPECT_EQ(detect_runtime({{"KUBERNETES_SERVICE_HOST", "10.0.0.1"}}, none), Runtime::kubernetes);
     EXPECT_EQ(detect_runtime({{"ENROOT_ROOTFS", "/x"}}, none), Runtime::enroot);
     EXPECT_EQ(detect_runtime({{"ENROOT_ROOTFS", "/x"}, {"SLURM_JOB_ID", "7"}}, none), Runtime::pyxis);
     EXPECT_EQ(detect_runtime({}, none), Runtime::bare);
     test::TempTree podman;
     podman.write("run/.containerenv", "");
-    EXPECT_EQ(detect_runtime({}, podman.root()), Runtime::unknown);
+    EXPECT_EQ(detect_runtime({}, RootedFileView(podman.root())), Runtime::unknown);
+    test::TempTree docker;
+    docker.write(".dockerenv", "");
+    EXPECT_EQ(detect_runtime({}, RootedFileView(docker.root())), Runtime::unknown);
+    // A marker that is not a regular file is not the engine's.
+    test::TempTree directory_marker;
+    directory_marker.write("run/.containerenv/x", "");
+    EXPECT_EQ(detect_runtime({}, RootedFileView(directory_marker.root())), Runtime::bare);
     EXPECT_EQ(to_string(Runtime::pyxis), "pyxis");
 }
 
