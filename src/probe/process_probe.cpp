@@ -114,7 +114,8 @@ Result<CpuSet> current_affinity() {
 
 ProcessStatus read_process_status(int pid, const std::string& proc_root) {
     std::string path = status_path(pid, proc_root);
-    auto text = read_text_file(path);
+    // A procfs file of a few KiB: bounded as sysfs attributes are.
+    auto text = read_text_file(path, kMaxAttributeBytes);
     return ProcessStatus{std::move(path), std::move(text)};
 }
 
@@ -266,7 +267,7 @@ ContainerFacts probe_container(const std::string& root, std::optional<int> pid, 
         std::string dir = pid_dir(*pid, proc_root);
         // One read of the limits file for both limits.
         std::string path = dir + "/limits";
-        auto text = read_text_file(path);
+        auto text = read_text_file(path, kMaxAttributeBytes);
         facts.memlock =
             to_fact(text ? parse_memlock_limit(*text, path) : Result<std::optional<std::uint64_t>>(text.error()), path);
         facts.open_files = to_fact(text ? parse_process_limit(*text, "Max open files", path)
