@@ -68,20 +68,18 @@ bool send_message(int fd, std::string_view bytes) noexcept {
     return true;
 }
 
-ReceivedMessage receive_message(int fd, std::size_t max_bytes, std::size_t chunk_bytes) {
+ReceivedMessage receive_message(int fd, std::size_t max_bytes, std::span<char> scratch) {
     ReceivedMessage received;
     MessageEnd end;
     for (;;) {
-        const std::size_t had = received.bytes.size();
-        received.bytes.resize(had + chunk_bytes);
-        const ssize_t n = ::recv(fd, received.bytes.data() + had, chunk_bytes, 0);
-        received.bytes.resize(had + static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
+        const ssize_t n = ::recv(fd, scratch.data(), scratch.size(), 0);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) {
             received.error = errno;
             return received;
         }
         if (n == 0) return received;
+        received.bytes.append(scratch.data(), static_cast<std::size_t>(n));
         if (received.bytes.size() > max_bytes) {
             received.too_large = true;
             return received;
@@ -97,7 +95,8 @@ Result<TaskAnswer> ask_task_service(int fd, const std::string& bytes) {
     // side is for a service of an earlier release, which read to the close.
     if (::shutdown(fd, SHUT_WR) != 0) return make_error(errno_text("shutdown"));
     // An answer is a few lines: one page at a time.
-    ReceivedMessage answer = receive_message(fd, kMaxTaskAnswerBytes, 4096);
+    char scratch[4096];
+    ReceivedMessage answer = receive_message(fd, kMaxTaskAnswerBytes, scratch);
     // A connection reset before any answer is a close without one.
     if (answer.error == ECONNRESET && answer.bytes.empty()) answer.error = 0;
     if (answer.error != 0) {

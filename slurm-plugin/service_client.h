@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -29,9 +30,12 @@ struct ReceivedMessage {
     int error = 0;           // errno of the receive that failed (EAGAIN: the timeout); 0: none
     bool too_large = false;  // more than the caller's bound arrived; reading stopped there
 };
-// Reads in pieces of `chunk_bytes`: the task's side keeps it to a page,
-// since each page it touches costs a fresh fork a fault.
-ReceivedMessage receive_message(int fd, std::size_t max_bytes, std::size_t chunk_bytes);
+// Each receive goes into `scratch` and what arrived is appended: the task's
+// side keeps it to a page on its stack, since each page it touches costs a
+// fresh fork a fault, and the service's threads keep theirs warm. (Growing
+// the message by a zero-filled chunk before each receive cleared 64 KiB per
+// request in the service: docs/performance.md, thirteenth round.)
+ReceivedMessage receive_message(int fd, std::size_t max_bytes, std::span<char> scratch);
 
 // Sends the encoded request (TaskRequestWriter) on `fd`, closes the sending
 // side, reads the answer to its "end" record (not to the close), and closes

@@ -6,6 +6,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <exception>
 #include <utility>
@@ -131,7 +132,9 @@ std::optional<std::string> TaskService::answer_connection(int fd, int pid) noexc
         const timeval timeout{kRequestTimeoutSeconds, 0};
         (void)::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
         (void)::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
-        const ReceivedMessage received = receive_message(fd, kMaxTaskRequestBytes, 65536);
+        // On the thread's stack, which stays mapped from one task to the next.
+        std::array<char, 65536> scratch;
+        const ReceivedMessage received = receive_message(fd, kMaxTaskRequestBytes, scratch);
         if (received.error != 0)
             return "task " + std::to_string(pid) + ": no request within " + std::to_string(kRequestTimeoutSeconds) +
                    " s";
@@ -210,12 +213,15 @@ TaskAnswer TaskService::check(TaskRequest& request, int pid, const PluginConfig&
             view.root_directory = root_mount_directory(*mountinfo);
     }
     // The host's side, which the task could not see any more: the job's
-    // environment from before pyxis, and the service's own "/".
+    // environment from before pyxis, and the service's own "/". Only a task
+    // that moved into another mount namespace has a host side to compare
+    // (place_task); for the others it is not unpacked.
     const std::string node_name = short_hostname();
     std::optional<HostSide> host;
-    if (request.host_env) {
+    const bool moved = view.forked_in && view.now && *view.forked_in != *view.now;
+    if (request.host_env && moved) {
         host = HostSide{
-            std::move(*request.host_env),
+            request.host_env->unpack(),
             std::make_shared<RootedFileView>("/", "host filesystem of " + node_name + " (seen by the task service)")};
         view.host = &*host;
     }

@@ -53,11 +53,27 @@ Result<std::vector<std::pair<std::string_view, std::string_view>>> split_records
     return records;
 }
 
-std::optional<Error> add_entry(Environment& env, std::string_view key, std::string_view entry) {
+std::optional<Error> check_entry(std::string_view key, std::string_view entry) {
     const std::size_t equals = entry.find('=');
     if (equals == std::string_view::npos || equals == 0)
         return protocol_error(key, "\"" + std::string(entry.substr(0, 64)) + "\" is not NAME=VALUE");
+    return std::nullopt;
+}
+
+void add_checked_entry(Environment& env, std::string_view entry) {
+    const std::size_t equals = entry.find('=');
     env.insert_or_assign(std::string(entry.substr(0, equals)), std::string(entry.substr(equals + 1)));
+}
+
+std::optional<Error> add_entry(Environment& env, std::string_view key, std::string_view entry) {
+    if (auto error = check_entry(key, entry)) return error;
+    add_checked_entry(env, entry);
+    return std::nullopt;
+}
+
+std::optional<Error> add_entry(PackedEnvironment& env, std::string_view key, std::string_view entry) {
+    if (auto error = check_entry(key, entry)) return error;
+    env.add(entry);
     return std::nullopt;
 }
 
@@ -85,6 +101,24 @@ std::optional<Error> read_namespace(std::optional<MountNamespace>& out, std::str
 }
 
 }  // namespace
+
+PackedEnvironment::PackedEnvironment(const Environment& env) {
+    for (const auto& [name, value] : env) add(name + "=" + value);
+}
+
+void PackedEnvironment::add(std::string_view entry) {
+    entries_.append(entry.substr(0, entry.find('\0')));
+    entries_.push_back('\0');
+}
+
+Environment PackedEnvironment::unpack() const {
+    Environment env;
+    for_each_entry([&](std::string_view entry) {
+        const std::size_t equals = entry.find('=');
+        if (equals != std::string_view::npos && equals > 0) add_checked_entry(env, entry);
+    });
+    return env;
+}
 
 TaskRequestWriter::TaskRequestWriter(std::size_t expected_bytes) {
     bytes_.reserve(expected_bytes + 256);
@@ -140,7 +174,7 @@ std::string encode_task_request(const TaskRequest& request) {
     for (const auto& [name, value] : request.env) writer.env_entry(name + "=" + value);
     if (request.host_env) {
         writer.host_env_kept();
-        for (const auto& [name, value] : *request.host_env) writer.host_env_entry(name + "=" + value);
+        request.host_env->for_each_entry([&](std::string_view entry) { writer.host_env_entry(entry); });
     }
     if (request.forked_namespace) writer.forked_namespace(*request.forked_namespace);
     if (request.job_id) writer.number("job", *request.job_id);

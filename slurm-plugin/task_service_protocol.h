@@ -34,13 +34,42 @@ namespace launchguard::slurm {
 inline constexpr std::size_t kMaxTaskRequestBytes = 8U << 20;
 inline constexpr std::size_t kMaxTaskAnswerBytes = 4U << 20;
 
+// The job's host environment as a request carries it: NAME=VALUE entries,
+// each ended by a NUL, in the order they came. The service unpacks it only
+// for a task that moved into a container, the one case its checks read it
+// (container_placement.h); decoding it into a map for every task was a
+// twentieth of the service's time (docs/performance.md, thirteenth round).
+class PackedEnvironment {
+public:
+    PackedEnvironment() = default;
+    explicit PackedEnvironment(const Environment& env);
+    // `entry` is NAME=VALUE with a name; a NUL in it ends it.
+    void add(std::string_view entry);
+    // A later entry of a name replaces an earlier one, as setenv() would.
+    [[nodiscard]] Environment unpack() const;
+    [[nodiscard]] bool empty() const { return entries_.empty(); }
+    template <typename Visit>
+    void for_each_entry(Visit visit) const {
+        std::string_view rest = entries_;
+        while (!rest.empty()) {
+            const std::size_t end = rest.find('\0');
+            visit(rest.substr(0, end));
+            rest.remove_prefix(end + 1);
+        }
+    }
+    friend bool operator==(const PackedEnvironment&, const PackedEnvironment&) = default;
+
+private:
+    std::string entries_;
+};
+
 struct TaskRequest {
     std::vector<std::string> plugin_args;  // the plugstack line's arguments, as the plugin got them
     Mode mode = Mode::enforce;             // the step's mode: the site's, or the --launchguard it allows
     Environment env;                       // the task's environment as slurmstepd will exec it
     // The job's environment as user_init saw it on the host, before pyxis
     // merged the image's (HostSide); absent when user_init kept none.
-    std::optional<Environment> host_env;
+    std::optional<PackedEnvironment> host_env;
     // The task's mount namespace in task_init_privileged, before any
     // plugin's task_init moved it (container_placement.h).
     std::optional<MountNamespace> forked_namespace;

@@ -1,10 +1,16 @@
 #include "task_service_protocol.h"
 
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <string>
 #include <string_view>
+#include <thread>
+
+#include "service_client.h"
 
 namespace launchguard::slurm {
 namespace {
@@ -16,7 +22,7 @@ TaskRequest full_request() {
     request.plugin_args = {"profile=default", "mode=enforce", "service=/run/launchguard/task.sock"};
     request.mode = Mode::patch;
     request.env = {{"NCCL_IB_HCA", "=mlx5_0,mlx5_1"}, {"EMPTY", ""}, {"WITH_EQUALS", "a=b=c"}};
-    request.host_env = Environment{{"NCCL_TOPO_FILE", "/opt/topo.xml"}};
+    request.host_env = PackedEnvironment(Environment{{"NCCL_TOPO_FILE", "/opt/topo.xml"}, {"PATH", "/usr/bin"}});
     request.forked_namespace = MountNamespace{4, 4026531841};
     request.job_id = 17;
     request.step_id = 0xfffffffb;
@@ -33,6 +39,8 @@ TEST(TaskServiceProtocol, ARequestSurvivesTheRoundTrip) {
     EXPECT_EQ(got->mode, Mode::patch);
     EXPECT_EQ(got->env, sent.env);
     EXPECT_EQ(got->host_env, sent.host_env);
+    ASSERT_TRUE(got->host_env);
+    EXPECT_EQ(got->host_env->unpack(), (Environment{{"NCCL_TOPO_FILE", "/opt/topo.xml"}, {"PATH", "/usr/bin"}}));
     EXPECT_EQ(got->forked_namespace, sent.forked_namespace);
     EXPECT_EQ(got->job_id, 17U);
     EXPECT_EQ(got->step_id, 0xfffffffbU);
@@ -42,17 +50,36 @@ TEST(TaskServiceProtocol, ARequestSurvivesTheRoundTrip) {
 
 TEST(TaskServiceProtocol, AnEmptyHostEnvironmentIsKeptApartFromNone) {
     TaskRequest sent;
-    sent.host_env = Environment{};
+    sent.host_env = PackedEnvironment();
     auto got = decode_task_request(encode_task_request(sent));
     ASSERT_TRUE(got);
     ASSERT_TRUE(got->host_env);
     EXPECT_TRUE(got->host_env->empty());
+    EXPECT_TRUE(got->host_env->unpack().empty());
     sent.host_env.reset();
     got = decode_task_request(encode_task_request(sent));
     ASSERT_TRUE(got);
     EXPECT_FALSE(got->host_env);
     EXPECT_FALSE(got->forked_namespace);
     EXPECT_FALSE(got->job_id);
+}
+
+TEST(TaskServiceProtocol, AHostEnvironmentUnpacksAsSetenvWould) {
+    PackedEnvironment packed;
+    packed.add("A=1");
+    packed.add("WITH_EQUALS=a=b");
+    packed.add("EMPTY=");
+    packed.add("A=2");           // a later entry replaces an earlier one
+    packed.add("B=x\0hidden"s);  // a NUL ends the entry
+    EXPECT_EQ(packed.unpack(), (Environment{{"A", "2"}, {"WITH_EQUALS", "a=b"}, {"EMPTY", ""}, {"B", "x"}}));
+    // Entries arrive through the protocol as they were added, in order.
+    TaskRequest sent;
+    sent.host_env = packed;
+    auto got = decode_task_request(encode_task_request(sent));
+    ASSERT_TRUE(got) << got.error().to_string();
+    ASSERT_TRUE(got->host_env);
+    EXPECT_EQ(*got->host_env, packed);
+    EXPECT_EQ(got->host_env->unpack(), packed.unpack());
 }
 
 TEST(TaskServiceProtocol, AnAnswerSurvivesTheRoundTrip) {
@@ -106,6 +133,9 @@ TEST(TaskServiceProtocol, MalformedRequestsAreRefusedWithTheReason) {
     expect_refused(header + mode + "forked-ns\0"s + "12\0"s + end, "forked-ns", "DEVICE:INODE");
     expect_refused(header + mode + "env\0NOEQUALS\0"s + end, "env", "NAME=VALUE");
     expect_refused(header + mode + "env\0=value\0"s + end, "env", "NAME=VALUE");
+    // The host's entries are checked on arrival too, though unpacked later.
+    expect_refused(header + mode + "host-env\0NOEQUALS\0"s + end, "host-env", "NAME=VALUE");
+    expect_refused(header + mode + "host-env\0=value\0"s + end, "host-env", "NAME=VALUE");
     expect_refused(header + mode + "first-task\0yes\0"s + end, "first-task", "neither");
     expect_refused(header + mode + std::string(kMaxTaskRequestBytes, 'x'), "request", "larger");
 }
@@ -142,6 +172,63 @@ TEST(TaskServiceProtocol, AMessageCutShortHasNoEnd) {
     // "end" as the header's text is not a key.
     EXPECT_EQ(where_the_end_is_reached("end\0\0"s, 1), std::string::npos);
     EXPECT_EQ(where_the_end_is_reached("h\0end\0\0"s, 1), 7U);
+}
+
+// A request far larger than the receiving buffer, written in pieces of every
+// size: the message is read whole, to its "end" record and no further, and
+// a bound is kept.
+TEST(TaskServiceProtocol, AMessageIsReadWholeThroughASmallBuffer) {
+    TaskRequest request = full_request();
+    for (int i = 0; i < 400; ++i) request.env["VARIABLE_" + std::to_string(i)] = std::string(40, 'a' + i % 26);
+    const std::string bytes = encode_task_request(request);
+    ASSERT_GT(bytes.size(), 16000U);
+    for (const std::size_t piece : {1UL, 100UL, 4096UL, bytes.size()}) {
+        int ends[2];
+        ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, ends), 0);
+        std::thread writer([&] {
+            // What comes after the end record is not read as the message.
+            const std::string sent = bytes + "after the end";
+            for (std::size_t at = 0; at < sent.size(); at += piece)
+                (void)::send(ends[0], sent.data() + at, std::min(piece, sent.size() - at), MSG_NOSIGNAL);
+        });
+        char scratch[512];
+        const ReceivedMessage received = receive_message(ends[1], kMaxTaskRequestBytes, scratch);
+        writer.join();
+        ::close(ends[0]);
+        ::close(ends[1]);
+        EXPECT_EQ(received.error, 0) << "pieces of " << piece;
+        EXPECT_FALSE(received.too_large);
+        // The end is seen where it arrives: a receive may carry bytes past
+        // it, which are not the message's; none is left waiting for more.
+        ASSERT_GE(received.bytes.size(), bytes.size()) << "pieces of " << piece;
+        EXPECT_EQ(received.bytes.substr(0, bytes.size()), bytes) << "pieces of " << piece;
+        auto decoded = decode_task_request(std::string_view(received.bytes).substr(0, bytes.size()));
+        ASSERT_TRUE(decoded) << decoded.error().to_string();
+        EXPECT_EQ(decoded->env, request.env);
+    }
+
+    // More than the bound: reading stops there.
+    int ends[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, ends), 0);
+    // The reader closes its end early: no SIGPIPE for the writer.
+    std::thread writer([&] { (void)::send(ends[0], bytes.data(), bytes.size(), MSG_NOSIGNAL); });
+    char scratch[512];
+    const ReceivedMessage cut = receive_message(ends[1], 1000, scratch);
+    ::close(ends[1]);
+    writer.join();
+    ::close(ends[0]);
+    EXPECT_TRUE(cut.too_large);
+    EXPECT_LE(cut.bytes.size(), 1000U + sizeof scratch);
+
+    // The other side closes before the end: what came is returned, no error.
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, ends), 0);
+    ASSERT_EQ(::write(ends[0], bytes.data(), 100), 100);
+    ::close(ends[0]);
+    const ReceivedMessage closed = receive_message(ends[1], kMaxTaskRequestBytes, scratch);
+    ::close(ends[1]);
+    EXPECT_EQ(closed.error, 0);
+    EXPECT_FALSE(closed.too_large);
+    EXPECT_EQ(closed.bytes, bytes.substr(0, 100));
 }
 
 TEST(TaskServiceProtocol, MalformedAnswersAreRefused) {

@@ -7,11 +7,13 @@
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +23,7 @@
 #include <thread>
 #include <utility>
 
+#include "mount_namespace.h"
 #include "service_client.h"
 
 namespace launchguard::slurm {
@@ -130,6 +133,79 @@ TEST(TaskService, ATaskThatIsGoneIsAnAnswerAsOnErrorSays) {
     EXPECT_NE(allowed.tell_user[0].find("cannot read the task's ids"), std::string::npos) << allowed.tell_user[0];
     request.plugin_args.push_back("on-error=block");
     EXPECT_TRUE(service.serve(request, 0x7ffffffe).block);
+}
+
+// A task in a mount namespace of its own, as a forked child that unshared
+// one and waits; killed at the end of the scope.
+class TaskInItsOwnMountNamespace {
+public:
+    TaskInItsOwnMountNamespace() {
+        int ready[2];
+        if (::pipe(ready) != 0) return;
+        pid_ = ::fork();
+        if (pid_ == 0) {
+            const char moved = ::unshare(CLONE_NEWNS) == 0 ? '1' : '0';
+            if (::write(ready[1], &moved, 1) != 1) ::_exit(1);
+            ::pause();
+            ::_exit(0);
+        }
+        ::close(ready[1]);
+        char moved = '0';
+        if (pid_ > 0 && ::read(ready[0], &moved, 1) == 1) moved_ = moved == '1';
+        ::close(ready[0]);
+    }
+    TaskInItsOwnMountNamespace(const TaskInItsOwnMountNamespace&) = delete;
+    TaskInItsOwnMountNamespace& operator=(const TaskInItsOwnMountNamespace&) = delete;
+    ~TaskInItsOwnMountNamespace() {
+        if (pid_ <= 0) return;
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, nullptr, 0);
+    }
+    bool moved() const { return moved_; }
+    pid_t pid() const { return pid_; }
+
+private:
+    pid_t pid_ = -1;
+    bool moved_ = false;
+};
+
+// The host's side (the job's environment before pyxis, the service's "/") is
+// compared with the task's only when the task moved into another mount
+// namespace after it was forked: then a topology file that the host's
+// environment names, and that the task's does not, is a file that did not
+// reach it. A task that stayed where it was forked is its own host side.
+TEST(TaskService, OnlyATaskThatMovedIsComparedWithTheHostSide) {
+    if (::geteuid() != 0) GTEST_SKIP() << "a mount namespace of its own needs root";
+    const auto dir = std::filesystem::temp_directory_path() / ("lg-host-side-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const std::string host_topology = (dir / "topo.xml").string();
+    std::ofstream(host_topology) << "<system version=\"1\"></system>\n";
+    TaskInItsOwnMountNamespace task;
+    ASSERT_TRUE(task.moved()) << "unshare(CLONE_NEWNS) failed in the child";
+
+    TaskService service;
+    TaskRequest request = fixture_request({});  // the task's environment lacks NCCL_TOPO_FILE
+    request.host_env = PackedEnvironment(Environment{{"NCCL_TOPO_FILE", host_topology}});
+    const std::string not_reached = "host topology file " + host_topology;
+
+    // Forked in this process's namespace, now in its own: it moved.
+    request.forked_namespace = current_mount_namespace();
+    ASSERT_TRUE(request.forked_namespace);
+    const TaskAnswer moved = service.serve(request, task.pid());
+    EXPECT_NE(told(moved).find(not_reached), std::string::npos) << told(moved);
+
+    // Forked where it is now: the host's environment is not looked at.
+    request.forked_namespace = mount_namespace_of("/proc/" + std::to_string(task.pid()));
+    ASSERT_TRUE(request.forked_namespace);
+    const TaskAnswer stayed = service.serve(request, task.pid());
+    EXPECT_EQ(told(stayed).find(not_reached), std::string::npos) << told(stayed);
+
+    // Moved, but user_init kept no host environment: nothing to compare.
+    request.forked_namespace = current_mount_namespace();
+    request.host_env.reset();
+    const TaskAnswer no_host = service.serve(request, task.pid());
+    EXPECT_EQ(told(no_host).find(not_reached), std::string::npos) << told(no_host);
+    std::filesystem::remove_all(dir);
 }
 
 TEST(TaskService, ABadPlugstackLineIsReportedNotBlocked) {
