@@ -37,8 +37,8 @@ inline constexpr std::size_t kMaxTaskAnswerBytes = 4U << 20;
 // The job's host environment as a request carries it: NAME=VALUE entries,
 // each ended by a NUL, in the order they came. The service unpacks it only
 // for a task that moved into a container, the one case its checks read it
-// (container_placement.h); decoding it into a map for every task was a
-// twentieth of the service's time (docs/performance.md, thirteenth round).
+// (container_placement.h); decoding it into a map for every task cost a few
+// per cent of the service's time (docs/performance.md, thirteenth round).
 class PackedEnvironment {
 public:
     PackedEnvironment() = default;
