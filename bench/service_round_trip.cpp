@@ -88,8 +88,10 @@ int main(int argc, char** argv) {
         const std::string arg = argv[i];
         if ((arg == "--runs" || arg == "--cold-mb") && i + 1 < argc) {
             const long value = std::atol(argv[++i]);
-            if (arg == "--runs") runs = static_cast<int>(value);
-            else cold_mb = static_cast<std::size_t>(value);
+            if (arg == "--runs")
+                runs = static_cast<int>(value);
+            else
+                cold_mb = static_cast<std::size_t>(value);
         } else {
             args.push_back(arg);
         }
@@ -127,7 +129,8 @@ int main(int argc, char** argv) {
         ::shutdown(ends[1], SHUT_WR);
         std::string answer;
         char piece[4096];
-        for (ssize_t n; (n = ::recv(ends[0], piece, sizeof piece, 0)) > 0;) answer.append(piece, static_cast<std::size_t>(n));
+        for (ssize_t n; (n = ::recv(ends[0], piece, sizeof piece, 0)) > 0;)
+            answer.append(piece, static_cast<std::size_t>(n));
         ::close(ends[0]);
         ::close(ends[1]);
         if (problem && first_problem.empty()) first_problem = *problem;
