@@ -43,6 +43,10 @@ std::optional<std::string> current_root_mount_directory() {
     return root_mount_directory(*text);
 }
 
+bool moved_after_fork(const std::optional<MountNamespace>& forked_in, const std::optional<MountNamespace>& now) {
+    return forked_in && now && *forked_in != *now;
+}
+
 Placement place_task(const std::optional<MountNamespace>& forked_in, const std::optional<MountNamespace>& now,
                      const std::optional<std::string>& root_directory, const HostSide* host,
                      const Environment& task_env) {

@@ -46,6 +46,10 @@ struct Placement {
     std::string warning;
 };
 
+// Whether the task is known to be in another mount namespace than the one
+// it was forked in: the one case it has a host side apart from its own view.
+bool moved_after_fork(const std::optional<MountNamespace>& forked_in, const std::optional<MountNamespace>& now);
+
 // `forked_in`: the namespace in task_init_privileged (before any task_init,
 // after Slurm's own job container plugin); `now`: the namespace in task_init;
 // `root_directory`: current_root_mount_directory() in task_init. A task in a

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "container_placement.h"
 #include "decision_log.h"
 #include "engine/profile_loader.h"
 #include "probe/process_probe.h"
@@ -218,8 +219,7 @@ TaskAnswer TaskService::check(TaskRequest& request, int pid, const PluginConfig&
     // (place_task); for the others it is not unpacked.
     const std::string node_name = short_hostname();
     std::optional<HostSide> host;
-    const bool moved = view.forked_in && view.now && *view.forked_in != *view.now;
-    if (request.host_env && moved) {
+    if (request.host_env && moved_after_fork(view.forked_in, view.now)) {
         host = HostSide{
             request.host_env->unpack(),
             std::make_shared<RootedFileView>("/", "host filesystem of " + node_name + " (seen by the task service)")};

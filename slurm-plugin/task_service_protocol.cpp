@@ -114,8 +114,7 @@ void PackedEnvironment::add(std::string_view entry) {
 Environment PackedEnvironment::unpack() const {
     Environment env;
     for_each_entry([&](std::string_view entry) {
-        const std::size_t equals = entry.find('=');
-        if (equals != std::string_view::npos && equals > 0) add_checked_entry(env, entry);
+        if (!check_entry("host-env", entry)) add_checked_entry(env, entry);
     });
     return env;
 }
