@@ -2,6 +2,12 @@
 // binary config space (ACS, ATS), NCCL's peer-memory markers, HCA drivers and
 // uverbs devices, and the open-files limit of /proc/PID/limits.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
 
 #include "probe/process_probe.h"
 #include "probe/sysfs_probe.h"
@@ -136,6 +142,61 @@ TEST(ProcessLimits, OpenFilesFromProcLimits) {
 TEST(ProcessLimits, OpenFilesOfThisProcessAreKnown) {
     ContainerFacts facts = probe_container("/", std::nullopt);
     EXPECT_TRUE(facts.open_files.is_known());
+}
+
+// A live process's limits come from prlimit(), and agree with its limits file,
+// which a recorded procfs still serves.
+TEST(ProcessLimits, ALiveProcessIsAskedWithPrlimitAndAgreesWithItsLimitsFile) {
+    int ready[2];
+    ASSERT_EQ(::pipe(ready), 0);
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        // Soft limits no test runner has by default, below any hard limit.
+        struct rlimit nofile {};
+        struct rlimit memlock {};
+        ::getrlimit(RLIMIT_NOFILE, &nofile);
+        ::getrlimit(RLIMIT_MEMLOCK, &memlock);
+        nofile.rlim_cur = std::min<rlim_t>(nofile.rlim_max, 77);
+        memlock.rlim_cur = std::min<rlim_t>(memlock.rlim_max, 12288);
+        ::setrlimit(RLIMIT_NOFILE, &nofile);
+        ::setrlimit(RLIMIT_MEMLOCK, &memlock);
+        (void)!::write(ready[1], "x", 1);
+        ::pause();
+        ::_exit(0);
+    }
+    char byte = 0;
+    ASSERT_EQ(::read(ready[0], &byte, 1), 1);
+    ContainerFacts live = probe_container("/", child);
+    const std::string limits_file = "/proc/" + std::to_string(child);
+    ContainerFacts from_file = probe_container("/", child, "/proc/.");  // not the live "/proc": read the file
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    ::close(ready[0]);
+    ::close(ready[1]);
+
+    ASSERT_TRUE(live.open_files.is_known()) << live.open_files.reason();
+    ASSERT_TRUE(live.memlock.is_known()) << live.memlock.reason();
+    EXPECT_EQ(live.open_files.value(), std::optional<std::uint64_t>(77));
+    EXPECT_EQ(live.memlock.value(), std::optional<std::uint64_t>(12288));
+    EXPECT_NE(live.open_files.source().find("prlimit(" + std::to_string(child) + ", RLIMIT_NOFILE)"), std::string::npos)
+        << live.open_files.source();
+    ASSERT_TRUE(from_file.open_files.is_known()) << from_file.open_files.reason();
+    ASSERT_TRUE(from_file.memlock.is_known()) << from_file.memlock.reason();
+    EXPECT_EQ(from_file.open_files.value(), live.open_files.value());
+    EXPECT_EQ(from_file.memlock.value(), live.memlock.value());
+    EXPECT_NE(from_file.open_files.source().find("/limits"), std::string::npos) << from_file.open_files.source();
+}
+
+// A process prlimit() cannot ask about (it is gone) is not taken as having no limits.
+TEST(ProcessLimits, AProcessThatIsGoneHasUnknownLimits) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) ::_exit(0);
+    ::waitpid(child, nullptr, 0);
+    ContainerFacts facts = probe_container("/", child);
+    EXPECT_FALSE(facts.open_files.is_known());
+    EXPECT_FALSE(facts.memlock.is_known());
 }
 
 }  // namespace
