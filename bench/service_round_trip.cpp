@@ -13,11 +13,17 @@
 // thread's CPU time (CLOCK_THREAD_CPUTIME_ID) and its wall time per request;
 // the kernel's accept and wake-ups are not in it.
 //
-// Usage: service_round_trip [--runs N] [--cold-mb M] [PLUGSTACK_ARG...]
+// Usage: service_round_trip [--runs N] [--cold-mb M] [--tasks-per-step T]
+//                           [PLUGSTACK_ARG...]
 //   PLUGSTACK_ARG  the plugin's arguments (default: profile=default
 //                  mode=enforce); add topology-cache=FILE as operators run it
 //   --cold-mb M    touch M MiB between requests, so that caches and TLB are
 //                  cold as they are in a service between launches (default 0)
+//   --tasks-per-step T
+//                  T requests per step before the step number changes, as a
+//                  node with T tasks of a step sends them (default 1: every
+//                  request is a step's first); the step's first task and its
+//                  later ones are reported apart
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,6 +31,7 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -62,7 +69,7 @@ double percentile(std::vector<double> values, double fraction) {
 
 // The request the plugin's task_init sends (dispatch.cpp), for a task that
 // did not move into a container.
-std::string plugin_request(const std::vector<std::string>& args, std::size_t& entries) {
+std::string plugin_request(const std::vector<std::string>& args, std::uint32_t step, std::size_t& entries) {
     TaskRequestWriter writer;
     for (const auto& arg : args) writer.plugin_arg(arg);
     writer.mode(Mode::enforce);
@@ -72,7 +79,7 @@ std::string plugin_request(const std::vector<std::string>& args, std::size_t& en
     for (char** entry = environ; *entry != nullptr; ++entry) writer.host_env_entry(*entry);
     if (auto ns = current_mount_namespace()) writer.forked_namespace(*ns);
     writer.number("job", 7);
-    writer.number("step", 0);
+    writer.number("step", step);
     writer.number("nodes", 1);
     writer.first_task(false);
     return std::move(writer).finish();
@@ -83,20 +90,24 @@ std::string plugin_request(const std::vector<std::string>& args, std::size_t& en
 int main(int argc, char** argv) {
     int runs = 300;
     std::size_t cold_mb = 0;
+    long tasks_per_step = 1;
     std::vector<std::string> args;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
-        if ((arg == "--runs" || arg == "--cold-mb") && i + 1 < argc) {
+        if ((arg == "--runs" || arg == "--cold-mb" || arg == "--tasks-per-step") && i + 1 < argc) {
             const long value = std::atol(argv[++i]);
             if (arg == "--runs")
                 runs = static_cast<int>(value);
-            else
+            else if (arg == "--cold-mb")
                 cold_mb = static_cast<std::size_t>(value);
+            else
+                tasks_per_step = value;
         } else {
             args.push_back(arg);
         }
     }
     if (runs < 10) fail("--runs must be at least 10");
+    if (tasks_per_step < 1) fail("--tasks-per-step must be at least 1");
     if (args.empty()) args = {"profile=default", "mode=enforce"};
     std::signal(SIGPIPE, SIG_IGN);
 
@@ -107,15 +118,21 @@ int main(int argc, char** argv) {
         ::_exit(0);
     }
     std::size_t entries = 0;
-    const std::string request = plugin_request(args, entries);
     std::vector<char> cold(cold_mb << 20);
 
     TaskService service;
-    std::vector<double> cpu;
-    std::vector<double> wall;
+    // [0]: a step's first task; [1]: its later ones.
+    std::vector<double> cpu[2];
+    std::vector<double> wall[2];
+    std::size_t request_bytes = 0;
     std::string first_problem;
     bool blocked = false;
     for (int run = 0; run <= runs; ++run) {
+        // Run 0 warms up, and is a step of its own.
+        const auto step = static_cast<std::uint32_t>(run == 0 ? 1'000'000 : (run - 1) / tasks_per_step);
+        const bool later_task = run > 0 && (run - 1) % tasks_per_step != 0;
+        const std::string request = plugin_request(args, step, entries);
+        request_bytes = request.size();
         for (std::size_t at = 0; at < cold.size(); at += 64) cold[at] = static_cast<char>(cold[at] + 1);
         int ends[2];
         if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) fail("socketpair failed");
@@ -137,17 +154,27 @@ int main(int argc, char** argv) {
         if (auto decoded = decode_task_answer(answer)) blocked = decoded->block;
         // The first request reads the profile and the node: not a task's cost.
         if (run == 0) continue;
-        cpu.push_back(cpu_spent);
-        wall.push_back(elapsed.count());
+        cpu[later_task].push_back(cpu_spent);
+        wall[later_task].push_back(elapsed.count());
     }
     ::kill(task, SIGKILL);
     ::waitpid(task, nullptr, 0);
     if (!first_problem.empty()) fail(first_problem);
 
-    std::printf("request: %zu bytes, %zu variables (task and host each); answer: %s; cold: %zu MiB\n", request.size(),
-                entries, blocked ? "block" : "allow", cold_mb);
-    std::printf("%-24s %10s %10s\n", "per request", "median us", "p90 us");
-    std::printf("%-24s %10.1f %10.1f\n", "thread CPU", percentile(cpu, 0.5), percentile(cpu, 0.9));
-    std::printf("%-24s %10.1f %10.1f\n", "wall", percentile(wall, 0.5), percentile(wall, 0.9));
+    std::printf(
+        "request: %zu bytes, %zu variables (task and host each); answer: %s; cold: %zu MiB; tasks per "
+        "step: %ld\n",
+        request_bytes, entries, blocked ? "block" : "allow", cold_mb, tasks_per_step);
+    std::printf("%-32s %8s %10s %10s\n", "per request", "requests", "median us", "p90 us");
+    const char* const kinds[2] = {"a step's first task", "a step's later tasks"};
+    for (int later = 0; later < 2; ++later) {
+        if (cpu[later].empty()) continue;
+        const std::string cpu_name = std::string("thread CPU, ") + kinds[later];
+        const std::string wall_name = std::string("wall, ") + kinds[later];
+        std::printf("%-32s %8zu %10.1f %10.1f\n", cpu_name.c_str(), cpu[later].size(), percentile(cpu[later], 0.5),
+                    percentile(cpu[later], 0.9));
+        std::printf("%-32s %8zu %10.1f %10.1f\n", wall_name.c_str(), wall[later].size(), percentile(wall[later], 0.5),
+                    percentile(wall[later], 0.9));
+    }
     return 0;
 }

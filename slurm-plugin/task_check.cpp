@@ -63,6 +63,7 @@ TaskAnswer check_task(TaskView view, const Result<Profile>& profile, const Plugi
 
     ProbeOptions probe = node_probe_options(config);
     probe.root = view.root;
+    probe.files = std::move(view.files);
     probe.pid = view.pid;
     probe.pid_status = std::move(view.status);
     probe.root_of_pid = view.pid && view.root != "/";

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -26,6 +27,10 @@ struct TaskView {
     // capabilities are read: "/" and the calling process in the task,
     // /proc/PID/root and PID from outside.
     std::string root = "/";
+    // How the task's files are looked at, when the caller keeps a view of
+    // `root` (the service: one that shares the step's answers); absent, the
+    // check makes one.
+    std::shared_ptr<const FileView> files;
     std::optional<int> pid;
     std::optional<ProcessStatus> status;  // pid's status file, when the caller read it
     // Where the task runs (container_placement.h): its mount namespace when

@@ -6,6 +6,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <exception>
@@ -126,6 +127,14 @@ private:
 // How long a connection may take to send its request.
 constexpr long kRequestTimeoutSeconds = 30;
 
+// How long a step's file answers serve its later tasks. A step's tasks reach
+// task_init within milliseconds of each other; a task that arrives later
+// than this (or a file that changes in between) is looked at afresh.
+constexpr auto kStepFilesLifetime = std::chrono::seconds(2);
+// Steps whose answers are kept at once: a node may start steps of several
+// jobs at the same moment.
+constexpr std::size_t kStepFilesKept = 8;
+
 }  // namespace
 
 std::optional<std::string> TaskService::answer_connection(int fd, int pid) noexcept {
@@ -190,7 +199,8 @@ std::optional<NodeSnapshot> TaskService::node_snapshot(const PluginConfig& confi
     return node_->snapshot;
 }
 
-TaskAnswer TaskService::check(TaskRequest& request, int pid, const PluginConfig& config, PhaseTimes* times) {
+TaskAnswer TaskService::check(TaskRequest& request, int pid, const PluginConfig& config, PhaseTimes* times,
+                              std::size_t& from_step_files) {
     const std::string process_dir = "/proc/" + std::to_string(pid);
     PhaseTimer gather_timer(times, "task_facts");
     // One read of the task's status file for its ids here, and for its CPU
@@ -225,6 +235,26 @@ TaskAnswer TaskService::check(TaskRequest& request, int pid, const PluginConfig&
             std::make_shared<RootedFileView>("/", "host filesystem of " + node_name + " (seen by the task service)")};
         view.host = &*host;
     }
+    // The step's earlier tasks looked at the same files the same way, when
+    // their root, mount namespace, user and groups are the task's.
+    auto own_files = std::make_shared<RootedFileView>(view.root);
+    std::shared_ptr<SharedFileAnswers> step_answers;
+    struct stat root_st {};
+    if (request.job_id && request.step_id && view.now && ::stat(view.root.c_str(), &root_st) == 0) {
+        StepFilesKey key{*request.job_id,
+                         *request.step_id,
+                         *view.now,
+                         static_cast<std::uint64_t>(root_st.st_dev),
+                         static_cast<std::uint64_t>(root_st.st_ino),
+                         ids->uid,
+                         ids->gid,
+                         {ids->groups.begin(), ids->groups.end()}};
+        std::sort(key.groups.begin(), key.groups.end());
+        step_answers = step_file_answers(key);
+        view.files = std::make_shared<SharedAnswersFileView>(std::move(own_files), step_answers);
+    } else {
+        view.files = std::move(own_files);
+    }
     gather_timer.stop();
     PhaseTimer node_timer(times, "node_snapshot");
     view.node = node_snapshot(config);
@@ -240,7 +270,22 @@ TaskAnswer TaskService::check(TaskRequest& request, int pid, const PluginConfig&
     std::optional<TaskFileAccess> access;
     if (auto failed = TaskFileAccess::adopt(*ids, access))
         return cannot_check(*failed, request.first_task, config.on_error == OnError::block);
-    return check_task(std::move(view), *loaded, config, times);
+    const std::size_t answered_before = step_answers ? step_answers->answered_from_memory() : 0;
+    TaskAnswer answer = check_task(std::move(view), *loaded, config, times);
+    if (step_answers) from_step_files = step_answers->answered_from_memory() - answered_before;
+    return answer;
+}
+
+std::shared_ptr<SharedFileAnswers> TaskService::step_file_answers(const StepFilesKey& key) {
+    const auto now = std::chrono::steady_clock::now();
+    const std::lock_guard<std::mutex> lock(step_files_mutex_);
+    std::erase_if(step_files_, [&](const StepFiles& kept) { return now - kept.first_asked >= kStepFilesLifetime; });
+    for (const StepFiles& kept : step_files_) {
+        if (kept.key == key) return kept.answers;
+    }
+    if (step_files_.size() >= kStepFilesKept) step_files_.erase(step_files_.begin());  // the oldest
+    step_files_.push_back(StepFiles{key, now, std::make_shared<SharedFileAnswers>()});
+    return step_files_.back().answers;
 }
 
 TaskAnswer TaskService::serve(TaskRequest request, int pid) noexcept {
@@ -255,7 +300,8 @@ TaskAnswer TaskService::serve(TaskRequest request, int pid) noexcept {
                                 config->on_error == OnError::block);
         const auto started = std::chrono::steady_clock::now();
         PhaseTimes times;
-        TaskAnswer answer = check(request, pid, *config, config->timing ? &times : nullptr);
+        std::size_t from_step_files = 0;
+        TaskAnswer answer = check(request, pid, *config, config->timing ? &times : nullptr, from_step_files);
         if (config->timing) {
             // timing=1: what the service spent, beside the task's own line.
             using std::chrono::duration_cast;
@@ -264,7 +310,7 @@ TaskAnswer TaskService::serve(TaskRequest request, int pid) noexcept {
             answer.log_info.push_back("timing task service: waited=" +
                                       std::to_string(duration_cast<microseconds>(started - arrived).count()) +
                                       "us check=" + std::to_string(duration_cast<microseconds>(now - started).count()) +
-                                      "us " + times.to_string());
+                                      "us " + times.to_string() + " step_files=" + std::to_string(from_step_files));
         }
         return answer;
     } catch (const std::exception& e) {

@@ -16,10 +16,14 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "check_lock.h"
+#include "context/shared_file_view.h"
+#include "mount_namespace.h"
 #include "plugin_config.h"
 #include "probe/context_builder.h"
 #include "profile/profile.h"
@@ -51,7 +55,30 @@ private:
         std::optional<NodeSnapshot> snapshot;
     };
 
-    TaskAnswer check(TaskRequest& request, int pid, const PluginConfig& config, PhaseTimes* times);
+    // What makes two tasks' filesystems the same, seen the same way: the
+    // step, the mount namespace and root directory, the user and groups the
+    // files are read as. Tasks with equal keys share their file answers.
+    struct StepFilesKey {
+        std::uint32_t job_id = 0;
+        std::uint32_t step_id = 0;
+        MountNamespace mount_namespace;
+        std::uint64_t root_device = 0;
+        std::uint64_t root_inode = 0;
+        std::uint32_t uid = 0;
+        std::uint32_t gid = 0;
+        std::vector<std::uint32_t> groups;  // sorted
+        friend bool operator==(const StepFilesKey&, const StepFilesKey&) = default;
+    };
+    struct StepFiles {
+        StepFilesKey key;
+        std::chrono::steady_clock::time_point first_asked;
+        std::shared_ptr<SharedFileAnswers> answers;
+    };
+
+    // `from_step_files`: how many file questions the step's earlier tasks answered.
+    TaskAnswer check(TaskRequest& request, int pid, const PluginConfig& config, PhaseTimes* times,
+                     std::size_t& from_step_files);
+    std::shared_ptr<SharedFileAnswers> step_file_answers(const StepFilesKey& key);
     std::shared_ptr<const Result<Profile>> profile(const std::string& name_or_path);
     std::optional<NodeSnapshot> node_snapshot(const PluginConfig& config);
 
@@ -72,6 +99,11 @@ private:
     };
     std::map<std::string, LoadedProfile> profiles_;
     std::optional<NodeRead> node_;
+    // The file answers of the steps checked in the last moments
+    // (step_file_answers); a few, as a node may start steps of several jobs
+    // at once.
+    std::mutex step_files_mutex_;
+    std::vector<StepFiles> step_files_;
 };
 
 }  // namespace launchguard::slurm

@@ -383,7 +383,7 @@ Result<LaunchContext> build_context(ProbeOptions o) {
     PhaseTimer env_timer(o.timings, "env+cpu_mask");
     ctx.env = probe_env(o, error);
     if (error) return *error;
-    ctx.files = std::make_shared<RootedFileView>(o.root);
+    ctx.files = o.files ? std::move(o.files) : std::make_shared<RootedFileView>(o.root);
     if (o.pid && !o.pid_status) o.pid_status = read_process_status(*o.pid, o.proc_root);
     ctx.cpu_mask = probe_cpu_mask(o, error);
     if (error) return *error;

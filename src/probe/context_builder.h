@@ -30,7 +30,11 @@ struct NodeSnapshot {
 };
 
 struct ProbeOptions {
-    std::string root = "/";                  // the task's filesystem: "/", an enroot rootfs, a fixture
+    std::string root = "/";  // the task's filesystem: "/", an enroot rootfs, a fixture
+    // How the task's files are looked at, when the caller has a view of
+    // `root` already (the task service: one that shares a step's answers,
+    // context/shared_file_view.h); absent, a RootedFileView of `root`.
+    std::shared_ptr<const FileView> files;
     std::optional<Environment> environment;  // the task environment itself (SPANK: the job env); wins over pid
     std::optional<std::string> env_file;     // KEY=VALUE lines or a copy of /proc/PID/environ
     std::optional<int> pid;                  // probe this process (environ, affinity, limits, caps)

@@ -1,10 +1,12 @@
 #include "task_service.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -205,6 +207,90 @@ TEST(TaskService, OnlyATaskThatMovedIsComparedWithTheHostSide) {
     request.host_env.reset();
     const TaskAnswer no_host = service.serve(request, task.pid());
     EXPECT_EQ(told(no_host).find(not_reached), std::string::npos) << told(no_host);
+    std::filesystem::remove_all(dir);
+}
+
+// The tasks of one step share what their filesystem answered: a later task
+// of the step is answered from the first look, a task of another step looks
+// afresh (TaskService::StepFilesKey).
+TEST(TaskService, TheTasksOfOneStepShareTheirFileAnswers) {
+    const auto dir = std::filesystem::temp_directory_path() / ("lg-step-files-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const std::string topology = (dir / "topo.xml").string();
+    TaskService service;
+    TaskRequest request = fixture_request({{"NCCL_TOPO_FILE", topology}});
+    request.step_id = 3;
+    EXPECT_NE(told(service.serve(request, ::getpid())).find("topo.file-missing"), std::string::npos);
+
+    std::ofstream(topology) << "<system version=\"1\"></system>\n";
+    // The same step: the file was missing when the step's first task looked.
+    request.plugin_args.push_back("timing=1");
+    const TaskAnswer same_step = service.serve(request, ::getpid());
+    EXPECT_NE(told(same_step).find("topo.file-missing"), std::string::npos);
+    ASSERT_FALSE(same_step.log_info.empty());
+    EXPECT_EQ(same_step.log_info.back().find("step_files=0"), std::string::npos) << same_step.log_info.back();
+    EXPECT_NE(same_step.log_info.back().find("step_files="), std::string::npos) << same_step.log_info.back();
+    // The next step looks again.
+    request.step_id = 4;
+    const TaskAnswer next_step = service.serve(request, ::getpid());
+    EXPECT_EQ(told(next_step).find("topo.file-missing"), std::string::npos) << told(next_step);
+    ASSERT_FALSE(next_step.log_info.empty());
+    EXPECT_NE(next_step.log_info.back().find("step_files=0"), std::string::npos) << next_step.log_info.back();
+    // A task whose mount namespace is another is not the same filesystem.
+    std::filesystem::remove(topology);
+    if (::geteuid() == 0) {
+        TaskInItsOwnMountNamespace other;
+        ASSERT_TRUE(other.moved());
+        request.forked_namespace = mount_namespace_of("/proc/" + std::to_string(other.pid()));
+        const TaskAnswer other_namespace = service.serve(request, other.pid());
+        EXPECT_NE(told(other_namespace).find("topo.file-missing"), std::string::npos) << told(other_namespace);
+    }
+    std::filesystem::remove_all(dir);
+}
+
+// A task of the same step but another user reads the files as itself, not
+// with the answers its step's root task got.
+TEST(TaskService, ATaskOfAnotherUserDoesNotShareTheStepsFileAnswers) {
+    if (::geteuid() != 0) GTEST_SKIP() << "a task of another user needs root";
+    const auto dir = std::filesystem::temp_directory_path() / ("lg-step-user-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    std::filesystem::permissions(dir, std::filesystem::perms::owner_all);  // 0700, root's
+    const std::string topology = (dir / "topo.xml").string();
+    std::ofstream(topology) << "<system version=\"1\"></system>\n";
+
+    int ready[2];
+    ASSERT_EQ(::pipe(ready), 0);
+    const pid_t nobody = ::fork();
+    ASSERT_GE(nobody, 0);
+    if (nobody == 0) {
+        // Dumpable again after setuid (which cleared it), so that its /proc
+        // entry is its own user's and the service, as that user, may look in.
+        const char done = ::setgroups(0, nullptr) == 0 && ::setgid(65534) == 0 && ::setuid(65534) == 0 &&
+                                  ::prctl(PR_SET_DUMPABLE, 1) == 0
+                              ? '1'
+                              : '0';
+        if (::write(ready[1], &done, 1) != 1) ::_exit(1);
+        ::pause();
+        ::_exit(0);
+    }
+    char done = '0';
+    ASSERT_EQ(::read(ready[0], &done, 1), 1);
+    ASSERT_EQ(done, '1');
+
+    TaskService service;
+    TaskRequest request = fixture_request({{"NCCL_TOPO_FILE", topology}});
+    const TaskAnswer as_root = service.serve(request, ::getpid());
+    EXPECT_EQ(told(as_root).find("topo.file-missing"), std::string::npos) << told(as_root);
+    const TaskAnswer as_nobody = service.serve(request, nobody);
+    EXPECT_NE(told(as_nobody).find("cannot look up " + topology + ": Permission denied"), std::string::npos)
+        << told(as_nobody);
+
+    ::kill(nobody, SIGKILL);
+    ::waitpid(nobody, nullptr, 0);
+    ::close(ready[0]);
+    ::close(ready[1]);
     std::filesystem::remove_all(dir);
 }
 
