@@ -26,6 +26,7 @@ extern "C" {
 
 #include "core_loader.h"
 #include "service_client.h"
+#include "service_liveness.h"
 #include "spank_glue.h"
 #include "util/phase_times.h"
 
@@ -125,8 +126,9 @@ bool step_runs_no_checks() {
 
 // service=PATH: the step's tasks ask launchguard-task-service, and neither
 // slurmstepd nor a task loads the core. Decided once per step, when the
-// first hook needs to know: a service that does not accept a connection
-// then leaves the step to the core, as without service=.
+// first hook needs to know: a service that is not running (its lock is not
+// held, service_liveness.h; or, for a service without one, it does not
+// accept a connection) then leaves the step to the core, as without service=.
 std::optional<bool> g_step_uses_service;
 // What the tasks send it besides their own environment: the job's
 // environment on the host (user_init, before pyxis), the task's mount
@@ -140,13 +142,16 @@ bool step_uses_service(const PluginConfig& config) {
     if (!config.service) return false;
     if (!g_step_uses_service) {
         std::string why;
-        const int fd = connect_task_service(*config.service, config.node_read_timeout, why);
-        g_step_uses_service = fd >= 0;
-        if (fd >= 0) {
-            ::close(fd);
+        const ServiceLiveness liveness = task_service_liveness(*config.service, why);
+        if (liveness == ServiceLiveness::unknown) {
+            const int fd = connect_task_service(*config.service, config.node_read_timeout, why);
+            if (fd >= 0) ::close(fd);
+            g_step_uses_service = fd >= 0;
         } else {
-            log_error("task service " + *config.service + ": " + why + "; this step checks in slurmstepd");
+            g_step_uses_service = liveness == ServiceLiveness::up;
         }
+        if (!*g_step_uses_service)
+            log_error("task service " + *config.service + ": " + why + "; this step checks in slurmstepd");
     }
     return *g_step_uses_service;
 }

@@ -29,6 +29,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "service_liveness.h"
 #include "task_service.h"
 
 namespace {
@@ -117,6 +118,14 @@ int main(int argc, char** argv) {
     if (::geteuid() != 0) say("not running as root: tasks of other users cannot be checked");
     std::signal(SIGPIPE, SIG_IGN);
 
+    // The lock beside the socket says to each step that the service runs
+    // (service_liveness.h); taken before the socket is replaced, so that a
+    // second service on the same socket stops here, and held until exit.
+    std::string why;
+    if (launchguard::slurm::hold_task_service_lock(socket_path, why) < 0) {
+        say("--socket: " + why);
+        return 1;
+    }
     const int listener = listen_on(socket_path);
     if (listener < 0) return 1;
     say("listening on " + socket_path);

@@ -764,6 +764,20 @@ for _ in $(seq 100); do [ -S "$svc_sock" ] && break; sleep 0.1; done
 [ -S "$svc_sock" ] || fatal "launchguard-task-service did not listen on $svc_sock"
 [ "$(stat -c %a "$svc_sock")" = 600 ] && pass "the service listens on $svc_sock, mode 0600" \
   || fail "socket mode $(stat -c %a "$svc_sock"), want 600"
+# Steps ask whether the service runs by its lock, not by connecting; a second
+# service on the same socket stops before it touches the first one's socket.
+if [ "$(cat "$svc_sock.lock")" = "$svc_pid" ] && [ "$(stat -c %a "$svc_sock.lock")" = 600 ]; then
+  pass "the service holds $svc_sock.lock (mode 0600, its pid inside)"
+else
+  fail "the service's lock file"; ls -l "$svc_sock.lock" | show
+fi
+rc=0; timeout 10 "$service_built" --socket "$svc_sock" >out 2>err || rc=$?
+if [ "$rc" -eq 1 ] && grep -q "$svc_sock.lock is held by process $svc_pid: another launchguard-task-service runs on this socket" err \
+   && [ -S "$svc_sock" ] && kill -0 "$svc_pid"; then
+  pass "a second service on the same socket is refused, and the first keeps its socket"
+else
+  fail "second service (rc=$rc)"; show out err
+fi
 svc_line() { lg_line "service=$svc_sock" "$@"; }
 stack "$(svc_line mode=enforce)"
 task_core_maps='echo "core mapped: $(cat /proc/$PPID/maps /proc/self/maps | grep -c spank_launchguard_core)"'
@@ -841,13 +855,33 @@ if grep -q '^launchguard-answer/1|decision|allow|error|the task service refused 
 else
   fail "service: malformed request"; show out err "$svc_log"
 fi
-# A service that is gone: the step checks in slurmstepd, as without service=.
+# A service without a lock file beside its socket (one of an earlier release):
+# the step asks by connecting, and uses it.
+mv "$svc_sock.lock" "$state/task.sock.lock.aside"
+mark
+if as_user srun -N1 -n2 bash -c "$task_core_maps" >out 2>err && [ "$(grep -cx 'core mapped: 0' out)" -eq 2 ] \
+   && ! newlog | grep -q "this step checks in slurmstepd"; then
+  pass "service without a lock file: the step connects to ask, and the service checks its tasks"
+else
+  fail "service without a lock file"; show out err; newlog | grep -i launchguard | show
+fi
+# A service that is gone: the step checks in slurmstepd, as without service=,
+# and says why: by the lock it left, or by the connection it no longer accepts.
 kill "$svc_pid"; wait "$svc_pid" 2>/dev/null; svc_pid=""
 mark
 as_user srun -N1 -n1 "$missing_env" bash -c "$task_core_maps" >out 2>err; rc=$?
 if [ "$rc" -eq 1 ] && grep -q '^launchguard: BLOCK topo.file-missing' err \
    && newlog | grep -q "task service $svc_sock: connect $svc_sock: .*; this step checks in slurmstepd"; then
-  pass "service stopped: the step checks in slurmstepd (topo.file-missing still blocks) and the slurmd log says why"
+  pass "service stopped, no lock file: the step checks in slurmstepd (topo.file-missing still blocks) and says why"
+else
+  fail "service stopped, no lock file (rc=$rc)"; show out err; newlog | grep -i launchguard | show
+fi
+mv "$state/task.sock.lock.aside" "$svc_sock.lock"
+mark
+as_user srun -N1 -n1 "$missing_env" bash -c "$task_core_maps" >out 2>err; rc=$?
+if [ "$rc" -eq 1 ] && grep -q '^launchguard: BLOCK topo.file-missing' err \
+   && newlog | grep -q "task service $svc_sock: no process holds $svc_sock.lock (the service is not running); this step checks in slurmstepd"; then
+  pass "service stopped: its lock is not held, the step checks in slurmstepd and the slurmd log says why"
 else
   fail "service stopped (rc=$rc)"; show out err; newlog | grep -i launchguard | show
 fi

@@ -7,11 +7,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
 
 #include "probe/process_probe.h"
 #include "probe/sysfs_probe.h"
 #include "support/pci_config.h"
+#include "support/waiting_child.h"
 #include "unit/probe/temp_tree.h"
 
 namespace launchguard {
@@ -147,33 +147,21 @@ TEST(ProcessLimits, OpenFilesOfThisProcessAreKnown) {
 // A live process's limits come from prlimit(), and agree with its limits file,
 // which a recorded procfs still serves.
 TEST(ProcessLimits, ALiveProcessIsAskedWithPrlimitAndAgreesWithItsLimitsFile) {
-    int ready[2];
-    ASSERT_EQ(::pipe(ready), 0);
-    const pid_t child = ::fork();
-    ASSERT_GE(child, 0);
-    if (child == 0) {
-        // Soft limits no test runner has by default, below any hard limit.
+    // Soft limits no test runner has by default, below any hard limit.
+    test::WaitingChild limited([] {
         struct rlimit nofile {};
         struct rlimit memlock {};
         ::getrlimit(RLIMIT_NOFILE, &nofile);
         ::getrlimit(RLIMIT_MEMLOCK, &memlock);
         nofile.rlim_cur = std::min<rlim_t>(nofile.rlim_max, 77);
         memlock.rlim_cur = std::min<rlim_t>(memlock.rlim_max, 12288);
-        ::setrlimit(RLIMIT_NOFILE, &nofile);
-        ::setrlimit(RLIMIT_MEMLOCK, &memlock);
-        (void)!::write(ready[1], "x", 1);
-        ::pause();
-        ::_exit(0);
-    }
-    char byte = 0;
-    ASSERT_EQ(::read(ready[0], &byte, 1), 1);
+        return ::setrlimit(RLIMIT_NOFILE, &nofile) == 0 && ::setrlimit(RLIMIT_MEMLOCK, &memlock) == 0;
+    });
+    ASSERT_TRUE(limited.done());
+    const pid_t child = limited.pid();
     ContainerFacts live = probe_container("/", child);
-    const std::string limits_file = "/proc/" + std::to_string(child);
     ContainerFacts from_file = probe_container("/", child, "/proc/.");  // not the live "/proc": read the file
-    ::kill(child, SIGKILL);
-    ::waitpid(child, nullptr, 0);
-    ::close(ready[0]);
-    ::close(ready[1]);
+    limited.stop();
 
     ASSERT_TRUE(live.open_files.is_known()) << live.open_files.reason();
     ASSERT_TRUE(live.memlock.is_known()) << live.memlock.reason();

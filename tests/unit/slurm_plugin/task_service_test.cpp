@@ -27,6 +27,7 @@
 
 #include "mount_namespace.h"
 #include "service_client.h"
+#include "support/waiting_child.h"
 
 namespace launchguard::slurm {
 namespace {
@@ -138,38 +139,10 @@ TEST(TaskService, ATaskThatIsGoneIsAnAnswerAsOnErrorSays) {
 }
 
 // A task in a mount namespace of its own, as a forked child that unshared
-// one and waits; killed at the end of the scope.
-class TaskInItsOwnMountNamespace {
-public:
-    TaskInItsOwnMountNamespace() {
-        int ready[2];
-        if (::pipe(ready) != 0) return;
-        pid_ = ::fork();
-        if (pid_ == 0) {
-            const char moved = ::unshare(CLONE_NEWNS) == 0 ? '1' : '0';
-            if (::write(ready[1], &moved, 1) != 1) ::_exit(1);
-            ::pause();
-            ::_exit(0);
-        }
-        ::close(ready[1]);
-        char moved = '0';
-        if (pid_ > 0 && ::read(ready[0], &moved, 1) == 1) moved_ = moved == '1';
-        ::close(ready[0]);
-    }
-    TaskInItsOwnMountNamespace(const TaskInItsOwnMountNamespace&) = delete;
-    TaskInItsOwnMountNamespace& operator=(const TaskInItsOwnMountNamespace&) = delete;
-    ~TaskInItsOwnMountNamespace() {
-        if (pid_ <= 0) return;
-        ::kill(pid_, SIGKILL);
-        ::waitpid(pid_, nullptr, 0);
-    }
-    bool moved() const { return moved_; }
-    pid_t pid() const { return pid_; }
-
-private:
-    pid_t pid_ = -1;
-    bool moved_ = false;
-};
+// one and waits.
+test::WaitingChild task_in_its_own_mount_namespace() {
+    return test::WaitingChild([] { return ::unshare(CLONE_NEWNS) == 0; });
+}
 
 // The host's side (the job's environment before pyxis, the service's "/") is
 // compared with the task's only when the task moved into another mount
@@ -182,8 +155,8 @@ TEST(TaskService, OnlyATaskThatMovedIsComparedWithTheHostSide) {
     std::filesystem::create_directories(dir);
     const std::string host_topology = (dir / "topo.xml").string();
     std::ofstream(host_topology) << "<system version=\"1\"></system>\n";
-    TaskInItsOwnMountNamespace task;
-    ASSERT_TRUE(task.moved()) << "unshare(CLONE_NEWNS) failed in the child";
+    auto task = task_in_its_own_mount_namespace();
+    ASSERT_TRUE(task.done()) << "unshare(CLONE_NEWNS) failed in the child";
 
     TaskService service;
     TaskRequest request = fixture_request({});  // the task's environment lacks NCCL_TOPO_FILE
@@ -240,8 +213,8 @@ TEST(TaskService, TheTasksOfOneStepShareTheirFileAnswers) {
     // A task whose mount namespace is another is not the same filesystem.
     std::filesystem::remove(topology);
     if (::geteuid() == 0) {
-        TaskInItsOwnMountNamespace other;
-        ASSERT_TRUE(other.moved());
+        auto other = task_in_its_own_mount_namespace();
+        ASSERT_TRUE(other.done());
         request.forked_namespace = mount_namespace_of("/proc/" + std::to_string(other.pid()));
         const TaskAnswer other_namespace = service.serve(request, other.pid());
         EXPECT_NE(told(other_namespace).find("topo.file-missing"), std::string::npos) << told(other_namespace);
@@ -260,37 +233,23 @@ TEST(TaskService, ATaskOfAnotherUserDoesNotShareTheStepsFileAnswers) {
     const std::string topology = (dir / "topo.xml").string();
     std::ofstream(topology) << "<system version=\"1\"></system>\n";
 
-    int ready[2];
-    ASSERT_EQ(::pipe(ready), 0);
-    const pid_t nobody = ::fork();
-    ASSERT_GE(nobody, 0);
-    if (nobody == 0) {
-        // Dumpable again after setuid (which cleared it), so that its /proc
-        // entry is its own user's and the service, as that user, may look in.
-        const char done = ::setgroups(0, nullptr) == 0 && ::setgid(65534) == 0 && ::setuid(65534) == 0 &&
-                                  ::prctl(PR_SET_DUMPABLE, 1) == 0
-                              ? '1'
-                              : '0';
-        if (::write(ready[1], &done, 1) != 1) ::_exit(1);
-        ::pause();
-        ::_exit(0);
-    }
-    char done = '0';
-    ASSERT_EQ(::read(ready[0], &done, 1), 1);
-    ASSERT_EQ(done, '1');
+    // Dumpable again after setuid (which cleared it), so that its /proc
+    // entry is its own user's and the service, as that user, may look in.
+    test::WaitingChild nobody([] {
+        return ::setgroups(0, nullptr) == 0 && ::setgid(65534) == 0 && ::setuid(65534) == 0 &&
+               ::prctl(PR_SET_DUMPABLE, 1) == 0;
+    });
+    ASSERT_TRUE(nobody.done());
 
     TaskService service;
     TaskRequest request = fixture_request({{"NCCL_TOPO_FILE", topology}});
     const TaskAnswer as_root = service.serve(request, ::getpid());
     EXPECT_EQ(told(as_root).find("topo.file-missing"), std::string::npos) << told(as_root);
-    const TaskAnswer as_nobody = service.serve(request, nobody);
+    const TaskAnswer as_nobody = service.serve(request, nobody.pid());
     EXPECT_NE(told(as_nobody).find("cannot look up " + topology + ": Permission denied"), std::string::npos)
         << told(as_nobody);
 
-    ::kill(nobody, SIGKILL);
-    ::waitpid(nobody, nullptr, 0);
-    ::close(ready[0]);
-    ::close(ready[1]);
+    nobody.stop();
     std::filesystem::remove_all(dir);
 }
 
