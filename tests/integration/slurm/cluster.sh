@@ -344,7 +344,9 @@ do_node_exec() {
   dir=$(cd "$1" && pwd -P); shift
   p=$(pidfile_pid "$dir/slurmd.pid")
   pid_alive "$p" || die "slurmd is not running"
-  nsenter --target "$p" --mount -- "$@"
+  # exec: CMD keeps this process's pid, so that a caller that starts it in
+  # the background ($!) can signal it (the task service in plugin_test.sh).
+  exec nsenter --target "$p" --mount -- "$@"
 }
 
 do_start() {

@@ -758,7 +758,9 @@ fi
 node_ok "12. the task service"
 svc_sock="$state/task.sock"
 svc_log="$state/log/task-service.log"
-"$service_built" --socket "$svc_sock" >"$svc_log" 2>&1 &
+# In the node's mount namespace, as a node's service runs beside its slurmd:
+# its "/" is the node's (the host side of a task in a container).
+"$cluster" node-exec "$state" "$service_built" --socket "$svc_sock" >"$svc_log" 2>&1 &
 svc_pid=$!
 for _ in $(seq 100); do [ -S "$svc_sock" ] && break; sleep 0.1; done
 [ -S "$svc_sock" ] || fatal "launchguard-task-service did not listen on $svc_sock"
@@ -826,6 +828,25 @@ if as_user srun -N1 -n1 -c2 --cpu-bind=map_cpu:0 "$topo_env" bash -c "$chk_task"
 else
   fail "service: container baseline"; show out err
 fi
+# The host side of a task that moved into a container: the job's environment
+# from user_init and the service's "/" (the node's), against the container's.
+# The default profile on the live node, as in 8b, whose answer it must give.
+printf 'NCCL_TOPO_FILE=%s\n' "$node_topo" | node_file /etc/nccl.conf || fatal "writing /etc/nccl.conf on the node"
+stack "$standin_line" "$(lg_live mode=enforce service="$svc_sock")"
+as_user srun -N1 -n1 --container-image=img.sqsh bash -c 'echo task ran' >out 2>err; rc=$?
+if [ "$rc" -eq 1 ] && ! grep -q 'task ran' out \
+   && diff <(grep '^launchguard: ' pyxis-hidden.srun.err) <(grep '^launchguard: ' err) >/dev/null; then
+  pass "service: pyxis, the host's nccl.conf names a topology file the container lacks: blocked as in 8b, the same lines"
+else
+  fail "service: pyxis host side (rc=$rc)"; show out err; diff <(grep '^launchguard: ' pyxis-hidden.srun.err) <(grep '^launchguard: ' err) | show
+fi
+if as_user srun -N1 -n1 bash -c 'echo task ran' >out 2>err && [ "$(cat out)" = "task ran" ] \
+   && ! grep -qE 'topo\.|conf\.host-not-visible|^launchguard: BLOCK' err; then
+  pass "service: no container with the host's nccl.conf: the host's view is the task's, nothing fires"
+else
+  fail "service: no container with a host nccl.conf"; show out err
+fi
+node_rm /etc/nccl.conf
 # Only root may ask: a user's process is refused by its credentials, even
 # through a socket it could open.
 chmod 0666 "$svc_sock"
