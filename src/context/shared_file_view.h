@@ -32,6 +32,11 @@ public:
 
 private:
     friend class SharedAnswersFileView;
+    // The answer kept in `kept` for `key` (counted), or else `ask()`'s, kept
+    // for the other views when `to_keep` gives something to keep.
+    template <typename Kept, typename Key, typename Ask, typename ToKeep>
+    auto answer(Kept& kept, const Key& key, Ask ask, ToKeep to_keep) -> decltype(ask());
+
     mutable std::mutex mutex_;
     std::map<std::string, FileInfo, std::less<>> stats_;
     std::map<std::pair<std::string, std::size_t>, std::string> reads_;
