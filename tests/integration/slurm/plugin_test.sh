@@ -471,12 +471,17 @@ else
 fi
 cp err pyxis-patch.srun.err
 stack "$standin_line" "$(lg_live mode=enforce)"
-if as_user srun -N1 -n1 bash -c 'test -r "/etc/nccl.conf" && echo task ran' >out 2>err && [ "$(cat out)" = "task ran" ] \
-   && ! grep -qE 'topo\.|conf\.host-not-visible|^launchguard: BLOCK' err; then
-  pass "no container: the host's view is the task's view, nothing fires (and nothing twice)"
-else
-  fail "no container with a host nccl.conf"; show out err
-fi
+# quiet_on_the_host PREFIX: a task on the host with the node's /etc/nccl.conf
+# sees what the host sees, so no propagation rule fires (and none twice).
+quiet_on_the_host() {
+  if as_user srun -N1 -n1 bash -c 'test -r "/etc/nccl.conf" && echo task ran' >out 2>err && [ "$(cat out)" = "task ran" ] \
+     && ! grep -qE 'topo\.|conf\.host-not-visible|^launchguard: BLOCK' err; then
+    pass "${1}no container: the host's view is the task's view, nothing fires (and nothing twice)"
+  else
+    fail "${1}no container with a host nccl.conf"; show out err
+  fi
+}
+quiet_on_the_host ""
 node_rm /etc/nccl.conf
 if as_user srun -N1 -n1 --container-image=img.sqsh bash -c 'echo task ran' >out 2>err && [ "$(cat out)" = "task ran" ] \
    && ! grep -qE 'topo\.|conf\.host-not-visible|^launchguard: BLOCK' err; then
@@ -840,12 +845,7 @@ if [ "$rc" -eq 1 ] && ! grep -q 'task ran' out \
 else
   fail "service: pyxis host side (rc=$rc)"; show out err; diff <(grep '^launchguard: ' pyxis-hidden.srun.err) <(grep '^launchguard: ' err) | show
 fi
-if as_user srun -N1 -n1 bash -c 'echo task ran' >out 2>err && [ "$(cat out)" = "task ran" ] \
-   && ! grep -qE 'topo\.|conf\.host-not-visible|^launchguard: BLOCK' err; then
-  pass "service: no container with the host's nccl.conf: the host's view is the task's, nothing fires"
-else
-  fail "service: no container with a host nccl.conf"; show out err
-fi
+quiet_on_the_host "service: "
 node_rm /etc/nccl.conf
 # Only root may ask: a user's process is refused by its credentials, even
 # through a socket it could open.
