@@ -149,7 +149,14 @@ std::optional<std::string> TaskService::answer_connection(int fd, int pid) noexc
             return "task " + std::to_string(pid) + ": no request within " + std::to_string(kRequestTimeoutSeconds) +
                    " s";
         if (received.too_large) return "task " + std::to_string(pid) + ": the request is larger than the service reads";
-        const std::string& request = received.bytes;
+        return answer_request(fd, pid, received.bytes);
+    } catch (...) {
+        return "task " + std::to_string(pid) + ": the connection failed (out of memory?)";
+    }
+}
+
+std::optional<std::string> TaskService::answer_request(int fd, int pid, const std::string& request) noexcept {
+    try {
         if (request.empty()) return std::nullopt;
         auto decoded = decode_task_request(request);
         if (!decoded) {

@@ -5,13 +5,14 @@
 // slurmstepd drops to the job's user, and the kernel's SO_PEERCRED of the
 // connection says who connected. The socket is 0600 besides.
 //
-// A fixed set of threads wait in accept() and answer one connection each at
-// a time, start to end: the task's file access ids are per thread, and a
-// connection that sends nothing holds only its thread, until its timeout.
-// The threads live as long as the service, because what is worth keeping
-// warm includes their stacks and the heap: a check in a new thread took
-// 1.0 to 1.2 ms where one in a thread that had checked before took 0.35 ms,
-// on a VM that charges 18 µs per page fault (docs/performance.md).
+// One thread at a time waits for the connections and the requests, and
+// answers each request as it is whole (service_loop.h): each wake-up of an
+// idle thread costs the service CPU time, and one thread per connection woke
+// three times per task. The threads live as long as the service, because
+// what is worth keeping warm includes their stacks and the heap: a check in
+// a new thread took 1.0 to 1.2 ms where one in a thread that had checked
+// before took 0.35 ms, on a VM that charges 18 µs per page fault
+// (docs/performance.md).
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -24,54 +25,18 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
-#include <thread>
-#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "service_liveness.h"
+#include "service_loop.h"
 #include "task_service.h"
 
 namespace {
 
 using launchguard::slurm::TaskService;
 
-// Connections answered at once; more wait in the listen backlog, and a task
-// that waits longer than node-read-timeout= goes on as on-error says.
-constexpr int kWorkers = 8;
-
 void say(const std::string& line) { std::fprintf(stderr, "launchguard-task-service: %s\n", line.c_str()); }
-
-void serve_connection(TaskService& service, int fd) noexcept {
-    try {
-        ucred peer{};
-        socklen_t size = sizeof peer;
-        if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &size) != 0) {
-            say(std::string("SO_PEERCRED: ") + std::strerror(errno));
-        } else if (peer.uid != 0) {
-            say("refused process " + std::to_string(peer.pid) + " of uid " + std::to_string(peer.uid) +
-                ": only root may ask (the plugin connects in task_init_privileged)");
-        } else {
-            if (auto problem = service.answer_connection(fd, peer.pid)) say(*problem);
-        }
-    } catch (...) {
-        say("a connection failed (out of memory?)");
-    }
-    ::close(fd);
-}
-
-[[noreturn]] void accept_connections(TaskService& service, int listener) {
-    for (;;) {
-        const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
-        if (fd >= 0) {
-            serve_connection(service, fd);
-            continue;
-        }
-        if (errno == EINTR || errno == ECONNABORTED) continue;
-        say(std::string("accept: ") + std::strerror(errno));
-        if (errno == EMFILE || errno == ENFILE || errno == ENOMEM || errno == ENOBUFS) ::sleep(1);
-    }
-}
 
 int listen_on(const std::string& path) {
     sockaddr_un address{};
@@ -130,7 +95,13 @@ int main(int argc, char** argv) {
     if (listener < 0) return 1;
     say("listening on " + socket_path);
     static TaskService service;
-    std::vector<std::thread> workers;
-    for (int i = 1; i < kWorkers; ++i) workers.emplace_back(accept_connections, std::ref(service), listener);
-    accept_connections(service, listener);
+    auto answer = [](int fd, const ucred& peer, const std::string& request) {
+        return service.answer_request(fd, peer.pid, request);
+    };
+    const auto loop = launchguard::slurm::ServiceLoop::start(listener, answer, say, {}, why);
+    if (!loop) {
+        say(why);
+        return 1;
+    }
+    for (;;) ::pause();
 }

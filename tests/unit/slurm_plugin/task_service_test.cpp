@@ -20,13 +20,17 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "mount_namespace.h"
 #include "service_client.h"
+#include "service_loop.h"
+#include "support/unix_listener.h"
 #include "support/waiting_child.h"
 
 namespace launchguard::slurm {
@@ -336,20 +340,27 @@ std::string not_checked(const TaskAnswer& answer) {
     return "";
 }
 
+// A request whose check hangs in `hung`, and one that asks to wait for
+// another check 1 s at most (half its node-read-timeout=2). Both keep the
+// node read once, so that the stuck check reaches the hung mount within
+// milliseconds, under emulation too.
+std::pair<TaskRequest, TaskRequest> stuck_and_next(const HungFuseMount& hung) {
+    std::pair<TaskRequest, TaskRequest> requests{fixture_request({{"NCCL_TOPO_FILE", hung.path() + "/topo.xml"}}),
+                                                 fixture_request({})};
+    for (TaskRequest* request : {&requests.first, &requests.second}) {
+        std::replace(request->plugin_args.begin(), request->plugin_args.end(), std::string("node-facts-max-age=0"),
+                     std::string("node-facts-max-age=600"));
+    }
+    requests.second.plugin_args.push_back("node-read-timeout=2");
+    return requests;
+}
+
 TEST(TaskService, ACheckStuckInAHungMountHoldsOtherTasksHalfTheirTimeoutAtMost) {
     JoinedAtEnd stuck_task;
     HungFuseMount hung;
     if (!hung.mounted()) GTEST_SKIP() << "no hung FUSE mount here: " << hung.why();
     TaskService service;
-    TaskRequest stuck = fixture_request({{"NCCL_TOPO_FILE", hung.path() + "/topo.xml"}});
-    TaskRequest next = fixture_request({});
-    for (TaskRequest* request : {&stuck, &next}) {
-        // The node read once and kept, so that the stuck check reaches the
-        // hung mount within milliseconds, under emulation too.
-        std::replace(request->plugin_args.begin(), request->plugin_args.end(), std::string("node-facts-max-age=0"),
-                     std::string("node-facts-max-age=600"));
-    }
-    next.plugin_args.push_back("node-read-timeout=2");
+    auto [stuck, next] = stuck_and_next(hung);
     EXPECT_EQ(not_checked(service.serve(next, ::getpid())), "");  // loads the profile, reads the node
     TaskAnswer stuck_answer;
     stuck_task.thread = std::thread([&] { stuck_answer = service.serve(stuck, ::getpid()); });
@@ -443,32 +454,70 @@ TEST(TaskService, AMalformedRequestIsAnsweredAndReported) {
     EXPECT_NE(answer->log_error[0].find("refused the request"), std::string::npos) << answer->log_error[0];
 }
 
-// A listening socket in a temporary directory that answers nothing.
-class SilentListener {
-public:
-    SilentListener() {
-        dir_ = std::filesystem::temp_directory_path() / ("lg-service-test-" + std::to_string(::getpid()));
-        std::filesystem::create_directories(dir_);
-        path_ = (dir_ / "task.sock").string();
-        sockaddr_un address{};
-        address.sun_family = AF_UNIX;
-        std::strncpy(address.sun_path, path_.c_str(), sizeof address.sun_path - 1);
-        fd_ = ::socket(AF_UNIX, SOCK_STREAM, 0);
-        EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-        EXPECT_EQ(::listen(fd_, 4), 0);
-    }
-    ~SilentListener() {
-        ::close(fd_);
-        std::filesystem::remove_all(dir_);
-    }
-    const std::string& path() const { return path_; }
-    int fd() const { return fd_; }
+// The service as it runs: its loop (service_loop.h) on a socket, a check
+// stuck on a hung mount, and the next task asking over a connection.
+TEST(TaskService, ThroughItsLoopATaskAfterAStuckCheckIsAnsweredWithinHalfItsTimeout) {
+    HungFuseMount hung;
+    if (!hung.mounted()) GTEST_SKIP() << "no hung FUSE mount here: " << hung.why();
+    test::UnixListener listener;  // answers nothing by itself
+    TaskService service;
+    std::vector<std::string> log;
+    std::mutex log_mutex;
+    ServiceLoopSettings settings;
+    settings.only_uid = ::geteuid();
+    std::string why;
+    auto loop = ServiceLoop::start(
+        listener.fd(),
+        [&service](int fd, const ucred& peer, const std::string& request) {
+            return service.answer_request(fd, peer.pid, request);
+        },
+        [&](const std::string& line) {
+            const std::lock_guard lock(log_mutex);
+            log.push_back(line);
+        },
+        settings, why);
+    ASSERT_NE(loop, nullptr) << why;
+    // Released before the loop is stopped, which waits for the stuck check.
+    struct ReleasedAtEnd {
+        HungFuseMount& mount;
+        ~ReleasedAtEnd() { mount.release(); }
+    } released{hung};
 
-private:
-    std::filesystem::path dir_;
-    std::string path_;
-    int fd_ = -1;
-};
+    const auto [stuck, next] = stuck_and_next(hung);
+    const auto ask = [&](const TaskRequest& request) {
+        const int fd = connect_task_service(listener.path(), 10, why);
+        EXPECT_GE(fd, 0) << why;
+        return ask_task_service(fd, encode_task_request(request));
+    };
+    auto first = ask(next);  // loads the profile, reads the node
+    ASSERT_TRUE(first) << first.error().to_string();
+    EXPECT_EQ(not_checked(*first), "");
+
+    const int stuck_fd = connect_task_service(listener.path(), 20, why);
+    ASSERT_GE(stuck_fd, 0) << why;
+    ASSERT_TRUE(send_message(stuck_fd, encode_task_request(stuck)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // its check has begun and hangs
+
+    const auto start = std::chrono::steady_clock::now();
+    auto waited = ask(next);
+    const auto waited_for = std::chrono::steady_clock::now() - start;
+    ASSERT_TRUE(waited) << waited.error().to_string();
+    EXPECT_LT(waited_for, std::chrono::milliseconds(1900));
+    EXPECT_NE(not_checked(*waited).find("check of task " + std::to_string(::getpid()) + " has not returned"),
+              std::string::npos)
+        << not_checked(*waited);
+
+    hung.release();  // the stuck check returns with an error, and is answered
+    char byte = 0;
+    EXPECT_EQ(::recv(stuck_fd, &byte, 1, 0), 1);
+    ::close(stuck_fd);
+    auto after = ask(next);
+    ASSERT_TRUE(after) << after.error().to_string();
+    EXPECT_EQ(not_checked(*after), "");
+    const std::lock_guard lock(log_mutex);
+    ASSERT_FALSE(log.empty());
+    EXPECT_NE(log[0].find("its answer has taken"), std::string::npos) << log[0];
+}
 
 TEST(ServiceClient, NamesTheSocketItCannotReach) {
     std::string why;
@@ -477,7 +526,7 @@ TEST(ServiceClient, NamesTheSocketItCannotReach) {
 }
 
 TEST(ServiceClient, AServiceThatNeverAnswersTimesOut) {
-    SilentListener listener;
+    test::UnixListener listener;  // answers nothing by itself
     std::string why;
     const int fd = connect_task_service(listener.path(), 1, why);
     ASSERT_GE(fd, 0) << why;
@@ -490,7 +539,7 @@ TEST(ServiceClient, AServiceThatNeverAnswersTimesOut) {
 }
 
 TEST(ServiceClient, AConnectionClosedWithoutAnAnswerIsAnError) {
-    SilentListener listener;
+    test::UnixListener listener;  // answers nothing by itself
     std::string why;
     const int fd = connect_task_service(listener.path(), 5, why);
     ASSERT_GE(fd, 0) << why;
@@ -509,7 +558,7 @@ TEST(ServiceClient, AConnectionClosedWithoutAnAnswerIsAnError) {
 }
 
 TEST(ServiceClient, AConnectionClosedBeforeTheRequestIsAnError) {
-    SilentListener listener;
+    test::UnixListener listener;  // answers nothing by itself
     std::string why;
     const int fd = connect_task_service(listener.path(), 5, why);
     ASSERT_GE(fd, 0) << why;
@@ -522,7 +571,7 @@ TEST(ServiceClient, AConnectionClosedBeforeTheRequestIsAnError) {
 }
 
 TEST(ServiceClient, DecodesTheAnswerWithoutWaitingForTheServiceToClose) {
-    SilentListener listener;
+    test::UnixListener listener;  // answers nothing by itself
     std::string why;
     const int fd = connect_task_service(listener.path(), 20, why);
     ASSERT_GE(fd, 0) << why;
