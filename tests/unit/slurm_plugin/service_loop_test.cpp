@@ -299,8 +299,8 @@ TEST_F(ServiceLoopTest, ARequestLargerThanTheBoundIsNotAnswered) {
     ASSERT_TRUE(readable_within(large, 5000ms));
     EXPECT_EQ(answer_on(large), "");
     ::close(large);
-    EXPECT_TRUE(log.find("task " + std::to_string(::getpid()) + ": the request is larger than the service reads",
-                         2000ms))
+    EXPECT_TRUE(
+        log.find("task " + std::to_string(::getpid()) + ": the request is larger than the service reads", 2000ms))
         << log.all();
     EXPECT_EQ(answers.count(), 0U);
 }
