@@ -1,13 +1,10 @@
 #include "task_service.h"
 
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <exception>
 #include <utility>
@@ -124,9 +121,6 @@ private:
     std::vector<gid_t> saved_groups_;
 };
 
-// How long a connection may take to send its request.
-constexpr long kRequestTimeoutSeconds = 30;
-
 // How long a step's file answers serve its later tasks. A step's tasks reach
 // task_init within milliseconds of each other; a task that arrives later
 // than this (or a file that changes in between) is looked at afresh.
@@ -136,24 +130,6 @@ constexpr auto kStepFilesLifetime = std::chrono::seconds(2);
 constexpr std::size_t kStepFilesKept = 8;
 
 }  // namespace
-
-std::optional<std::string> TaskService::answer_connection(int fd, int pid) noexcept {
-    try {
-        const timeval timeout{kRequestTimeoutSeconds, 0};
-        (void)::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-        (void)::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
-        // On the thread's stack, which stays mapped from one task to the next.
-        std::array<char, 65536> scratch;
-        const ReceivedMessage received = receive_message(fd, kMaxTaskRequestBytes, scratch);
-        if (received.error != 0)
-            return "task " + std::to_string(pid) + ": no request within " + std::to_string(kRequestTimeoutSeconds) +
-                   " s";
-        if (received.too_large) return "task " + std::to_string(pid) + ": the request is larger than the service reads";
-        return answer_request(fd, pid, received.bytes);
-    } catch (...) {
-        return "task " + std::to_string(pid) + ": the connection failed (out of memory?)";
-    }
-}
 
 std::optional<std::string> TaskService::answer_request(int fd, int pid, const std::string& request) noexcept {
     try {

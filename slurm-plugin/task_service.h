@@ -42,18 +42,12 @@ public:
     TaskAnswer serve(TaskRequest request, int pid) noexcept;
 
     // Answers `request`, the whole of what task `pid` (whose peer the caller
-    // has checked) sent on the connected socket `fd`, on `fd`; leaves `fd`
+    // has checked) sent on the connected socket `fd` (the service's loop
+    // reads it, service_loop.h), on `fd`; leaves `fd`
     // open. What went wrong comes back as a line for the service's log. An
     // empty request is a plugin of an earlier release checking that the
     // service is up: no answer.
     std::optional<std::string> answer_request(int fd, int pid, const std::string& request) noexcept;
-
-    // Reads one request from `fd` on this thread, blocking, up to its "end"
-    // record, and answers it as answer_request does: one connection start
-    // to end (the service's loop reads requests without blocking instead,
-    // service_loop.h; this is for a caller with one connection, as
-    // bench/service_round_trip).
-    std::optional<std::string> answer_connection(int fd, int pid) noexcept;
 
 private:
     struct NodeRead {

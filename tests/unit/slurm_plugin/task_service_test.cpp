@@ -409,25 +409,59 @@ bool readable_within(int fd, int seconds) {
     return ::poll(&ready, 1, seconds * 1000) == 1;
 }
 
+// The service as launchguard-task-service runs it: its loop (service_loop.h)
+// on a socket of its own, answering through TaskService::answer_request,
+// with what it logs kept.
+class ServiceOnSocket {
+public:
+    ServiceOnSocket() {
+        ServiceLoopSettings settings;
+        settings.only_uid = ::geteuid();
+        std::string why;
+        loop_ = ServiceLoop::start(
+            listener_.fd(),
+            [this](int fd, const ucred& peer, const std::string& request) {
+                return service_.answer_request(fd, peer.pid, request);
+            },
+            [this](const std::string& line) {
+                const std::lock_guard lock(log_mutex_);
+                log_.push_back(line);
+            },
+            settings, why);
+        EXPECT_NE(loop_, nullptr) << why;
+    }
+    bool running() const { return loop_ != nullptr; }
+    const std::string& path() const { return listener_.path(); }
+    std::vector<std::string> log() const {
+        const std::lock_guard lock(log_mutex_);
+        return log_;
+    }
+
+private:
+    test::UnixListener listener_;
+    TaskService service_;
+    mutable std::mutex log_mutex_;
+    std::vector<std::string> log_;
+    std::unique_ptr<ServiceLoop> loop_;  // last: stopped first
+};
+
 TEST(TaskService, AnswersARequestWithoutWaitingForTheTaskToCloseItsSide) {
-    int ends[2];
-    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, ends), 0);
-    TaskService service;
-    std::optional<std::string> problem = "not run";
-    std::thread answering([&] { problem = service.answer_connection(ends[1], ::getpid()); });
+    ServiceOnSocket service;
+    ASSERT_TRUE(service.running());
+    std::string why;
+    const int task = connect_task_service(service.path(), 20, why);
+    ASSERT_GE(task, 0) << why;
     const std::string request = encode_task_request(fixture_request({{"NCCL_TOPO_FILE", "/nonexistent/topo.xml"}}));
-    ASSERT_EQ(::write(ends[0], request.data(), request.size()), static_cast<ssize_t>(request.size()));
+    ASSERT_EQ(::write(task, request.data(), request.size()), static_cast<ssize_t>(request.size()));
     // The task's side stays open, as a task waiting for its answer has it.
-    const bool answered = readable_within(ends[0], 20);
+    const bool answered = readable_within(task, 20);
     std::string bytes(65536, '\0');
-    const ssize_t n = answered ? ::read(ends[0], bytes.data(), bytes.size()) : -1;
-    ::close(ends[0]);  // lets a service that waits for the close go on, so that a failure does not hang
-    answering.join();
-    ::close(ends[1]);
+    const ssize_t n = answered ? ::read(task, bytes.data(), bytes.size()) : -1;
+    ::close(task);
     ASSERT_TRUE(answered) << "no answer while the task's side was open";
     ASSERT_GT(n, 0);
     bytes.resize(static_cast<std::size_t>(n));
-    EXPECT_FALSE(problem) << *problem;
+    EXPECT_EQ(service.log(), std::vector<std::string>{});  // nothing went wrong on the connection
     auto answer = decode_task_answer(bytes);
     ASSERT_TRUE(answer) << answer.error().to_string();
     EXPECT_TRUE(answer->block);
@@ -438,8 +472,7 @@ TEST(TaskService, AMalformedRequestIsAnsweredAndReported) {
     ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, ends), 0);
     TaskService service;
     const std::string request = "launchguard-task/1\0colour\0red\0end\0\0"s;
-    ASSERT_EQ(::write(ends[0], request.data(), request.size()), static_cast<ssize_t>(request.size()));
-    const auto problem = service.answer_connection(ends[1], 4242);
+    const auto problem = service.answer_request(ends[1], 4242, request);
     ASSERT_TRUE(problem);
     EXPECT_NE(problem->find("task 4242: colour"), std::string::npos) << *problem;
     std::string bytes(4096, '\0');
@@ -459,24 +492,9 @@ TEST(TaskService, AMalformedRequestIsAnsweredAndReported) {
 TEST(TaskService, ThroughItsLoopATaskAfterAStuckCheckIsAnsweredWithinHalfItsTimeout) {
     HungFuseMount hung;
     if (!hung.mounted()) GTEST_SKIP() << "no hung FUSE mount here: " << hung.why();
-    test::UnixListener listener;  // answers nothing by itself
-    TaskService service;
-    std::vector<std::string> log;
-    std::mutex log_mutex;
-    ServiceLoopSettings settings;
-    settings.only_uid = ::geteuid();
+    ServiceOnSocket service;
+    ASSERT_TRUE(service.running());
     std::string why;
-    auto loop = ServiceLoop::start(
-        listener.fd(),
-        [&service](int fd, const ucred& peer, const std::string& request) {
-            return service.answer_request(fd, peer.pid, request);
-        },
-        [&](const std::string& line) {
-            const std::lock_guard lock(log_mutex);
-            log.push_back(line);
-        },
-        settings, why);
-    ASSERT_NE(loop, nullptr) << why;
     // Released before the loop is stopped, which waits for the stuck check.
     struct ReleasedAtEnd {
         HungFuseMount& mount;
@@ -485,7 +503,7 @@ TEST(TaskService, ThroughItsLoopATaskAfterAStuckCheckIsAnsweredWithinHalfItsTime
 
     const auto [stuck, next] = stuck_and_next(hung);
     const auto ask = [&](const TaskRequest& request) {
-        const int fd = connect_task_service(listener.path(), 10, why);
+        const int fd = connect_task_service(service.path(), 10, why);
         EXPECT_GE(fd, 0) << why;
         return ask_task_service(fd, encode_task_request(request));
     };
@@ -493,7 +511,7 @@ TEST(TaskService, ThroughItsLoopATaskAfterAStuckCheckIsAnsweredWithinHalfItsTime
     ASSERT_TRUE(first) << first.error().to_string();
     EXPECT_EQ(not_checked(*first), "");
 
-    const int stuck_fd = connect_task_service(listener.path(), 20, why);
+    const int stuck_fd = connect_task_service(service.path(), 20, why);
     ASSERT_GE(stuck_fd, 0) << why;
     ASSERT_TRUE(send_message(stuck_fd, encode_task_request(stuck)));
     std::this_thread::sleep_for(std::chrono::milliseconds(500));  // its check has begun and hangs
@@ -514,7 +532,7 @@ TEST(TaskService, ThroughItsLoopATaskAfterAStuckCheckIsAnsweredWithinHalfItsTime
     auto after = ask(next);
     ASSERT_TRUE(after) << after.error().to_string();
     EXPECT_EQ(not_checked(*after), "");
-    const std::lock_guard lock(log_mutex);
+    const auto log = service.log();
     ASSERT_FALSE(log.empty());
     EXPECT_NE(log[0].find("its answer has taken"), std::string::npos) << log[0];
 }
