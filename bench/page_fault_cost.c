@@ -5,7 +5,7 @@
  * node-local service).  The plugin's cost per launch follows these more than it
  * follows CPU speed: in a VM that shadows the guest's page tables a page
  * fault costs 12 to 20 µs against well under 1 µs on bare metal
- * (docs/performance.md, "Eighth round").  Run it before reading a
+ * (docs/performance.md, "Slurm plugin overhead").  Run it before reading a
  * bench/srun_overhead.sh figure from a new machine.
  *
  * Usage: page_fault_cost [PAGES]   (default 2000 pages of 4 KiB per test)

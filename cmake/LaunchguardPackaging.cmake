@@ -45,8 +45,7 @@ if(CMAKE_CROSSCOMPILING)
   set(CPACK_LAUNCHGUARD_BINARIES "${CMAKE_BINARY_DIR}/packaging/cross-binaries.cmake")
   set(binaries_text "")
   foreach(pair IN ITEMS cli:launchguard cli:launchguard-gate webhook:launchguard-webhook slurm:spank_launchguard
-                        slurm:spank_launchguard_core slurm:spank_launchguard_core_yaml slurm:spank_launchguard_prolog
-                        slurm:launchguard-task-service)
+                        slurm:spank_launchguard_core slurm:spank_launchguard_core_yaml slurm:spank_launchguard_prolog)
     string(REPLACE ":" ";" pair "${pair}")
     list(GET pair 0 component)
     list(GET pair 1 target)
@@ -73,10 +72,7 @@ spank_launchguard.so checks every task in task_init, inside the pyxis
 container when there is one; spank_launchguard_prolog.so checks the node in
 the job prolog. Both are small: the checks are in spank_launchguard_core.so
 (spank_launchguard_core_yaml.so for a YAML profile), which only slurmstepd,
-slurmd and the prolog process load. Enable them in /etc/slurm/plugstack.conf.d/zz-launchguard.conf.
-launchguard-task-service (with its systemd unit, not enabled) checks the
-tasks from outside them instead, where loading the checks in every step
-costs too much (the plugin's service= argument).]])
+slurmd and the prolog process load. Enable them in /etc/slurm/plugstack.conf.d/zz-launchguard.conf.]])
 set(CPACK_DEBIAN_WEBHOOK_PACKAGE_NAME launchguard-webhook)
 set(CPACK_COMPONENT_WEBHOOK_DESCRIPTION [[GPU launch checks: Kubernetes admission webhook
 launchguard-webhook judges GPU workloads at admission and patches or denies

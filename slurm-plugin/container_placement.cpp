@@ -43,8 +43,10 @@ std::optional<std::string> current_root_mount_directory() {
     return root_mount_directory(*text);
 }
 
-bool moved_after_fork(const std::optional<MountNamespace>& forked_in, const std::optional<MountNamespace>& now) {
-    return forked_in && now && *forked_in != *now;
+std::optional<MountNamespace> current_mount_namespace() {
+    struct stat st {};
+    if (::stat("/proc/self/ns/mnt", &st) != 0) return std::nullopt;
+    return MountNamespace{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
 }
 
 Placement place_task(const std::optional<MountNamespace>& forked_in, const std::optional<MountNamespace>& now,

@@ -1,8 +1,6 @@
-// Where a task runs when launchguard's task_init sees it: on the host, or in
-// a container another plugin (pyxis) moved it into. Decided by comparing the
-// task's mount namespace with the one it was forked in, not by guessing from
-// the environment. Pure C++ with no Slurm dependency, unit-tested in
-// tests/unit/slurm_plugin/.
+// Where a task runs when task_init sees it: on the host, or in a container
+// another plugin (pyxis) moved it into, by its mount namespace then and at
+// its fork. No Slurm dependency (tests/unit/slurm_plugin/).
 #pragma once
 
 #include <compare>
@@ -13,9 +11,18 @@
 #include <string_view>
 
 #include "context/launch_context.h"
-#include "mount_namespace.h"
 
 namespace launchguard::slurm {
+
+// Device and inode of /proc/self/ns/mnt: the identity of a mount namespace.
+struct MountNamespace {
+    std::uint64_t dev = 0;
+    std::uint64_t ino = 0;
+    friend bool operator==(const MountNamespace&, const MountNamespace&) = default;
+};
+
+// This process's mount namespace; nullopt when /proc cannot tell.
+std::optional<MountNamespace> current_mount_namespace();
 
 // The name of the directory the root mount comes from, from
 // /proc/self/mountinfo text: enroot binds a container's rootfs
@@ -45,10 +52,6 @@ struct Placement {
     // For the operator's log, when something is off (pyxis listed after launchguard).
     std::string warning;
 };
-
-// Whether the task is known to be in another mount namespace than the one
-// it was forked in: the one case it has a host side apart from its own view.
-bool moved_after_fork(const std::optional<MountNamespace>& forked_in, const std::optional<MountNamespace>& now);
 
 // `forked_in`: the namespace in task_init_privileged (before any task_init,
 // after Slurm's own job container plugin); `now`: the namespace in task_init;

@@ -1,13 +1,12 @@
-// The only symbol spank_launchguard_core.so exports (core.lds): the table
-// through which spank_launchguard.so (dispatch.cpp) and
-// spank_launchguard_prolog.so (prolog_dispatch.cpp) hand it the hooks that
-// need the checks. Slurm never loads this file itself.
+// spank_launchguard_core.so's one export (core.lds): the table through which
+// the small plugins hand it the hooks that need the checks.
 #include <chrono>
 #include <string>
 
 #include "core_interface.h"
 #include "spank_glue.h"
 #include "step_node.h"
+#include "step_verdict.h"
 
 namespace launchguard::slurm {
 namespace {
@@ -37,6 +36,8 @@ int core_user_init(spank_t sp, int ac, char** av) {
             PhaseTimer timer(config.timing ? &times : nullptr, "host_side");
             capture_host_side(sp, config);
         }
+        // Before the tasks are forked: the table they share verdicts in.
+        map_step_verdicts();
         if (!config.timing) return;
         log_info("timing user_init: " + times.to_string());
         // The loading thread has been joined by now (dispatch.cpp).

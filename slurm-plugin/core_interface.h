@@ -1,13 +1,7 @@
-/* The C interface between the small plugins that srun, sbatch, salloc and
- * slurmstepd load (spank_launchguard.so, spank_launchguard_prolog.so) and
- * spank_launchguard_core.so, the checks, which only slurmstepd, slurmd and
- * the prolog process load (core_loader.h), in one of two builds.
- *
- * Each side carries its own copy of the C++ runtime (the plugin links it
- * statically and hidden), so nothing but C types crosses this line: no C++
- * object, no exception. Every function catches everything on its own side.
- * A change to this struct is a change of LAUNCHGUARD_CORE_ABI: the plugin
- * refuses a core built for another one (a half-upgraded node). */
+/* The C interface between the small plugins and spank_launchguard_core.so
+ * (core_loader.h). Each side has its own C++ runtime, so only C types cross
+ * and every function catches everything on its own side. A change here is a
+ * change of LAUNCHGUARD_CORE_ABI: a plugin refuses a core of another one. */
 #pragma once
 
 #include <slurm/spank.h>

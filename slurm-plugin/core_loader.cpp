@@ -28,9 +28,7 @@ bool g_tried = false;
 using Clock = std::chrono::steady_clock;
 Clock::duration g_load_time{};
 Clock::duration g_prepare_time{};
-// Page faults the loading thread took for each part (RUSAGE_THREAD): in a VM
-// each costs several microseconds, and they are much of what the core's
-// loading costs (docs/performance.md).
+// Page faults the loading thread took for each part (RUSAGE_THREAD).
 long g_load_faults = 0;
 long g_prepare_faults = 0;
 Clock::duration g_wait_time{};
@@ -53,9 +51,7 @@ std::atomic<bool> g_core_opened{false};
 // The thread outlived node-read-timeout: left running, its results unread.
 bool g_abandoned = false;
 
-// Which of the two builds of the core this process needs: the one without
-// YAML (and with no shared C++ runtime, so under a third of the load) reads
-// embedded profiles and compiled .json files; a YAML profile needs the other.
+// The build of the core this process needs: a YAML profile needs the YAML one.
 const char* core_file() {
     const PluginConfig* config = remembered_config();
     if (config == nullptr || is_compiled_profile_reference(config->profile)) return LAUNCHGUARD_CORE_FILE;
@@ -69,9 +65,7 @@ const char* this_plugin_file() {
     return self.dli_fname;
 }
 
-// Beside this plugin: Slurm loads plugins by absolute path (plugstack.conf
-// or PluginDir), and installing the files into one directory is what keeps
-// a plugin and its core of the same build together.
+// Beside this plugin, which keeps a plugin and its core of the same build together.
 std::string core_path() {
     const char* file = core_file();
     const char* self = this_plugin_file();
@@ -85,11 +79,8 @@ std::string core_path() {
 const launchguard_core* open_core() {
     const std::string path = core_path();
     // RTLD_LOCAL: the core's symbols stay out of slurmstepd's namespace.
-    // RTLD_LAZY, as Slurm loads plugins: the core itself is linked with
-    // -z now, so a symbol it lacks still fails here, while the libraries it
-    // brings (libstdc++, yaml-cpp, Boost.JSON) bind only what is called;
-    // RTLD_NOW made the load 0.25 ms slower (bench/dlopen_cost.c).
-    // Never closed: tasks forked from this process run its code.
+    // RTLD_LAZY: the core is linked with -z now, and its libraries bind only
+    // what is called (RTLD_NOW: 0.25 ms slower). Never closed: tasks run it.
     void* handle = ::dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL);
     if (handle == nullptr) {
         // dlerror() names the file itself.
@@ -112,8 +103,7 @@ const launchguard_core* open_core() {
     return core;
 }
 
-// Only allocation can throw in open_core(); on the loading thread an escaping
-// exception would terminate slurmstepd.
+// On the loading thread an escaping exception would terminate slurmstepd.
 const launchguard_core* open_core_or_null() noexcept {
     try {
         return open_core();
@@ -122,8 +112,7 @@ const launchguard_core* open_core_or_null() noexcept {
     }
 }
 
-// The plugstack arguments for the core's prepare_step, copied before the
-// thread starts: Slurm's own array is not the thread's to read later.
+// The plugstack arguments for prepare_step, copied: Slurm's array is not the thread's.
 std::vector<std::string> g_prepare_args;
 bool g_prepare = false;
 
@@ -156,8 +145,7 @@ void* load_on_thread(void*) {
     return nullptr;
 }
 
-// Run when Slurm unloads this plugin (dlclose) or the process exits: the
-// loading thread executes this plugin's code and must be done by then.
+// When Slurm unloads this plugin, the thread running its code must be done.
 struct LoaderJoin {
     LoaderJoin() = default;
     LoaderJoin(const LoaderJoin&) = delete;
@@ -207,18 +195,15 @@ void start_loading_core(int ac, char** av) noexcept {
 
 namespace {
 
-// Slurm unloads its plugins when the step ends; a thread left running would
-// then return into unmapped code. RTLD_NODELETE on this library's own
-// handle keeps it mapped for the rest of the process.
+// A thread left running must not return into unmapped code when Slurm
+// unloads the plugin: RTLD_NODELETE keeps it mapped.
 void keep_this_plugin_loaded() noexcept {
     if (const char* self = this_plugin_file())
         (void)::dlopen(self, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);  // never closed
 }
 
-// Joins the loading thread, or gives up on it after `bound` (0: no bound).
-// The thread reads sysfs and, without a topology cache, runs hwloc's live
-// discovery; a read that never returns (a driver stuck in firmware, a
-// stalled mount) must not hold the step, and with it the node, for good.
+// Joins the loading thread, or gives up on it after `bound` (0: no bound): a
+// sysfs read that never returns must not hold the step, and the node, for good.
 void join_or_abandon(long bound_seconds) noexcept {
     if (bound_seconds <= 0) {
         ::pthread_join(g_loader, nullptr);

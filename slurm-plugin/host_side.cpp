@@ -1,10 +1,7 @@
-// REMOTE context, the host side of a step: user_init runs once per node per
-// step in slurmstepd, on the host, with the job user's effective ids, before
-// any task is forked; task_init_privileged runs in each task child before any
-// plugin's task_init. What they record here is inherited by every task
-// (fork), where task_init, possibly inside a pyxis container by then, reads it.
-// Neither hook may fail the step: a user_init failure drains the node in a
-// batch step (spank(8), "Errors"), so both only record and log.
+// The host side of a step: recorded by user_init (slurmstepd, on the host,
+// before any task is forked) and task_init_privileged (each task, before any
+// plugin's task_init), inherited by every task. Neither may fail the step (a
+// failing user_init drains the node in a batch step), so both only record.
 #include <memory>
 #include <optional>
 #include <utility>

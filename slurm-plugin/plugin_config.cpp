@@ -75,18 +75,14 @@ Result<PluginConfig> parse_plugin_args(const std::vector<std::string>& args) {
             config.hwloc_xml = value;
         } else if (key == "sysfs-root") {
             config.sysfs_root = value;
-        } else if (key == "service") {
-            if (value.empty() || value.front() != '/')
-                return arg_error(arg, "service must be the absolute path of launchguard-task-service's socket");
-            config.service = value;
         } else if (key == "timing") {
             if (value != "0" && value != "1") return arg_error(arg, "timing must be 0 or 1");
             config.timing = value == "1";
         } else {
-            return arg_error(
-                arg, "unknown key '" + key +
-                         "' (keys: profile, mode, user-modes, topology-cache, topology-cache-max-age, "
-                         "node-facts-max-age, node-read-timeout, on-error, service, hwloc-xml, sysfs-root, timing)");
+            return arg_error(arg,
+                             "unknown key '" + key +
+                                 "' (keys: profile, mode, user-modes, topology-cache, topology-cache-max-age, "
+                                 "node-facts-max-age, node-read-timeout, on-error, hwloc-xml, sysfs-root, timing)");
         }
     }
     return config;

@@ -27,25 +27,16 @@ struct PluginConfig {
     std::string topology_cache = "/run/launchguard/topology.json";
     long topology_cache_max_age = 3600;  // seconds; older caches are rediscovered
     // How long a step may take the node facts an earlier step read
-    // (node-facts.json beside the topology cache; probe/node_facts_cache.h)
-    // instead of reading every CPU's cpufreq and cpuidle and the GPUs' and
-    // NICs' PCIe links again. 0: every step reads them.
+    // (probe/node_facts_cache.h) instead of reading them; 0: never.
     long node_facts_max_age = 60;
-    // How long slurmstepd's user_init waits for the step's read of the node
-    // (the loading thread, slurmstepd only) before the step goes on without
-    // the checks, as on-error says. 0: as long as it takes.
+    // How long user_init waits for the step's read of the node, and a task
+    // for the verdict another task of the step is computing, before
+    // on-error decides. 0: no bound on the first, no wait for the second.
     long node_read_timeout = 10;
-    OnError on_error = OnError::allow;  // when launchguard itself cannot run
-    // service=PATH: the socket of launchguard-task-service, which checks the
-    // step's tasks from outside, so that slurmstepd and the tasks never load
-    // the checks (docs/slurm.md, "The task service"). When it does not
-    // answer at the step's start, the step checks in slurmstepd as without
-    // it; node-read-timeout also bounds the wait for each task's answer.
-    std::optional<std::string> service;
+    OnError on_error = OnError::allow;      // when launchguard itself cannot run
     std::optional<std::string> hwloc_xml;   // tests: node topology from this file
     std::optional<std::string> sysfs_root;  // tests: node facts from this root
-    // timing=1: each hook's wall time and the phases of the checks, one
-    // "launchguard: timing ..." line each, to the slurmd log (docs/slurm.md).
+    // timing=1: "launchguard: timing ..." lines to the slurmd log (docs/slurm.md).
     bool timing = false;
 };
 

@@ -1,11 +1,7 @@
-// The only symbols spank_launchguard_prolog.so exports: node checks in the
-// job prolog (root, once per node per job). It is a plugin of its own so that
-// sites pay Slurm's per-job prolog process only when they want node findings
-// to drain nodes (docs/performance.md has the measured cost).
-//
-// srun, sbatch and slurmstepd load it too, with every plugin of the
-// plugstack, and never call it: it is small, and only the prolog process
-// loads the checks, spank_launchguard_core.so (core_loader.h).
+// spank_launchguard_prolog.so's exports: node checks in the job prolog (root,
+// once per node per job), a plugin of its own so that only sites that want
+// them pay Slurm's per-job prolog process. Small, like spank_launchguard.so:
+// only the prolog process loads the core.
 extern "C" {
 #include <slurm/spank.h>
 }

@@ -1,7 +1,6 @@
-// What the task plugin knows of pyxis, NVIDIA's container plugin for Slurm:
-// the options a user gave it, which Slurm hands to every plugin on the
-// remote side in the job environment, and how a fix reads as pyxis options.
-// Pure C++ with no Slurm dependency, unit-tested in tests/unit/slurm_plugin/.
+// What the task plugin knows of pyxis: the options a user gave it (in the
+// job environment on the remote side), and how a fix reads as pyxis options.
+// No Slurm dependency (tests/unit/slurm_plugin/).
 #pragma once
 
 #include <optional>

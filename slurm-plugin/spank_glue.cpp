@@ -6,6 +6,8 @@
 #include <cstring>
 #include <exception>
 
+#include "util/text_escape.h"
+
 namespace launchguard::slurm {
 namespace {
 
@@ -53,14 +55,16 @@ void tell_user(const std::string& text) {
     while (start < text.size()) {
         std::size_t end = text.find('\n', start);
         if (end == std::string::npos) end = text.size();
-        std::string line = text.substr(start, end - start);
+        const std::string line = printable_text(std::string_view(text).substr(start, end - start));
         if (!line.empty()) slurm_spank_log("%s: %s", kPluginName, line.c_str());
         start = end + 1;
     }
 }
 
-void log_info(const std::string& line) { slurm_info("%s: %s", kPluginName, line.c_str()); }
-void log_error(const std::string& line) { slurm_error("%s: %s", kPluginName, line.c_str()); }
+// Lines carry values from the job (environment entries, paths, names): one
+// line each, with no control byte reaching the log or the user's terminal.
+void log_info(const std::string& line) { slurm_info("%s: %s", kPluginName, printable_text(line).c_str()); }
+void log_error(const std::string& line) { slurm_error("%s: %s", kPluginName, printable_text(line).c_str()); }
 
 std::optional<Mode> requested_user_mode() { return g_requested_mode; }
 void set_requested_user_mode(Mode mode) { g_requested_mode = mode; }

@@ -16,7 +16,7 @@ extern "C" {
 #include "context/launch_context.h"
 #include "decision_log.h"
 #include "plugin_config.h"
-#include "task_service_protocol.h"
+#include "task_check.h"
 #include "util/phase_times.h"
 
 namespace launchguard::slurm {
@@ -48,49 +48,39 @@ void set_requested_user_mode(Mode mode);
 // records it as the requested mode. Catches everything, as the hooks do.
 int on_user_option(int val, const char* optarg, int remote) noexcept;
 
-// The mode task_init checks this task in: the site's, or the one the user
-// chose with --launchguard when the site allows it. nullopt: the task is not
-// checked, and `rc` is what task_init returns: 0 in mode off, -1 for a mode
-// the site does not allow (the first task has told the user why).
+// The mode task_init checks this task in (the site's, or an allowed
+// --launchguard); nullopt: not checked, and `rc` is task_init's return.
 std::optional<Mode> task_mode(spank_t sp, const PluginConfig& config, int& rc);
 
-// The calling process's page faults so far, for timing=1: a forked task
-// counts from its fork. In a VM each costs several microseconds
-// (docs/performance.md).
+// The calling process's page faults so far (timing=1; a task counts from its fork).
 long process_page_faults();
 
 // Sends a task check's answer (task_check.h) to the slurmd log, the user and
 // the task's environment; -1 when it blocks the task or a change fails.
 int apply_task_answer(spank_t sp, const TaskAnswer& answer);
 
-// The parsed plugstack configuration of this process, remembered by init so
-// that option callbacks can validate against it.
+// The plugstack configuration init parsed, for the option callbacks.
 void remember_config(const PluginConfig& config);
 const PluginConfig* remembered_config();
 
-// The host side of the step (host_side.cpp). user_init: capture what the
-// host would give NCCL; task_init_privileged: remember the task's mount
-// namespace before any plugin's task_init moves it.
+// The host side of the step (host_side.cpp): what the host would give NCCL
+// (user_init), and the task's mount namespace before any plugin moves it.
 void capture_host_side(spank_t sp, const PluginConfig& config);
 void remember_forked_namespace();
 const HostSide* captured_host_side();  // null when user_init captured nothing
 std::optional<MountNamespace> forked_namespace();
 
-// Context entry points (one file each).
-// `times`: when not null (timing=1), the wall time of task_init's parts.
+// Context entry points; `times` (timing=1): the wall time of task_init's parts.
 int run_task_init(spank_t sp, const PluginConfig& config, PhaseTimes* times = nullptr);
 int run_job_prolog(spank_t sp, const PluginConfig& config);
 
 // The node topology the tasks read (probe/topology_cache.h): reused when
-// fresh, else discovered live and written. Root only (slurmd, prolog);
-// topology_refresh.cpp, which the small plugin does not carry.
+// fresh, else discovered live and written. Root only (slurmd, prolog).
 Result<NodeTopology> refresh_topology_cache(const PluginConfig& config);
 
 // Parses the plugstack arguments, runs body, and catches everything: no C++
-// exception may cross into Slurm. A malformed plugstack line is an error
-// everywhere but in slurmd itself, where failing would stop slurmd from
-// starting (slurmd's _slurmd_init calls spank_slurmd_init and stops on its
-// error); there it is logged and skipped.
+// exception may cross into Slurm. A malformed line is an error everywhere
+// but in slurmd, which would not start (it is logged there).
 int guarded_hook(const char* hook, int ac, char** av, const std::function<int(const PluginConfig&)>& body);
 
 // For hooks that only record (user_init, task_init_privileged): runs body

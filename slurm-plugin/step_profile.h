@@ -1,7 +1,5 @@
-// The profile of a step, loaded once per slurmstepd. user_init loads it in
-// the step's own process, before any task is forked; each task then reads
-// that copy instead of parsing it again (docs/performance.md). The prolog
-// process reads it the same way.
+// The step's profile, loaded once per slurmstepd before the tasks are forked
+// (each reads that copy), and once in the prolog process.
 #pragma once
 
 #include <string>

@@ -1,6 +1,5 @@
 #include "task_check.h"
 
-#include <memory>
 #include <utility>
 
 #include "decision_log.h"
@@ -16,20 +15,14 @@ constexpr std::uint32_t kBatchStep = 0xfffffffb;        // SLURM_BATCH_SCRIPT
 constexpr std::uint32_t kExternStep = 0xfffffffc;       // SLURM_EXTERN_CONT
 constexpr std::uint32_t kInteractiveStep = 0xfffffffa;  // SLURM_INTERACTIVE_STEP
 
-// Frees the object at the end of the check, or never (TaskView::leave_for_exec).
-// A task execs the job's program (or exits) right after task_init, and exec
-// drops the whole address space at once. Freeing the check's objects first
-// would only write to heap pages still shared with slurmstepd, one
-// copy-on-write fault each (several microseconds apiece in a VM), so in a
-// task the largest objects stay where they are.
+// Never freed: the task execs the job's program (or exits) right after
+// task_init, which drops the address space at once; freeing the check's
+// largest objects first would only write to heap pages still shared with
+// slurmstepd, one copy-on-write fault each.
 template <typename T>
-struct CheckObject {
-    std::unique_ptr<T> object;
-    bool leave = false;
-    ~CheckObject() {
-        if (leave) (void)object.release();
-    }
-};
+T& kept_until_exec(T&& object) {
+    return *new T(std::forward<T>(object));
+}
 
 // "batch", "extern", "interactive" or the step's number, for the log.
 std::string step_name(std::optional<std::uint32_t> step) {
@@ -62,21 +55,14 @@ TaskAnswer check_task(TaskView view, const Result<Profile>& profile, const Plugi
     placement_timer.stop();
 
     ProbeOptions probe = node_probe_options(config);
-    probe.root = view.root;
-    probe.files = std::move(view.files);
-    probe.pid = view.pid;
-    probe.pid_status = std::move(view.status);
-    probe.root_of_pid = view.pid && view.root != "/";
     probe.environment = std::move(view.env);
     probe.use_current_process_env = false;
     probe.node_snapshot = std::move(view.node);
     if (view.job_nodes) probe.job_nodes = static_cast<int>(*view.job_nodes);
     probe.timings = times;
     PhaseTimer context_timer(times, "build_context");
-    CheckObject<Result<LaunchContext>> built{std::make_unique<Result<LaunchContext>>(build_context(std::move(probe))),
-                                             view.leave_for_exec};
+    auto& context = kept_until_exec(build_context(std::move(probe)));
     context_timer.stop();
-    auto& context = *built.object;
     if (!context)
         return cannot_check("cannot inspect the task: " + context.error().to_string(), view.first_task,
                             config.on_error == OnError::block);
@@ -99,9 +85,8 @@ TaskAnswer check_task(TaskView view, const Result<Profile>& profile, const Plugi
     options.scopes = kScopeLive;
     options.applicable = {RemediationOp::Kind::set_env, RemediationOp::Kind::unset_env};
     PhaseTimer rules_timer(times, "rules");
-    CheckObject<Report> evaluated{std::make_unique<Report>(evaluate(*context, *profile, options)), view.leave_for_exec};
+    const Report& report = kept_until_exec(evaluate(*context, *profile, options));
     rules_timer.stop();
-    const Report& report = *evaluated.object;
 
     PhaseTimer report_timer(times, "report");
     if (view.first_task) {
@@ -111,6 +96,7 @@ TaskAnswer check_task(TaskView view, const Result<Profile>& profile, const Plugi
         if (!report.findings.empty()) answer.tell_user.push_back(user_message(report, context->runtime));
     }
     report_timer.stop();
+    answer.judged = true;
     if (report.decision == Decision::block) {
         answer.block = true;
         return answer;

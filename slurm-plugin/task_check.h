@@ -1,38 +1,39 @@
-// The task check itself, with what it looks at handed in: the same code runs
-// in the task (task_init.cpp: the task's own "/" and process, read from the
-// inside) and in launchguard-task-service (task_service.cpp: the task's
-// "/proc/PID/root" and /proc/PID, read from the outside). Either way the
-// caller sends what it returns to the slurmd log, the user and the task's
-// environment. No Slurm dependency.
+// The task check, over "/" and the calling process, with the rest handed in
+// (task_init.cpp). The caller sends what it returns to the slurmd log, the
+// user and the task's environment. No Slurm dependency.
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "container_placement.h"
 #include "plugin_config.h"
 #include "probe/context_builder.h"
 #include "profile/profile.h"
-#include "task_service_protocol.h"
 #include "util/phase_times.h"
 
 namespace launchguard::slurm {
 
+struct TaskEnvChange {
+    std::string name;
+    std::optional<std::string> value;  // nullopt: unset
+    friend bool operator==(const TaskEnvChange&, const TaskEnvChange&) = default;
+};
+
+struct TaskAnswer {
+    bool judged = false;                   // a verdict of the rules, not "could not check"
+    bool block = false;                    // fail the task (slurm_spank_task_init returns -1)
+    std::vector<std::string> log_info;     // lines for the slurmd log
+    std::vector<std::string> log_error;    // error lines for the slurmd log
+    std::vector<std::string> tell_user;    // lines for the user's stderr
+    std::vector<TaskEnvChange> env_patch;  // applied in order before exec
+};
+
 struct TaskView {
     Mode mode = Mode::enforce;
     Environment env;  // as slurmstepd will exec the task
-    // The task's filesystem and the process whose CPU mask, limits and
-    // capabilities are read: "/" and the calling process in the task,
-    // /proc/PID/root and PID from outside.
-    std::string root = "/";
-    // How the task's files are looked at, when the caller keeps a view of
-    // `root` (the service: one that shares the step's answers); absent, the
-    // check makes one.
-    std::shared_ptr<const FileView> files;
-    std::optional<int> pid;
-    std::optional<ProcessStatus> status;  // pid's status file, when the caller read it
     // Where the task runs (container_placement.h): its mount namespace when
     // forked and now, and the name of its root mount's directory.
     std::optional<MountNamespace> forked_in;
@@ -45,9 +46,6 @@ struct TaskView {
     std::optional<std::uint32_t> job_nodes;
     bool first_task = false;  // logs the decision and tells the user, once per node
     std::string node_name;    // for the decision line
-    // In a task that execs right after: never free the check's largest
-    // objects (task_init.cpp says why). A service frees everything.
-    bool leave_for_exec = false;
 };
 
 // Checks the task; the answer's lines and patch are what the caller must

@@ -1,17 +1,44 @@
-// REMOTE context, slurm_spank_task_init: runs in the task process just before
-// exec, as the job user, after pyxis (when listed after it) has moved the
-// process into the container. What it sees is what NCCL will see; what the
-// host would have given NCCL comes from user_init (host_side.cpp). The check
-// itself is task_check.cpp's, which launchguard-task-service runs too.
+// slurm_spank_task_init: in the task just before exec, as the job user, after
+// pyxis (listed before it) moved it into the container: what NCCL will see.
+// The host's side comes from user_init (host_side.cpp).
+#include <chrono>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "spank_glue.h"
 #include "step_node.h"
 #include "step_profile.h"
+#include "step_verdict.h"
 #include "task_check.h"
 
 namespace launchguard::slurm {
+namespace {
+
+// Only the node's first task logs and tells a verdict, as when each judged alone.
+TaskAnswer for_this_task(TaskAnswer answer, bool first_task_on_node) {
+    if (!first_task_on_node) {
+        answer.log_info.clear();
+        answer.tell_user.clear();
+        if (answer.judged) answer.log_error.clear();
+    }
+    return answer;
+}
+
+// Gives up a claimed slot that the check ends without publishing to.
+struct ClaimedSlot {
+    static constexpr std::size_t kNone = ~std::size_t{0};
+    SharedVerdicts* table = nullptr;
+    std::size_t slot = kNone;
+    ~ClaimedSlot() {
+        if (table != nullptr && slot != kNone) table->abandon(slot);
+    }
+    void publish(const TaskAnswer& answer) {
+        if (table != nullptr && slot != kNone) table->publish(std::exchange(slot, kNone), answer);
+    }
+};
+
+}  // namespace
 
 int run_task_init(spank_t sp, const PluginConfig& config, PhaseTimes* times) {
     int rc = 0;
@@ -28,27 +55,52 @@ int run_task_init(spank_t sp, const PluginConfig& config, PhaseTimes* times) {
     view.mode = *mode;
     view.env = job_environment(sp);
     env_timer.stop();
-    // Inside a pyxis container the host is out of reach; user_init captured
-    // its side, and the namespace change says whether the task left it.
-    // Its root mount names the container; a task still in the namespace it
-    // was forked in has none, and skips reading mountinfo.
+    // The namespace change says whether the task left the host (pyxis); its
+    // root mount then names the container.
     view.forked_in = forked_namespace();
     view.now = current_mount_namespace();
     if (!(view.forked_in && view.now && *view.forked_in == *view.now))
         view.root_directory = current_root_mount_directory();
     view.host = captured_host_side();
-    // Read once for the step on the host before the tasks were forked (the
-    // node's facts do not change with the task's mount namespace).
+    // Read once for the step before the tasks were forked.
     view.node = take_prepared_node_snapshot();
     view.job_id = item_u32(sp, S_JOB_ID);
     view.step_id = item_u32(sp, S_JOB_STEPID);
     view.job_nodes = item_u32(sp, S_JOB_NNODES);
     view.first_task = first_task_on_node;
-    if (first_task_on_node) view.node_name = short_hostname();
-    view.leave_for_exec = true;
+
+    // The step's verdict for this key, when an earlier task of the node has
+    // it (step_verdict.h); a wait for one being judged is bounded by
+    // node-read-timeout=, as the step's read of the node is.
+    PhaseTimer shared_timer(times, "shared_verdict");
+    ClaimedSlot claimed{step_verdicts()};
+    if (claimed.table != nullptr && profile) {
+        if (auto inputs = current_verdict_inputs(view.env)) {
+            auto lookup =
+                claimed.table->find_or_claim(verdict_key(*inputs), std::chrono::seconds(config.node_read_timeout));
+            if (lookup.outcome == SharedVerdicts::Outcome::reuse) {
+                shared_timer.stop();
+                return apply_task_answer(sp, for_this_task(std::move(lookup.answer), first_task_on_node));
+            }
+            if (lookup.outcome == SharedVerdicts::Outcome::timed_out) {
+                shared_timer.stop();
+                const std::string reason = "the step's check of this node was still running after " +
+                                           std::to_string(config.node_read_timeout) +
+                                           " s (node-read-timeout=); this task was not checked";
+                return apply_task_answer(sp,
+                                         cannot_check(reason, first_task_on_node, config.on_error == OnError::block));
+            }
+            claimed.slot = lookup.slot.value_or(ClaimedSlot::kNone);
+        }
+    }
+    shared_timer.stop();
+    // A published answer holds the first task's lines, whichever task wrote it.
+    if (claimed.slot != ClaimedSlot::kNone) view.first_task = true;
+    if (view.first_task) view.node_name = short_hostname();
     TaskAnswer answer = check_task(std::move(view), profile, config, times);
+    claimed.publish(answer);
     PhaseTimer patch_timer(times, "patch");
-    return apply_task_answer(sp, answer);
+    return apply_task_answer(sp, for_this_task(std::move(answer), first_task_on_node));
 }
 
 }  // namespace launchguard::slurm

@@ -1,10 +1,6 @@
-// The user option --launchguard=enforce|patch|warn|off (srun, sbatch, salloc).
-// srun validates it locally (so a refused mode fails at submission with
-// Slurm's "Invalid --launchguard argument"); slurmstepd receives it through
-// the launch message or _SLURM_SPANK_OPTION_launchguard_launchguard and
-// checks it again, because the site policy is enforced where the task runs.
-// dispatch.cpp registers the option and calls this in srun and sbatch; in
-// slurmstepd it forwards to the same function in the core.
+// --launchguard=enforce|patch|warn|off: judged at submission (srun, sbatch,
+// salloc: a refused mode fails there) and again in slurmstepd, where the site
+// policy is enforced. dispatch.cpp registers it.
 #include <exception>
 
 #include "spank_glue.h"

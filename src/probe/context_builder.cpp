@@ -240,7 +240,7 @@ Runtime detect_runtime(const Environment& env, const FileView& files) {
     // Other container engines leave a marker file; launchguard has no
     // specific knowledge of them, so their runtime stays unknown. The
     // context's own view of the root: a view of its own would open the root
-    // a second time per check (docs/performance.md, thirteenth round).
+    // a second time per check.
     if (files.stat("/run/.containerenv").kind == FileKind::regular ||
         files.stat("/.dockerenv").kind == FileKind::regular)
         return Runtime::unknown;

@@ -32,19 +32,18 @@ struct NodeSnapshot {
 struct ProbeOptions {
     std::string root = "/";  // the task's filesystem: "/", an enroot rootfs, a fixture
     // How the task's files are looked at, when the caller has a view of
-    // `root` already (the task service: one that shares a step's answers,
-    // context/shared_file_view.h); absent, a RootedFileView of `root`.
+    // `root` already; absent, a RootedFileView of `root`.
     std::shared_ptr<const FileView> files;
     std::optional<Environment> environment;  // the task environment itself (SPANK: the job env); wins over pid
     std::optional<std::string> env_file;     // KEY=VALUE lines or a copy of /proc/PID/environ
     std::optional<int> pid;                  // probe this process (environ, affinity, limits, caps)
-    // The pid's status file, when the caller has read it already (the task
-    // service, for the task's ids): its mask, capabilities and uid come from
-    // that one read. Absent: build_context reads it once.
+    // The pid's status file, when the caller has read it already: its mask,
+    // capabilities and uid come from that one read. Absent: build_context
+    // reads it once.
     std::optional<ProcessStatus> pid_status;
     std::string proc_root = "/proc";  // where `pid` is looked up (a recorded procfs in tests)
     // `root` is /proc/PID/root of `pid`: the process's namespaces are the
-    // root's (a Slurm task seen by the task service).
+    // root's (a process seen from outside).
     bool root_of_pid = false;
     std::optional<std::string> host_root;      // host filesystem seen by an enroot hook
     std::optional<std::string> host_env_file;  // host environment, for propagation rules

@@ -267,8 +267,7 @@ ContainerFacts probe_container(const std::string& root, std::optional<int> pid, 
         std::string dir = pid_dir(*pid, proc_root);
         // A live process's limits are asked of the kernel: prlimit() is two
         // system calls where reading /proc/PID/limits is five, and the kernel
-        // formats that file's sixteen lines on every read (8 % of the task
-        // service's request, docs/performance.md, fourteenth round). A recorded
+        // formats that file's sixteen lines on every read. A recorded
         // procfs, or a process prlimit may not ask about, is read from its file.
         struct rlimit memlock {};
         struct rlimit open_files {};

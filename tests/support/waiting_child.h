@@ -1,7 +1,6 @@
 // A forked child that does one thing (take a lock, leave a namespace, become
 // another user), says whether it worked, and waits until it is killed: a
-// process for a test to look at from outside, as the task service looks at a
-// Slurm task. Killed and reaped at the end of the scope, or by stop().
+// process for a test to look at from outside. Killed and reaped at the end of the scope, or by stop().
 #pragma once
 
 #include <sys/types.h>

@@ -128,8 +128,6 @@ check "the installed enroot hook script runs /usr/bin/launchguard (exit $hook_rc
 # The webhook with the settings the systemd unit passes it, on a free port of loopback.
 unit=/usr/lib/systemd/system/launchguard-webhook.service
 check "systemd-analyze verify accepts the installed unit" systemd-analyze verify "$unit"
-check "systemd-analyze verify accepts the installed task service unit" \
-  systemd-analyze verify /usr/lib/systemd/system/launchguard-task-service.service
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=127.0.0.1 \
   -addext subjectAltName=IP:127.0.0.1 -keyout "$work/tls.key" -out "$work/tls.crt" >/dev/null 2>&1
 args=$(. /etc/default/launchguard-webhook && echo "$LAUNCHGUARD_WEBHOOK_ARGS")
@@ -154,7 +152,7 @@ check "the plugstack snippet names the installed plugins ($(echo $snippet_plugin
   test "$(echo $snippet_plugins)" = "$(basename "$task_so") $(basename "$prolog_so")"
 started=$SECONDS
 "$src/tests/integration/slurm/plugin_test.sh" "$task_so" "$standin" /usr/bin/launchguard "$prolog_so" \
-  /usr/sbin/launchguard-task-service >"$work/plugin_test.log" 2>&1
+  >"$work/plugin_test.log" 2>&1
 plugin_rc=$?
 grep -E '^=== ' "$work/plugin_test.log" | sed 's/^/    /'
 check "plugin_test.sh passes against the installed plugins and CLI ($((SECONDS - started)) s)" test "$plugin_rc" -eq 0

@@ -345,7 +345,7 @@ do_node_exec() {
   p=$(pidfile_pid "$dir/slurmd.pid")
   pid_alive "$p" || die "slurmd is not running"
   # exec: CMD keeps this process's pid, so that a caller that starts it in
-  # the background ($!) can signal it (the task service in plugin_test.sh).
+  # the background ($!) can signal it.
   exec nsenter --target "$p" --mount -- "$@"
 }
 

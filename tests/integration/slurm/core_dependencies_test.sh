@@ -28,7 +28,7 @@ done
 
 # None of the checks either: one call into an object file that also holds a
 # profile reader once linked the whole rule registry, Boost.JSON and their
-# static initialisers into srun (docs/performance.md, "Third round").
+# static initialisers into srun (docs/performance.md).
 for small in spank_launchguard.so spank_launchguard_prolog.so; do
   checks=$(nm -C "$dir/$small" | grep -cE 'launchguard::(all_rules|register_[a-z_]+_rules|evaluate|parse_profile_json)|boost::json' || true)
   text=$(size -A "$dir/$small" | awk '$1 == ".text" {print $2}')

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # plugin_test.sh — spank_launchguard.so on a real single-node Slurm cluster.
-# Usage: plugin_test.sh LAUNCHGUARD_SO PYXIS_STANDIN_SO LAUNCHGUARD_CLI LAUNCHGUARD_PROLOG_SO TASK_SERVICE
+# Usage: plugin_test.sh LAUNCHGUARD_SO PYXIS_STANDIN_SO LAUNCHGUARD_CLI LAUNCHGUARD_PROLOG_SO
 #        (run as root; ctest: `ctest -L slurm`, test slurm.plugin)
 #
 # Starts one cluster (cluster.sh) whose plugstack lists launchguard as
@@ -35,7 +35,6 @@ lg_built=${1:-}
 standin_built=${2:-}
 cli=${3:-}
 prolog_built=${4:-}
-service_built=${5:-}
 fails=0
 passes=0
 
@@ -52,7 +51,6 @@ show() { sed 's/^/    | /' "$@" >&2; }
 [ -f "$lg_built" ] || fatal "launchguard plugin '$lg_built' not found (build target spank_launchguard; needs libslurm-dev)"
 [ -f "$standin_built" ] || fatal "test plugin '$standin_built' not found (build target spank_pyxis_standin)"
 [ -f "$prolog_built" ] || fatal "launchguard prolog plugin '$prolog_built' not found (build target spank_launchguard_prolog)"
-[ -x "$service_built" ] || fatal "task service '$service_built' not found (build target launchguard-task-service)"
 [ "$(nproc)" -ge 2 ] || fatal "need >= 2 CPUs for the binding checks, have $(nproc)"
 id nobody >/dev/null 2>&1 || fatal "user 'nobody' does not exist"
 
@@ -60,11 +58,8 @@ state=$(mktemp -d "${LG_SLURM_TMPDIR:-/tmp}/lgslurm.XXXXXX") || fatal "mktemp fa
 chmod 0755 "$state"
 plugstack="$state/plugstack.conf"
 
-svc_pid=""
 cleanup() {
   local rc=$?
-  # The task service of section 12, when a failure ended the script before it stopped it.
-  [ -n "$svc_pid" ] && kill "$svc_pid" 2>/dev/null
   "$cluster" stop "$state" >/dev/null 2>&1 || true
   if [ "$fails" -eq 0 ] && [ "$rc" -eq 0 ] && [ -z "${LG_SLURM_KEEP:-}" ]; then
     rm -rf "$state"
@@ -238,6 +233,18 @@ else
   fail "node state after blocked jobs: $(run sinfo -h -n "$LG_SLURM_NODE" -o %t)"
 fi
 
+# A value from the job reaches the user and the slurmd log escaped: an ESC
+# in a path is written as \x1B, never as the byte.
+esc=$(printf '\033')
+mark
+as_user srun -N1 -n1 --export="ALL,NCCL_TOPO_FILE=/nonexistent/${esc}[31mred.xml" true >out 2>err; rc=$?
+if [ "$rc" -eq 1 ] && grep -qF 'topo.file-missing: ' err && grep -qF '\x1B[31mred.xml' err \
+   && ! grep -q "$esc" err && ! newlog | grep -q "$esc"; then
+  pass "a job's value with an ESC byte: escaped on the user's stderr and in the slurmd log"
+else
+  fail "escaping of a job's value (rc=$rc)"; show out err
+fi
+
 # ----------------------------------------- 3. NCCL_IB_HCA selects no active port
 node_ok "3. NCCL_IB_HCA selects no active port"
 as_user srun -N1 -n1 --export=ALL,NCCL_IB_HCA=mlx5_9 true >out 2>err; rc=$?
@@ -266,6 +273,31 @@ if decision_logged "mode=patch decision=patch blocked=- patched=net.qps-low warn
 else
   fail "decision line for the patched job"; newlog | grep -i launchguard | show
 fi
+# A step's tasks share the first verdict when they look at the same things
+# (the same CPU mask here: --cpu-bind=none), and each still gets the patch;
+# tasks bound to different CPUs are judged each in full. timing=1 names the
+# phases: a task that took the shared verdict built no context.
+stack "$(lg_line mode=patch timing=1)"
+mark
+if as_user srun -N1 -n4 --overcommit --cpu-bind=none "$big_job" printenv NCCL_IB_QPS_PER_CONNECTION >out 2>err \
+   && [ "$(sort -u out)" = 4 ] && [ "$(wc -l <out)" -eq 4 ] \
+   && [ "$(grep -c '^launchguard: PATCH net.qps-low: ' err)" -eq 1 ] \
+   && [ "$(newlog | grep 'timing task_init task ' | grep -c 'build_context=')" -eq 1 ] \
+   && [ "$(newlog | grep 'timing task_init task ' | grep -c 'shared_verdict=')" -eq 4 ] \
+   && [ "$(newlog | grep -c 'decision hook=task_init ')" -eq 1 ]; then
+  pass "4 tasks with one CPU mask: one check, three shared verdicts, the patch in every task, the findings once"
+else
+  fail "shared verdict"; show out err; newlog | grep -i launchguard | show
+fi
+mark
+if as_user srun -N1 -n2 --cpu-bind=map_cpu:0,1 "$big_job" printenv NCCL_IB_QPS_PER_CONNECTION >out 2>err \
+   && [ "$(sort -u out)" = 4 ] && [ "$(wc -l <out)" -eq 2 ] \
+   && [ "$(newlog | grep 'timing task_init task ' | grep -c 'build_context=')" -eq 2 ]; then
+  pass "2 tasks on different CPUs: each judged in full (another CPU mask is another key)"
+else
+  fail "tasks with different CPU masks"; show out err; newlog | grep -i launchguard | show
+fi
+stack "$(lg_line mode=patch)"
 if as_user srun -N1 -n1 --export=ALL,SLURM_GPUS=512,NCCL_IB_QPS_PER_CONNECTION=8 printenv NCCL_IB_QPS_PER_CONNECTION >out 2>err \
    && [ "$(cat out)" = 8 ] && ! grep -q 'net.qps-low' err && ! grep -q '^launchguard: PATCH' err; then
   pass "patch mode: a user's NCCL_IB_QPS_PER_CONNECTION=8 (above the minimum) is left alone"
@@ -753,158 +785,6 @@ if as_user srun -N1 -n1 "$missing_env" true >out 2>err; rc=$?; [ "$rc" -ne 0 ] &
   pass "the read returns again: the next step is checked (topo.file-missing blocks)"
 else
   fail "checks after the stall (rc=$rc)"; show out err
-fi
-
-# ------------------------------------------------------------ 12. the task service
-# service=SOCKET: launchguard-task-service checks each task from outside it,
-# through /proc/PID, and neither slurmstepd nor the task loads the core. The
-# scenarios above give the same answers; a service that is not running
-# leaves the step to the core; only root may ask.
-node_ok "12. the task service"
-svc_sock="$state/task.sock"
-svc_log="$state/log/task-service.log"
-# In the node's mount namespace, as a node's service runs beside its slurmd:
-# its "/" is the node's (the host side of a task in a container).
-"$cluster" node-exec "$state" "$service_built" --socket "$svc_sock" >"$svc_log" 2>&1 &
-svc_pid=$!
-for _ in $(seq 100); do [ -S "$svc_sock" ] && break; sleep 0.1; done
-[ -S "$svc_sock" ] || fatal "launchguard-task-service did not listen on $svc_sock"
-[ "$(stat -c %a "$svc_sock")" = 600 ] && pass "the service listens on $svc_sock, mode 0600" \
-  || fail "socket mode $(stat -c %a "$svc_sock"), want 600"
-# Steps ask whether the service runs by its lock, not by connecting; a second
-# service on the same socket stops before it touches the first one's socket.
-if [ "$(cat "$svc_sock.lock")" = "$svc_pid" ] && [ "$(stat -c %a "$svc_sock.lock")" = 600 ]; then
-  pass "the service holds $svc_sock.lock (mode 0600, its pid inside)"
-else
-  fail "the service's lock file"; ls -l "$svc_sock.lock" | show
-fi
-rc=0; timeout 10 "$service_built" --socket "$svc_sock" >out 2>err || rc=$?
-if [ "$rc" -eq 1 ] && grep -q "$svc_sock.lock is held by process $svc_pid: another launchguard-task-service runs on this socket" err \
-   && [ -S "$svc_sock" ] && kill -0 "$svc_pid"; then
-  pass "a second service on the same socket is refused, and the first keeps its socket"
-else
-  fail "second service (rc=$rc)"; show out err
-fi
-svc_line() { lg_line "service=$svc_sock" "$@"; }
-stack "$(svc_line mode=enforce)"
-task_core_maps='echo "core mapped: $(cat /proc/$PPID/maps /proc/self/maps | grep -c spank_launchguard_core)"'
-mark
-if as_user srun -N1 -n2 --cpu-bind=map_cpu:0,1 --export=ALL,SLURM_STEP_GPUS=1 bash -c "$task_core_maps" >out 2>err \
-   && [ "$(grep -cx 'core mapped: 0' out)" -eq 2 ] && ! grep -qE '^launchguard: (BLOCK|PATCH)' err \
-   && decision_logged "mode=enforce decision=allow blocked=- patched=- warned=[^ ]+ env=- unknown=[0-9]+"; then
-  pass "service: the clean job runs, its decision is logged, and neither slurmstepd nor a task maps the core"
-else
-  fail "service: clean job"; show out err; newlog | grep -i launchguard | show
-fi
-mark
-as_user srun -N1 -n2 "$missing_env" bash -c 'echo task ran' >out 2>err; rc=$?
-if [ "$rc" -eq 1 ] && ! grep -q 'task ran' out && [ "$(grep -c '^launchguard: BLOCK topo.file-missing' err)" -eq 1 ] \
-   && diff <(grep '^launchguard: ' topo-missing.srun.err) <(grep '^launchguard: ' err) >/dev/null \
-   && decision_logged "mode=enforce decision=block blocked=topo.file-missing "; then
-  pass "service: NCCL_TOPO_FILE names no file: blocked, and the user reads what the in-process check wrote"
-else
-  fail "service: topo.file-missing (rc=$rc)"; show out err; diff <(grep '^launchguard: ' topo-missing.srun.err) <(grep '^launchguard: ' err) | show
-fi
-stack "$(svc_line mode=patch)"
-if as_user srun -N1 -n2 "$big_job" printenv NCCL_IB_QPS_PER_CONNECTION >out 2>err \
-   && [ "$(sort -u out)" = 4 ] && [ "$(wc -l <out)" -eq 2 ] && grep -q '^launchguard: PATCH net.qps-low: ' err; then
-  pass "service, patch mode: every task gets NCCL_IB_QPS_PER_CONNECTION=4"
-else
-  fail "service: patch mode"; show out err
-fi
-stack "$(svc_line mode=enforce)"
-as_user srun -N1 -n1 -c2 --cpu-bind=map_cpu:0 --export=ALL,SLURM_STEP_GPUS=0 true >out 2>err; rc=$?
-if [ "$rc" -eq 1 ] && grep -q '^launchguard: BLOCK cpu.affinity-off-gpu: CPU mask 0 shares no CPU with GPU 0' err; then
-  pass "service: the task's CPU mask is read from /proc/PID (cpu.affinity-off-gpu blocks)"
-else
-  fail "service: cpu.affinity-off-gpu (rc=$rc)"; show out err
-fi
-stack "$standin_line" "$(svc_line mode=enforce)"
-as_user srun -N1 -n1 -c2 --cpu-bind=map_cpu:0 --container-image=img.sqsh "$topo_env" bash -c "$chk_task" >out 2>err; rc=$?
-if [ "$rc" -eq 1 ] && ! grep -q 'task ' out \
-   && grep -q "^launchguard: BLOCK topo.file-missing: NCCL_TOPO_FILE=$node_topo .* in the container" err; then
-  pass "service: the task's container is seen through /proc/PID/root (the file is on the node, not in the container)"
-else
-  fail "service: container view (rc=$rc)"; show out err
-fi
-if as_user srun -N1 -n1 -c2 --cpu-bind=map_cpu:0 "$topo_env" bash -c "$chk_task" >out 2>err \
-   && [ "$(cat out)" = "task sees the file" ] && ! grep -qE '^launchguard: BLOCK' err; then
-  pass "service: the same file outside a container is found: the task runs"
-else
-  fail "service: container baseline"; show out err
-fi
-# The host side of a task that moved into a container: the job's environment
-# from user_init and the service's "/" (the node's), against the container's.
-# The default profile on the live node, as in 8b, whose answer it must give.
-printf 'NCCL_TOPO_FILE=%s\n' "$node_topo" | node_file /etc/nccl.conf || fatal "writing /etc/nccl.conf on the node"
-stack "$standin_line" "$(lg_live mode=enforce service="$svc_sock")"
-as_user srun -N1 -n1 --container-image=img.sqsh bash -c 'echo task ran' >out 2>err; rc=$?
-if [ "$rc" -eq 1 ] && ! grep -q 'task ran' out \
-   && diff <(grep '^launchguard: ' pyxis-hidden.srun.err) <(grep '^launchguard: ' err) >/dev/null; then
-  pass "service: pyxis, the host's nccl.conf names a topology file the container lacks: blocked as in 8b, the same lines"
-else
-  fail "service: pyxis host side (rc=$rc)"; show out err; diff <(grep '^launchguard: ' pyxis-hidden.srun.err) <(grep '^launchguard: ' err) | show
-fi
-quiet_on_the_host "service: "
-node_rm /etc/nccl.conf
-# Only root may ask: a user's process is refused by its credentials, even
-# through a socket it could open.
-chmod 0666 "$svc_sock"
-ask='import socket,sys
-s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(sys.argv[2].encode()); s.shutdown(socket.SHUT_WR)
-data=b""
-while True:
-    chunk=s.recv(65536)
-    if not chunk: break
-    data+=chunk
-print(data.replace(b"\0", b"|").decode())'
-as_user python3 -c "$ask" "$svc_sock" 'anything' >out 2>err
-if [ ! -s out ] || [ "$(cat out)" = "" ]; then
-  if grep -q "refused process [0-9]* of uid $(id -u nobody): only root may ask" "$svc_log"; then
-    pass "service: a connection of uid $(id -u nobody) gets no answer, and the service says why"
-  else
-    fail "service: no refusal logged for a user's connection"; show "$svc_log"
-  fi
-else
-  fail "service: a user's connection was answered"; show out err
-fi
-chmod 0600 "$svc_sock"
-run python3 -c "$ask" "$svc_sock" 'not a request' >out 2>err
-if grep -q '^launchguard-answer/1|decision|allow|error|the task service refused the request: request: ' out \
-   && kill -0 "$svc_pid" 2>/dev/null; then
-  pass "service: a malformed request from root is answered with the reason, and the service stays up"
-else
-  fail "service: malformed request"; show out err "$svc_log"
-fi
-# A service without a lock file beside its socket (one of an earlier release):
-# the step asks by connecting, and uses it.
-mv "$svc_sock.lock" "$state/task.sock.lock.aside"
-mark
-if as_user srun -N1 -n2 bash -c "$task_core_maps" >out 2>err && [ "$(grep -cx 'core mapped: 0' out)" -eq 2 ] \
-   && ! newlog | grep -q "this step checks in slurmstepd"; then
-  pass "service without a lock file: the step connects to ask, and the service checks its tasks"
-else
-  fail "service without a lock file"; show out err; newlog | grep -i launchguard | show
-fi
-# A service that is gone: the step checks in slurmstepd, as without service=,
-# and says why: by the lock it left, or by the connection it no longer accepts.
-kill "$svc_pid"; wait "$svc_pid" 2>/dev/null; svc_pid=""
-mark
-as_user srun -N1 -n1 "$missing_env" bash -c "$task_core_maps" >out 2>err; rc=$?
-if [ "$rc" -eq 1 ] && grep -q '^launchguard: BLOCK topo.file-missing' err \
-   && newlog | grep -q "task service $svc_sock: connect $svc_sock: .*; this step checks in slurmstepd"; then
-  pass "service stopped, no lock file: the step checks in slurmstepd (topo.file-missing still blocks) and says why"
-else
-  fail "service stopped, no lock file (rc=$rc)"; show out err; newlog | grep -i launchguard | show
-fi
-mv "$state/task.sock.lock.aside" "$svc_sock.lock"
-mark
-as_user srun -N1 -n1 "$missing_env" bash -c "$task_core_maps" >out 2>err; rc=$?
-if [ "$rc" -eq 1 ] && grep -q '^launchguard: BLOCK topo.file-missing' err \
-   && newlog | grep -q "task service $svc_sock: no process holds $svc_sock.lock (the service is not running); this step checks in slurmstepd"; then
-  pass "service stopped: its lock is not held, the step checks in slurmstepd and the slurmd log says why"
-else
-  fail "service stopped (rc=$rc)"; show out err; newlog | grep -i launchguard | show
 fi
 
 if [ "$fails" -gt 0 ]; then

@@ -51,8 +51,8 @@ TEST(ContextBuilderProbeTest, ReplaysARecordedTask) {
     EXPECT_FALSE(ctx->host.has_value());
 }
 
-// The task service reads the task's status file for its ids and hands the
-// text on: the mask, capabilities and uid come from that text, not from the
+// A caller that read the status file already hands the text on: the
+// mask, capabilities and uid come from that text, not from the
 // recorded file (which says 0-1 and CAP_IPC_LOCK).
 TEST(ContextBuilderProbeTest, AStatusTheCallerReadIsTheOneTheContextUses) {
     ProbeOptions o = replay_options();

@@ -115,7 +115,7 @@ TEST(ProcessProbeTest, OneStatusFileGivesCapabilitiesAndUidEachOnItsOwn) {
     std::filesystem::remove_all(proc);
 }
 
-// The task service reads a task's status file once and hands the text on:
+// A caller that reads a status file once hands the text on:
 // the container facts and the CPU mask come from that read, not from the
 // file again (here removed after the read), and a failed read is the reason
 // each of them gives.

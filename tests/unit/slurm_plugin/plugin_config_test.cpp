@@ -94,6 +94,12 @@ TEST(SlurmPluginConfig, StrictErrorsNameTheArgument) {
     EXPECT_EQ(unknown.error().field, "profiel=x");
     EXPECT_NE(unknown.error().message.find("unknown key 'profiel'"), std::string::npos);
 
+    // The task service's argument is gone: an old plugstack line gets the same error.
+    auto service = parse_plugin_args({"mode=warn", "service=/run/launchguard/task.sock"});
+    ASSERT_FALSE(service.ok());
+    EXPECT_EQ(service.error().field, "service=/run/launchguard/task.sock");
+    EXPECT_NE(service.error().message.find("unknown key 'service'"), std::string::npos) << service.error().message;
+
     auto no_equals = parse_plugin_args({"enforce"});
     ASSERT_FALSE(no_equals.ok());
     EXPECT_EQ(no_equals.error().field, "enforce");

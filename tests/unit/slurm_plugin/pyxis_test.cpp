@@ -120,23 +120,6 @@ TEST(PlaceTask, PyxisOptionsOnTheHostMeanLaunchguardRunsBeforePyxis) {
     EXPECT_NE(placement.warning.find("list launchguard after pyxis in plugstack.conf"), std::string::npos);
 }
 
-// The task service unpacks the host's environment only where this says the
-// task moved: exactly where place_task gives it a host side.
-TEST(PlaceTask, MovedAfterForkIsWhereATaskGetsAHostSide) {
-    HostSide side = host_side();
-    const std::optional<MountNamespace> a = MountNamespace{1, 100};
-    const std::optional<MountNamespace> b = MountNamespace{1, 200};
-    const std::optional<MountNamespace> unknown;
-    for (const auto& [forked_in, now] : {std::pair{a, b}, std::pair{a, a}, std::pair{unknown, a}, std::pair{a, unknown},
-                                         std::pair{unknown, unknown}}) {
-        EXPECT_EQ(moved_after_fork(forked_in, now),
-                  place_task(forked_in, now, std::nullopt, &side, {}).host.has_value());
-    }
-    EXPECT_TRUE(moved_after_fork(a, b));
-    EXPECT_FALSE(moved_after_fork(a, a));
-    EXPECT_FALSE(moved_after_fork(unknown, a));
-}
-
 TEST(PlaceTask, NothingToCompareLeavesTheRuntimeToDetection) {
     HostSide side = host_side();
     Placement placement = place_task(std::nullopt, MountNamespace{1, 100}, std::nullopt, &side, {});
