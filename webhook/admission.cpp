@@ -346,7 +346,8 @@ Ruling decide(Endpoint endpoint, const AdmissionRequest& request, const WebhookC
 
     if (cache == nullptr)
         return Ruling{std::make_shared<const Verdict>(judge(endpoint, object, choice, config.gate)), std::nullopt};
-    const ReviewProbe probe = review_probe(endpoint, choice.profile, choice.mode, object, gate_state(endpoint, choice));
+    const ReviewProbe probe =
+        review_probe(endpoint, choice.profile, choice.mode, object, gate_state(endpoint, choice), choice.gate_warning);
     if (auto cached = cache->find(probe)) return Ruling{std::move(cached), true};
     auto verdict = std::make_shared<const Verdict>(judge(endpoint, object, choice, config.gate));
     cache->insert(probe, verdict, request_bytes);

@@ -6,8 +6,10 @@
 //
 // The key is what the Kubernetes reader reads of the object
 // (kubernetes::review_input, which owns that definition), plus the
-// endpoint, profile and mode, and what the launch gate's choice was. Lookups compare whole keys, never only
-// hashes: a pod crafted to collide with an allowed one's hash is a miss.
+// endpoint, profile and mode, and what the launch gate's choice was, with
+// the text of its warning: everything the answer says. Lookups compare whole
+// keys, never only hashes: a pod crafted to collide with an allowed one's
+// hash is a miss.
 // Thread-safe; bounded by entries and by the bytes of the requests whose
 // verdicts it holds (a stand-in for their memory).
 #pragma once
@@ -52,13 +54,15 @@ struct ReviewProbe {
     const boost::json::value* object = nullptr;
     std::size_t hash = 0;
     // What /mutate does about the launch gate (added, opted out, a refused
-    // opt-out warned about): the top-level annotation that decides it is
-    // not part of the review input.
+    // opt-out warned about), and the warning's text, which quotes the
+    // annotation's value: the top-level annotation that decides them is not
+    // part of the review input. Borrowed.
     unsigned gate = 0;
+    std::string_view gate_warning;
 };
 
 ReviewProbe review_probe(Endpoint endpoint, const Profile* profile, Mode mode, const boost::json::value& object,
-                         unsigned gate = 0);
+                         unsigned gate = 0, std::string_view gate_warning = {});
 
 class ReviewCache {
 public:
@@ -83,6 +87,7 @@ private:
         const Profile* profile;
         Mode mode;
         unsigned gate;
+        std::string gate_warning;
         boost::json::value input;  // kubernetes::review_input of the object
         std::size_t hash;
         std::shared_ptr<const Verdict> verdict;
