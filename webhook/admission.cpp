@@ -13,7 +13,6 @@
 
 #include "kubernetes/workload_review.h"
 #include "report/text_report.h"
-#include "review_parser.h"
 #include "util/text_escape.h"
 
 namespace launchguard::webhook {
@@ -395,7 +394,7 @@ Answer handle_admission(Endpoint endpoint, std::string_view body, const WebhookC
         // The first 64 KiB come from the stack: a 10 KB review parses without malloc.
         alignas(std::max_align_t) unsigned char first_block[64 * 1024];
         json::monotonic_resource arena(first_block, sizeof first_block);
-        const json::value review = parse_admission_review(body, ec, &arena, options);
+        const json::value review = json::parse(body, ec, &arena, options);
         if (ec) return encode_failure(400, "bad_request", "not JSON (" + ec.message() + ")");
         auto request = decode_review(review);
         if (!request) return encode_failure(400, "bad_request", request.error().message);
