@@ -2,7 +2,10 @@
 # webhook_bench.sh — launchguard-webhook's /mutate next to nginx serving a
 # static response of the same size over TLS, on this machine, in the same run.
 #
-# Usage: bench/webhook_bench.sh WEBHOOK_BINARY [SECONDS]
+# Usage: bench/webhook_bench.sh WEBHOOK_BINARY [SECONDS] [BASELINE_BINARY]
+#   BASELINE_BINARY: another build, run beside WEBHOOK_BINARY in the same
+#   run (its columns are "base ..."), so a change is judged against what it
+#   replaces under the same load.
 #   needs nginx-light, wrk, nghttp2-client (h2load), openssl, /usr/bin/python3
 #
 # The request: a ~10 KB AdmissionReview of a real manifest
@@ -10,24 +13,25 @@
 # keep-alive HTTP/1.1 over TLS 1.3 as the API server sends it.  nginx answers
 # every POST with the webhook's own response to that review (a file of the
 # same size), so both sides move the same bytes; nginx does no work besides.
-# The webhook runs twice: as deployed (its review cache answers the repeated
-# object, as it answers the pods of one Job) and with --review-cache 0, so
-# every request is reviewed (a workload admitted once).
+# A webhook with a review cache runs twice: as deployed (its cache answers
+# the repeated object, as it answers the pods of one Job) and with
+# --review-cache 0, so every request is reviewed (a workload admitted once).
 #   1. throughput: wrk -t2 -c16 for SECONDS (default 10), twice each,
-#      alternating webhook / uncached webhook / nginx; the median of requests/s;
+#      alternating between the servers and nginx; the median of requests/s;
 #   2. latency at a fixed rate: h2load --h1 -c10 --rps 100 (1,000 requests/s)
 #      for SECONDS, per-request times from --log-file, p50 / p99; three
 #      interleaved runs each, the run with the median p99 reported;
-#   3. peak RSS of the webhook (VmHWM) after both.
+#   3. peak RSS of each webhook (VmHWM) after both.
 # Targets (docs/design/WEBHOOK.md): p99 <= 2 ms at 1,000/s; >= 5,000
-# requests/s on 2 cores; peak RSS <= 50 MB. The ratios to nginx are a
-# baseline for the same bytes, no longer a target.
+# requests/s on 2 cores; peak RSS <= 50 MB. nginx is a baseline for the
+# same bytes, no longer a target.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd -P)
 src=$(cd "$here/.." && pwd -P)
-webhook=${1:?usage: webhook_bench.sh WEBHOOK_BINARY [SECONDS]}
+webhook=${1:?usage: webhook_bench.sh WEBHOOK_BINARY [SECONDS] [BASELINE_BINARY]}
 seconds=${2:-10}
+baseline=${3:-}
 for tool in nginx wrk h2load openssl /usr/bin/python3; do
   command -v "$tool" >/dev/null || { echo "webhook_bench: $tool not found (apt-get install nginx-light wrk nghttp2-client)" >&2; exit 2; }
 done
@@ -88,17 +92,30 @@ open(sys.argv[2], "w").write(text)
 print(f"review: {obj['kind']} {meta.get('name', '?')}, {len(text)} bytes")
 PY
 
-"$webhook" --listen 127.0.0.1:0 --tls-cert "$work/tls.crt" --tls-key "$work/tls.key" --threads 2 \
-  --port-file "$work/webhook.port" --log-format json >"$work/webhook.log" 2>&1 &
-webhook_pid=$!
-pids+=("$webhook_pid")
-"$webhook" --listen 127.0.0.1:0 --tls-cert "$work/tls.crt" --tls-key "$work/tls.key" --threads 2 \
-  --port-file "$work/uncached.port" --log-format json --review-cache 0 >"$work/uncached.log" 2>&1 &
-uncached_pid=$!
-pids+=("$uncached_pid")
-for _ in $(seq 50); do [ -s "$work/webhook.port" ] && [ -s "$work/uncached.port" ] && break; sleep 0.1; done
-wport=$(cat "$work/webhook.port")
-uport=$(cat "$work/uncached.port")
+# Each server: a name and the binary with its options. A build with a
+# review cache also runs with --review-cache 0 (every request reviewed).
+declare -a names
+declare -A port pid
+start_server() {  # name binary [options...]
+  local name=$1 binary=$2
+  shift 2
+  "$binary" --listen 127.0.0.1:0 --tls-cert "$work/tls.crt" --tls-key "$work/tls.key" --threads 2 \
+    --port-file "$work/$name.port" --log-format json "$@" >"$work/$name.log" 2>&1 &
+  pid[$name]=$!
+  pids+=("$!")
+  names+=("$name")
+}
+start_build() {  # prefix binary
+  start_server "${1}webhook" "$2"
+  if "$2" --help 2>/dev/null | grep -q -- --review-cache; then start_server "${1}uncached" "$2" --review-cache 0; fi
+}
+start_build "" "$webhook"
+[ -n "$baseline" ] && start_build "base-" "$baseline"
+for name in "${names[@]}"; do
+  for _ in $(seq 50); do [ -s "$work/$name.port" ] && break; sleep 0.1; done
+  port[$name]=$(cat "$work/$name.port")
+done
+wport=${port[webhook]}
 curl -sS --cacert "$work/ca.crt" --resolve launchguard.launchguard.svc:"$wport":127.0.0.1 \
   -H 'Content-Type: application/json' --data-binary @"$work/review.json" \
   "https://launchguard.launchguard.svc:$wport/mutate" -o "$work/response.json"
@@ -147,16 +164,15 @@ f:close()
 LUA
 
 rps() { wrk -t2 -c16 -d"${seconds}s" -s "$work/post.lua" "https://127.0.0.1:$1/mutate" | awk '/Requests\/sec/ {print $2}'; }
-declare -a w_rps u_rps n_rps
+port[nginx]=$nport
+columns=("${names[@]}" nginx)
+declare -A rates
 for round in 1 2; do
-  w_rps+=("$(rps "$wport")")
-  u_rps+=("$(rps "$uport")")
-  n_rps+=("$(rps "$nport")")
+  for name in "${columns[@]}"; do rates[$name]+="$(rps "${port[$name]}") "; done
 done
-median2() { /usr/bin/python3 -c 'import statistics,sys; print(f"{statistics.median(map(float, sys.argv[1:])):.0f}")' "$@"; }
-wr=$(median2 "${w_rps[@]}"); ur=$(median2 "${u_rps[@]}"); nr=$(median2 "${n_rps[@]}")
+median() { /usr/bin/python3 -c 'import statistics,sys; print(f"{statistics.median(map(float, sys.argv[1:])):.0f}")' "$@"; }
 
-latency() {  # port -> "p50_ms p99_ms"
+latency() {  # port -> "p50_ms p99_ms n"
   rm -f "$work/lat.log"
   h2load --h1 -c10 --rps 100 -D "$seconds" -d "$work/review.json" -H 'content-type: application/json' \
     --log-file="$work/lat.log" "https://127.0.0.1:$1/mutate" >"$work/h2load.out" 2>&1
@@ -172,31 +188,36 @@ PY
 # p99 is reported; every run's p99 is printed below the table.
 declare -A lat
 for round in 1 2 3; do
-  for name in webhook uncached nginx; do
-    case $name in webhook) port=$wport ;; uncached) port=$uport ;; nginx) port=$nport ;; esac
-    lat[$name.$round]=$(latency "$port")
-  done
+  for name in "${columns[@]}"; do lat[$name.$round]=$(latency "${port[$name]}"); done
 done
 median_run() {  # name -> "p50 p99 n" of the run with the median p99
   printf '%s\n' "${lat[$1.1]}" "${lat[$1.2]}" "${lat[$1.3]}" | sort -n -k2 | sed -n 2p
 }
 all_p99() { echo "$(cut -d' ' -f2 <<<"${lat[$1.1]}") $(cut -d' ' -f2 <<<"${lat[$1.2]}") $(cut -d' ' -f2 <<<"${lat[$1.3]}")"; }
-read -r wp50 wp99 wn <<<"$(median_run webhook)"
-read -r up50 up99 un <<<"$(median_run uncached)"
-read -r np50 np99 nn <<<"$(median_run nginx)"
+row() {  # label, then one value per column
+  printf '%-34s' "$1"
+  shift
+  printf ' %13s' "$@"
+  echo
+}
 
-pct() { echo "$1 $2" | awk '{printf "%.0f%%", 100*$1/$2}'; }
-times() { echo "$1 $2" | awk '{printf "%.1fx", $1/$2}'; }
 echo
 echo "launchguard-webhook vs nginx (static, same bytes), TLS 1.3, keep-alive, ${seconds} s per run, $(nproc) CPUs"
-printf '%-40s %12s %12s %12s\n' "" "webhook" "uncached" "nginx"
-printf '%-40s %12s %12s %12s\n' "requests/s (wrk -t2 -c16, median of 2)" "$wr" "$ur" "$nr"
-printf '%-40s %12s %12s\n' "  ratio to nginx" "$(pct "$wr" "$nr")" "$(pct "$ur" "$nr")"
-printf '%-40s %12s %12s %12s\n' "p50 at 1,000/s (median-p99 run), ms" "$wp50" "$up50" "$np50"
-printf '%-40s %12s %12s %12s\n' "p99 at 1,000/s (median of 3), ms" "$wp99" "$up99" "$np99"
-printf '%-40s %12s %12s\n' "  ratio to nginx" "$(times "$wp99" "$np99")" "$(times "$up99" "$np99")"
-printf '%-40s %12s %12s %12s\n' "requests measured at 1,000/s" "$wn" "$un" "$nn"
-printf '%-40s %12s %12s\n' "peak RSS (VmHWM)" "$(( $(awk '/VmHWM/ {print $2}' "/proc/$webhook_pid/status") / 1024 )) MB" \
-  "$(( $(awk '/VmHWM/ {print $2}' "/proc/$uncached_pid/status") / 1024 )) MB"
-echo "raw: webhook ${w_rps[*]}; uncached ${u_rps[*]}; nginx ${n_rps[*]} req/s; load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "p99 of each latency run, ms: webhook $(all_p99 webhook); uncached $(all_p99 uncached); nginx $(all_p99 nginx)"
+row "" "${columns[@]}"
+declare -a r p50 p99 n rss
+for name in "${columns[@]}"; do
+  # shellcheck disable=SC2086
+  r+=("$(median ${rates[$name]})")
+  read -r a b c <<<"$(median_run "$name")"
+  p50+=("$a"); p99+=("$b"); n+=("$c")
+  if [ "$name" = nginx ]; then rss+=(""); else rss+=("$(( $(awk '/VmHWM/ {print $2}' "/proc/${pid[$name]}/status") / 1024 )) MB"); fi
+done
+row "requests/s (wrk, median of 2)" "${r[@]}"
+row "p50 at 1,000/s, ms" "${p50[@]}"
+row "p99 at 1,000/s (median of 3), ms" "${p99[@]}"
+row "requests measured at 1,000/s" "${n[@]}"
+row "peak RSS (VmHWM)" "${rss[@]}"
+for name in "${columns[@]}"; do
+  echo "$name: requests/s ${rates[$name]}; p99 of each run $(all_p99 "$name") ms"
+done
+echo "load average $(cut -d' ' -f1-3 /proc/loadavg)"

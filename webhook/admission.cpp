@@ -13,7 +13,6 @@
 
 #include "kubernetes/workload_review.h"
 #include "report/text_report.h"
-#include "review_parser.h"
 #include "util/text_escape.h"
 
 namespace launchguard::webhook {
@@ -346,7 +345,8 @@ Ruling decide(Endpoint endpoint, const AdmissionRequest& request, const WebhookC
 
     if (cache == nullptr)
         return Ruling{std::make_shared<const Verdict>(judge(endpoint, object, choice, config.gate)), std::nullopt};
-    const ReviewProbe probe = review_probe(endpoint, choice.profile, choice.mode, object, gate_state(endpoint, choice));
+    const ReviewProbe probe =
+        review_probe(endpoint, choice.profile, choice.mode, object, gate_state(endpoint, choice), choice.gate_warning);
     if (auto cached = cache->find(probe)) return Ruling{std::move(cached), true};
     auto verdict = std::make_shared<const Verdict>(judge(endpoint, object, choice, config.gate));
     cache->insert(probe, verdict, request_bytes);
@@ -394,7 +394,7 @@ Answer handle_admission(Endpoint endpoint, std::string_view body, const WebhookC
         // The first 64 KiB come from the stack: a 10 KB review parses without malloc.
         alignas(std::max_align_t) unsigned char first_block[64 * 1024];
         json::monotonic_resource arena(first_block, sizeof first_block);
-        const json::value review = parse_admission_review(body, ec, &arena, options);
+        const json::value review = json::parse(body, ec, &arena, options);
         if (ec) return encode_failure(400, "bad_request", "not JSON (" + ec.message() + ")");
         auto request = decode_review(review);
         if (!request) return encode_failure(400, "bad_request", request.error().message);

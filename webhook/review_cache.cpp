@@ -9,14 +9,15 @@
 
 namespace launchguard::webhook {
 namespace json = boost::json;
-ReviewProbe review_probe(Endpoint endpoint, const Profile* profile, Mode mode, const json::value& object,
-                         unsigned gate) {
+ReviewProbe review_probe(Endpoint endpoint, const Profile* profile, Mode mode, const json::value& object, unsigned gate,
+                         std::string_view gate_warning) {
     std::size_t hash = kubernetes::review_input_hash(object);
     boost::hash_combine(hash, static_cast<std::size_t>(endpoint));
     boost::hash_combine(hash, static_cast<const void*>(profile));
     boost::hash_combine(hash, static_cast<std::size_t>(mode));
     boost::hash_combine(hash, static_cast<std::size_t>(gate));
-    return ReviewProbe{endpoint, profile, mode, &object, hash, gate};
+    boost::hash_combine(hash, std::hash<std::string_view>{}(gate_warning));
+    return ReviewProbe{endpoint, profile, mode, &object, hash, gate, gate_warning};
 }
 
 ReviewCache::ReviewCache(std::size_t max_entries, std::size_t max_bytes)
@@ -24,7 +25,7 @@ ReviewCache::ReviewCache(std::size_t max_entries, std::size_t max_bytes)
 
 bool ReviewCache::matches(const Entry& entry, const ReviewProbe& probe) {
     return entry.hash == probe.hash && entry.endpoint == probe.endpoint && entry.profile == probe.profile &&
-           entry.mode == probe.mode && entry.gate == probe.gate &&
+           entry.mode == probe.mode && entry.gate == probe.gate && entry.gate_warning == probe.gate_warning &&
            kubernetes::same_review_input(entry.input, *probe.object);
 }
 
@@ -45,8 +46,15 @@ std::shared_ptr<const Verdict> ReviewCache::find(const ReviewProbe& probe) {
 void ReviewCache::insert(const ReviewProbe& probe, std::shared_ptr<const Verdict> verdict, std::size_t request_bytes) {
     if (max_entries_ == 0 || request_bytes > max_bytes_) return;
     // Copied before taking the lock; the copy owns its memory.
-    Entry entry{probe.endpoint, probe.profile,      probe.mode,   probe.gate, kubernetes::review_input(*probe.object),
-                probe.hash,     std::move(verdict), request_bytes};
+    Entry entry{probe.endpoint,
+                probe.profile,
+                probe.mode,
+                probe.gate,
+                std::string(probe.gate_warning),
+                kubernetes::review_input(*probe.object),
+                probe.hash,
+                std::move(verdict),
+                request_bytes};
     std::lock_guard lock(mutex_);
     auto [first, last] = by_hash_.equal_range(probe.hash);
     for (auto it = first; it != last; ++it) {

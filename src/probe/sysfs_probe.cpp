@@ -1,11 +1,14 @@
+// Node settings read from sysfs and procfs (sysfs_probe.h): CPU power,
+// NUMA balancing, the kernel command line, virtualization, page size and
+// architecture, the node's identity, and probe_node_facts, which assembles
+// them with the PCI subsystem's probes (sysfs_pci_probe.cpp). Network
+// devices are read in sysfs_net_probe.cpp; the reading primitives are in
+// sysfs_reading.h.
 #include "probe/sysfs_probe.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include <cerrno>
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
@@ -19,198 +22,31 @@
 #include <system_error>
 #include <utility>
 
+#include "probe/sysfs_pci.h"
+#include "probe/sysfs_reading.h"
 #include "probe/text_file.h"
-#include "util/file_descriptor.h"
+#include "util/input_file.h"
 #include "util/text.h"
 
 namespace launchguard {
 namespace {
 
-namespace fs = std::filesystem;
-
-bool is_live(const std::string& root) { return root.empty() || root == "/"; }
-
-// The recording of this thread's gather, if one is under way.
-thread_local RecordSysfsReads::Active* t_recording = nullptr;
-
-}  // namespace
-
-struct RecordSysfsReads::Active {
-    SysfsRecording& recording;
-    std::string prefix;           // "/" or "/fixture/": what the probes' paths start with
-    std::string resolved_prefix;  // the same with links resolved, for resolved paths
-};
-
-RecordSysfsReads::RecordSysfsReads(SysfsRecording& recording, const std::string& root) : previous_(t_recording) {
-    std::error_code ec;
-    fs::path resolved = fs::canonical(root.empty() ? "/" : root, ec);
-    active_ = std::make_unique<Active>(
-        Active{recording, under_root(root, ""), ec ? std::string() : under_root(resolved.string(), "")});
-    t_recording = active_.get();
-}
-
-RecordSysfsReads::~RecordSysfsReads() { t_recording = previous_; }
-
-namespace {
-
-// `path` below `prefix`, without it; nullopt when it is not below it.
-std::optional<std::string> below(const std::string& path, const std::string& prefix) {
-    if (prefix.empty() || path.size() <= prefix.size() || path.compare(0, prefix.size(), prefix) != 0) {
-        return std::nullopt;
-    }
-    return path.substr(prefix.size());
-}
-
-void record_file(const std::string& path, const std::string& content) {
-    if (t_recording == nullptr) return;
-    if (auto relative = below(path, t_recording->prefix)) t_recording->recording.files[*relative] = content;
-}
-
-void record_directory(const std::string& path) {
-    if (t_recording == nullptr) return;
-    if (auto relative = below(path, t_recording->prefix)) t_recording->recording.directories.insert(*relative);
-}
-
-void record_other_entry(const std::string& path) {
-    if (t_recording == nullptr) return;
-    if (auto relative = below(path, t_recording->prefix)) t_recording->recording.other_entries.insert(*relative);
-}
-
-void record_link(const std::string& path, const fs::path& resolved) {
-    if (t_recording == nullptr) return;
-    auto relative = below(path, t_recording->prefix);
-    if (!relative) return;
-    auto target = below(resolved.string(), t_recording->resolved_prefix);
-    t_recording->recording.links[*relative] = target ? *target : "sys/devices/" + resolved.filename().string();
-}
-
-// Directory entry names, sorted; empty when the directory is absent. Uses
-// error codes: a vanished sysfs entry must not throw out of a probe.
-std::vector<std::string> entries(const std::string& dir) {
-    std::vector<std::string> names;
-    std::error_code ec;
-    fs::directory_iterator it(dir, ec);
-    if (ec) return names;
-    record_directory(dir);
-    for (; it != fs::directory_iterator(); it.increment(ec)) {
-        if (ec) break;
-        // sysfs and procfs have no hidden names; a recorded tree in git has
-        // .keep files, or its empty directories (no IOMMU group) are lost.
-        if (it->path().filename().string().starts_with('.')) continue;
-        names.push_back(it->path().filename().string());
-        // The probes go by the names in a listing (cpu12, state3, a bus id)
-        // even when they read nothing inside them.
-        if (t_recording != nullptr) {
-            std::error_code type_ec;
-            if (it->is_directory(type_ec))
-                record_directory(it->path().string());
-            else
-                record_other_entry(it->path().string());
-        }
-    }
-    std::sort(names.begin(), names.end());
-    return names;
-}
-
-bool is_dir(const std::string& path) {
-    std::error_code ec;
-    const bool directory = fs::is_directory(path, ec);
-    if (directory) record_directory(path);
-    return directory;
-}
-
-// A short sysfs or procfs attribute, without surrounding whitespace; nullopt
-// when it cannot be read (absent, permission, an attribute that errors on read).
-std::optional<std::string> read_attribute(const std::string& path) {
-    auto text = read_text_file(path, kMaxAttributeBytes);
-    if (!text) return std::nullopt;
-    record_file(path, *text);
-    return std::string(trim(*text));
-}
-
-// "cpu12" -> 12, for the per-CPU directories only.
-std::optional<unsigned> numbered(std::string_view name, std::string_view prefix) {
-    if (name.substr(0, prefix.size()) != prefix || name.size() == prefix.size()) return std::nullopt;
-    unsigned v = 0;
-    auto digits = name.substr(prefix.size());
-    auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
-    if (ec != std::errc() || ptr != digits.data() + digits.size()) return std::nullopt;
-    return v;
-}
-
-template <typename T>
-std::optional<T> read_number(const std::string& path) {
-    auto text = read_attribute(path);
-    if (!text) return std::nullopt;
-    T v{};
-    auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
-    if (ec != std::errc() || ptr != text->data() + text->size()) return std::nullopt;
-    return v;
-}
-
-std::optional<bool> read_flag(const std::string& path) {
-    auto v = read_number<long>(path);
-    if (!v) return std::nullopt;
-    return *v != 0;
-}
-
-bool contains(const std::string& haystack, std::string_view needle) {
-    return haystack.find(needle) != std::string::npos;
-}
-
-template <typename T>
-std::optional<T> parse_number(const std::optional<std::string>& text) {
-    if (!text) return std::nullopt;
-    T v{};
-    auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
-    if (ec != std::errc() || ptr != text->data() + text->size()) return std::nullopt;
-    return v;
-}
-
-// The attributes of one sysfs directory (a CPU's), read relative to it.
-// read_attribute goes through read_text_file, which looks at the whole path
-// before it opens it and then reads to the end: six system calls and two
-// walks of an eight-component path per file. probe_power reads eleven files
-// per CPU on a node with four idle states, and on 128 CPUs that took 14 ms of
-// every Slurm step, most of what the step then waited for
-// (docs/performance.md). Here a file costs an openat of the short relative
-// path, one read and a close, and an fstatat first outside the live sysfs
-// (a recorded tree may hold anything; sysfs holds no FIFOs or devices). An
-// attribute is at most a page, and a short read of a regular file is its
-// end; a file that fills the page is read the usual way.
-class AttributeDir {
-public:
-    explicit AttributeDir(std::string path, bool live)
-        : path_(std::move(path)), live_(live), fd_(::open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {}
-
-    // The attribute without surrounding whitespace, as read_attribute gives it.
-    std::optional<std::string> read(const std::string& relative) {
-        if (fd_.get() < 0) return std::nullopt;
-        if (!live_) {
-            struct stat st {};
-            if (::fstatat(fd_.get(), relative.c_str(), &st, 0) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
-        }
-        UniqueFd file(::openat(fd_.get(), relative.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
-        if (file.get() < 0) return std::nullopt;
-        buffer_.resize(kPage);
-        ssize_t n = 0;
-        do {
-            n = ::read(file.get(), buffer_.data(), buffer_.size());
-        } while (n < 0 && errno == EINTR);
-        if (n < 0) return std::nullopt;
-        if (static_cast<std::size_t>(n) == buffer_.size()) return read_attribute(path_ + "/" + relative);
-        buffer_.resize(static_cast<std::size_t>(n));
-        if (t_recording != nullptr) record_file(path_ + "/" + relative, buffer_);
-        return std::string(trim(buffer_));
-    }
-
-private:
-    static constexpr std::size_t kPage = 4096;
-    std::string path_;
-    bool live_;
-    UniqueFd fd_;
-    std::string buffer_;
-};
+using sysfs::AttributeDir;
+using sysfs::contains;
+using sysfs::entries;
+using sysfs::is_dir;
+using sysfs::is_live;
+using sysfs::numbered;
+using sysfs::parse_number;
+using sysfs::probe_gpudirect;
+using sysfs::probe_iommu;
+using sysfs::probe_iommu_units;
+using sysfs::probe_pcie;
+using sysfs::read_attribute;
+using sysfs::read_flag;
+using sysfs::read_number;
+using sysfs::record_file;
+using sysfs::recording_reads;
 
 // "0 1 2 3" (cpufreq's affected_cpus) -> CPUs; empty when malformed.
 std::vector<unsigned> cpu_numbers(std::string_view text) {
@@ -304,7 +140,7 @@ Fact<CpuPower> probe_power(const std::string& root, NodeFactSet set) {
         std::sort(numbered_states.begin(), numbered_states.end());
         if (!numbered_states.empty() && !names_decided) {
             names_decided = true;
-            if (live && t_recording == nullptr && !is_dir(base + "/cpuidle/driver")) driver_names.emplace();
+            if (live && !recording_reads() && !is_dir(base + "/cpuidle/driver")) driver_names.emplace();
         }
         std::vector<std::pair<unsigned, CpuPower::IdleState>> states;
         for (std::size_t index = 0; index < numbered_states.size(); ++index) {
@@ -446,7 +282,7 @@ Fact<std::string> probe_virtualization(const std::string& root) {
     std::string flag_not_set;  // where it was seen clear
     std::string cpuinfo_path = under_root(root, "proc/cpuinfo");
     std::optional<std::string> cpuinfo;
-    if (is_live(root) && t_recording == nullptr) {
+    if (is_live(root) && !recording_reads()) {
         flagged = cpuid_hypervisor_bit();
         flag_set = "CPUID leaf 1 'hypervisor' bit";
         flag_not_set = "CPUID leaf 1 has no 'hypervisor' bit";
@@ -474,30 +310,6 @@ Fact<std::string> probe_virtualization(const std::string& root) {
             " has no x86 'flags' line whose 'hypervisor' flag would tell (arm64 has none)");
     }
     return Fact<std::string>::unknown("neither " + dmi + " nor " + cpuinfo_path + " is readable");
-}
-
-// The kind of IOMMU from the name its driver registers it under in
-// /sys/class/iommu: arm-smmu-v3.c "smmu3.%pa", arm-smmu.c "smmu.%pa",
-// Intel's dmar.c "dmar%d", AMD's init.c "ivhd%d" (Linux drivers/iommu/).
-std::string iommu_kind(std::string_view name) {
-    if (name.starts_with("smmu3.")) return "arm-smmu-v3";
-    if (name.starts_with("smmu.")) return "arm-smmu";
-    if (name.starts_with("dmar")) return "intel-vt-d";
-    if (name.starts_with("ivhd")) return "amd-vi";
-    return {};
-}
-
-Fact<std::vector<IommuUnit>> probe_iommu_units(const std::string& root) {
-    std::string dir = under_root(root, "sys/class/iommu");
-    if (!is_dir(dir)) {
-        if (is_dir(under_root(root, "sys/class"))) {
-            return Fact<std::vector<IommuUnit>>::known({}, dir + " absent: no IOMMU registered");
-        }
-        return Fact<std::vector<IommuUnit>>::unknown("no " + under_root(root, "sys/class") + " to list IOMMUs in");
-    }
-    std::vector<IommuUnit> units;
-    for (const auto& name : entries(dir)) units.push_back(IommuUnit{name, iommu_kind(name)});
-    return Fact<std::vector<IommuUnit>>::known(std::move(units), dir);
 }
 
 // The page size of the kernel that a tree was recorded on. A PMD entry maps
@@ -533,223 +345,7 @@ Fact<std::string> arch_from_tree(const std::string& root) {
                                       ", not from the tree at " + root);
 }
 
-Fact<std::vector<IommuGroup>> probe_iommu(const std::string& root) {
-    std::string dir = under_root(root, "sys/kernel/iommu_groups");
-    if (!is_dir(dir)) {
-        // With sysfs present, a missing iommu_groups means no IOMMU translates anything.
-        if (is_dir(under_root(root, "sys/kernel"))) {
-            return Fact<std::vector<IommuGroup>>::known({}, dir + " absent: IOMMU disabled");
-        }
-        return Fact<std::vector<IommuGroup>>::unknown("no " + under_root(root, "sys/kernel") +
-                                                      " to read IOMMU groups from");
-    }
-    std::vector<IommuGroup> groups;
-    for (const auto& id : entries(dir)) {
-        IommuGroup g;
-        g.id = id;
-        g.type = read_attribute(dir + "/" + id + "/type").value_or("");
-        for (const auto& dev : entries(dir + "/" + id + "/devices")) g.devices.push_back(ascii_lower(dev));
-        groups.push_back(std::move(g));
-    }
-    // Numeric order ("2" before "10") keeps evidence readable.
-    std::sort(groups.begin(), groups.end(), [](const IommuGroup& a, const IommuGroup& b) {
-        return a.id.size() != b.id.size() ? a.id.size() < b.id.size() : a.id < b.id;
-    });
-    return Fact<std::vector<IommuGroup>>::known(std::move(groups), dir);
-}
-
-std::optional<PcieLink> read_link(const std::string& dev, const char* speed_file, const char* width_file) {
-    auto speed = read_attribute(dev + "/" + speed_file);
-    auto width = read_number<int>(dev + "/" + width_file);
-    std::optional<double> gts = speed ? parse_link_speed(*speed) : std::nullopt;
-    if (!gts && (!width || *width <= 0)) return std::nullopt;
-    PcieLink link;
-    link.speed_gts = gts.value_or(0);
-    link.width = width.value_or(0);
-    return link;
-}
-
-std::optional<PcieLinkRecord> read_pcie_link(const std::string& dir, const std::string& busid) {
-    auto current = read_link(dir + "/" + busid, "current_link_speed", "current_link_width");
-    auto max = read_link(dir + "/" + busid, "max_link_speed", "max_link_width");
-    if (!current && !max) return std::nullopt;
-    PcieLinkRecord rec;
-    rec.busid = ascii_lower(busid);
-    rec.current = current.value_or(PcieLink{});
-    rec.max = max.value_or(PcieLink{});
-    return rec;
-}
-
-std::map<std::string, PcieLinkRecord> read_pcie_links(const std::string& root) {
-    std::string dir = under_root(root, "sys/bus/pci/devices");
-    std::map<std::string, PcieLinkRecord> links;
-    for (const auto& busid : entries(dir)) {
-        if (auto rec = read_pcie_link(dir, busid)) links[rec->busid] = std::move(*rec);
-    }
-    return links;
-}
-
-Fact<std::map<std::string, PcieLinkRecord>> probe_pcie(const std::string& root) {
-    std::string dir = under_root(root, "sys/bus/pci/devices");
-    if (!is_dir(dir)) return Fact<std::map<std::string, PcieLinkRecord>>::unknown("no " + dir);
-    return Fact<std::map<std::string, PcieLinkRecord>>::known(read_pcie_links(root), dir);
-}
-
-void apply_link(PciLinkState& state, const std::map<std::string, PcieLinkRecord>& links, const std::string& busid) {
-    auto it = links.find(ascii_lower(busid));
-    if (it == links.end()) return;
-    if (it->second.current.width > 0 || it->second.current.speed_gts > 0) state.current = it->second.current;
-    if (it->second.max.width > 0 || it->second.max.speed_gts > 0) state.max = it->second.max;
-}
-
-// NCCL's peer-memory markers (ncclIbGdrSupport, src/transport/net_ib/gdr.cc),
-// relative to the root.
-constexpr std::array kPeerMemoryMarkers = std::to_array<std::string_view>({
-    "sys/kernel/mm/memory_peers/nv_mem/version",
-    "sys/kernel/mm/memory_peers/nv_mem_nc/version",
-    "sys/module/nvidia_peermem/version",
-});
-
-// Five small reads: this is in every node snapshot, the Slurm step's too.
-Fact<GpuDirectRdma> probe_gpudirect(const std::string& root) {
-    GpuDirectRdma gdr;
-    for (auto marker : kPeerMemoryMarkers) {
-        std::string path = under_root(root, marker);
-        std::error_code ec;
-        // NCCL tests with access(F_OK): existence is enough.
-        if (fs::exists(path, ec)) {
-            gdr.peer_memory.push_back(path);
-            read_attribute(path);  // for a gathered tree: the file must be there to be found again
-        }
-    }
-    gdr.peermem_module_loaded = is_dir(under_root(root, "sys/module/nvidia_peermem"));
-    if (auto text = read_text_file(under_root(root, "proc/driver/nvidia/version"), kMaxAttributeBytes)) {
-        record_file(under_root(root, "proc/driver/nvidia/version"), *text);
-        std::string_view first = *text;
-        first = trim(first.substr(0, first.find('\n')));
-        gdr.nvidia_driver = std::string(first);
-    }
-    gdr.kernel_release = read_attribute(under_root(root, "proc/sys/kernel/osrelease"));
-    if (!is_dir(under_root(root, "sys/kernel")) && !is_dir(under_root(root, "sys/module"))) {
-        return Fact<GpuDirectRdma>::unknown("no " + under_root(root, "sys/kernel") + " or " +
-                                            under_root(root, "sys/module") + " to look for peer-memory modules in");
-    }
-    return Fact<GpuDirectRdma>::known(
-        std::move(gdr), under_root(root, "sys/kernel/mm/memory_peers") + ", " + under_root(root, "sys/module"));
-}
-
-std::uint32_t read_le(std::string_view bytes, std::size_t offset, std::size_t width) {
-    std::uint32_t v = 0;
-    for (std::size_t i = 0; i < width; ++i)
-        v |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[offset + i])) << (8 * i);
-    return v;
-}
-
-// sys/class/infiniband/<hca>/device links to the PCI device directory.
-std::string hca_busid(const std::string& hca_dir) {
-    std::error_code ec;
-    fs::path target = fs::canonical(hca_dir + "/device", ec);
-    if (ec) return {};
-    record_link(hca_dir + "/device", target);
-    std::string name = target.filename().string();
-    return name.find(':') != std::string::npos ? ascii_lower(name) : std::string();
-}
-
-// The last component of where a sysfs link points ("mlx5_core" for a
-// device's driver link); empty when it does not resolve.
-std::string link_name(const std::string& link) {
-    std::error_code ec;
-    fs::path target = fs::canonical(link, ec);
-    if (ec) return {};
-    record_link(link, target);
-    return target.filename().string();
-}
-
 }  // namespace
-
-PciCapabilities parse_pci_capabilities(std::string_view config) {
-    constexpr std::size_t kExtendedStart = 0x100;
-    constexpr std::size_t kConfigSize = 0x1000;
-    constexpr std::uint32_t kAcsId = 0x000D;
-    constexpr std::uint32_t kAtsId = 0x000F;
-    constexpr std::size_t kControlOffset = 6;
-    PciCapabilities caps;
-    if (config.size() < kExtendedStart + 4) return caps;
-    caps.extended_readable = true;
-    std::size_t offset = kExtendedStart;
-    // At most one capability per dword of the extended space: a loop in the
-    // list (a broken device) ends there.
-    for (int guard = 0; guard < static_cast<int>((kConfigSize - kExtendedStart) / 4); ++guard) {
-        if (offset < kExtendedStart || offset + 8 > config.size()) break;
-        std::uint32_t header = read_le(config, offset, 4);
-        // An all-zero or all-ones header ends the list (no capability, or a
-        // device that did not answer).
-        if (header == 0 || header == 0xffffffffU) break;
-        std::uint32_t id = header & 0xffffU;
-        if (id == kAcsId) caps.acs_control = static_cast<std::uint16_t>(read_le(config, offset + kControlOffset, 2));
-        if (id == kAtsId) caps.ats_control = static_cast<std::uint16_t>(read_le(config, offset + kControlOffset, 2));
-        std::size_t next = (header >> 20) & 0xffcU;
-        if (next == 0) break;
-        offset = next;
-    }
-    return caps;
-}
-
-Fact<std::map<std::string, PciCapabilities>> probe_pci_capabilities(const std::string& root,
-                                                                    const std::vector<std::string>& busids) {
-    std::string dir = under_root(root, "sys/bus/pci/devices");
-    if (!is_dir(dir)) return Fact<std::map<std::string, PciCapabilities>>::unknown("no " + dir);
-    std::map<std::string, PciCapabilities> out;
-    for (const auto& busid : busids) {
-        if (busid.empty() || out.count(busid) != 0) continue;
-        std::string path = dir + "/" + busid + "/config";
-        // Config space is 4 KiB at most; read_text_file takes bytes as they are.
-        auto bytes = read_text_file(path, 4096);
-        if (!bytes) continue;
-        record_file(path, *bytes);
-        out[busid] = parse_pci_capabilities(*bytes);
-    }
-    return Fact<std::map<std::string, PciCapabilities>>::known(std::move(out), dir + "/*/config");
-}
-
-std::optional<double> parse_link_speed(std::string_view text) {
-    text = trim(text);
-    // strtod needs a terminated string; the text is short.
-    std::string s(text);
-    char* end = nullptr;
-    double v = std::strtod(s.c_str(), &end);
-    if (end == s.c_str() || v <= 0) return std::nullopt;
-    std::string_view rest = trim(std::string_view(end));
-    if (rest.substr(0, 4) != "GT/s") return std::nullopt;
-    return v;
-}
-
-std::optional<double> parse_ib_rate(std::string_view text) {
-    std::string s(trim(text));
-    char* end = nullptr;
-    double v = std::strtod(s.c_str(), &end);
-    if (end == s.c_str() || v < 0) return std::nullopt;
-    if (trim(std::string_view(end)).substr(0, 6) != "Gb/sec") return std::nullopt;
-    return v;
-}
-
-std::string parse_ib_state(std::string_view text) {
-    text = trim(text);
-    std::size_t colon = text.find(':');
-    return std::string(colon == std::string_view::npos ? text : trim(text.substr(colon + 1)));
-}
-
-Fact<std::map<std::string, PcieLinkRecord>> probe_pcie_links(const std::string& root,
-                                                             const std::vector<std::string>& busids) {
-    std::string dir = under_root(root, "sys/bus/pci/devices");
-    if (!is_dir(dir)) return Fact<std::map<std::string, PcieLinkRecord>>::unknown("no " + dir);
-    std::map<std::string, PcieLinkRecord> links;
-    for (const auto& busid : busids) {
-        if (busid.empty() || links.count(ascii_lower(busid)) != 0) continue;
-        if (auto rec = read_pcie_link(dir, ascii_lower(busid))) links[rec->busid] = std::move(*rec);
-    }
-    return Fact<std::map<std::string, PcieLinkRecord>>::known(std::move(links), dir);
-}
 
 NodeFacts probe_node_facts(const std::string& root, PhaseTimes* times, NodeFactSet set,
                            std::optional<Fact<CpuPower>> power) {
@@ -798,100 +394,6 @@ NodeFacts probe_node_facts(const std::string& root, PhaseTimes* times, NodeFactS
         facts.arch = arch_from_tree(root);
     }
     return facts;
-}
-
-std::vector<NetInterface> read_net_interfaces(const std::string& root) {
-    std::vector<NetInterface> out;
-    std::string net_dir = under_root(root, "sys/class/net");
-    for (const auto& name : entries(net_dir)) {
-        // "unknown" is what lo and some virtual devices report while passing traffic.
-        std::string oper = read_attribute(net_dir + "/" + name + "/operstate").value_or("unknown");
-        bool up = oper != "down" && oper != "lowerlayerdown" && oper != "notpresent" && oper != "dormant";
-        out.push_back(NetInterface{name, up});
-    }
-    return out;
-}
-
-std::vector<NetInterface> augment_topology_from_sysfs(NodeTopology& topo, const std::string& root,
-                                                      const std::map<std::string, PcieLinkRecord>* links,
-                                                      Fact<std::map<std::string, PcieLinkRecord>>* gpu_nic_links) {
-    bool used = false;
-
-    std::string ib_dir = under_root(root, "sys/class/infiniband");
-    for (const auto& hca : entries(ib_dir)) {
-        std::string hca_dir = ib_dir + "/" + hca;
-        auto nic = std::find_if(topo.nics.begin(), topo.nics.end(), [&](const Nic& n) { return n.hca == hca; });
-        if (nic == topo.nics.end()) {
-            Nic added;
-            added.hca = hca;
-            added.busid = hca_busid(hca_dir);
-            for (const auto& netdev : entries(hca_dir + "/device/net")) added.netdevs.push_back(netdev);
-            added.numa_node = read_number<int>(hca_dir + "/device/numa_node").value_or(-1);
-            if (auto cpus = read_attribute(hca_dir + "/device/local_cpulist")) {
-                if (auto set = CpuSet::parse_list(*cpus)) added.local_cpus = *set;
-            }
-            topo.nics.push_back(std::move(added));
-            nic = topo.nics.end() - 1;
-        }
-        if (nic->driver.empty()) nic->driver = link_name(hca_dir + "/device/driver");
-        if (nic->uverbs.empty()) {
-            for (const auto& name : entries(hca_dir + "/device/infiniband_verbs")) {
-                if (name.starts_with("uverbs")) nic->uverbs.push_back(name);
-            }
-        }
-        for (const auto& port_name : entries(hca_dir + "/ports")) {
-            auto number = numbered(port_name, "");
-            if (!number) continue;
-            std::string pdir = hca_dir + "/ports/" + port_name;
-            auto port = std::find_if(nic->ports.begin(), nic->ports.end(),
-                                     [&](const IbPort& p) { return p.number == static_cast<int>(*number); });
-            if (port == nic->ports.end()) {
-                IbPort p;
-                p.number = static_cast<int>(*number);
-                nic->ports.push_back(p);
-                port = nic->ports.end() - 1;
-            }
-            if (auto s = read_attribute(pdir + "/state")) port->state = parse_ib_state(*s);
-            if (auto s = read_attribute(pdir + "/phys_state")) port->phys_state = parse_ib_state(*s);
-            if (auto s = read_attribute(pdir + "/rate")) port->rate_gbps = parse_ib_rate(*s);
-            if (auto s = read_attribute(pdir + "/link_layer")) port->link_layer = *s;
-            used = true;
-        }
-        std::sort(nic->ports.begin(), nic->ports.end(),
-                  [](const IbPort& a, const IbPort& b) { return a.number < b.number; });
-    }
-
-    std::map<std::string, PcieLinkRecord> read_here;
-    if (links == nullptr && gpu_nic_links != nullptr) {
-        std::vector<std::string> busids;
-        for (const auto& gpu : topo.gpus) busids.push_back(gpu.busid);
-        for (const auto& nic : topo.nics) busids.push_back(nic.busid);
-        *gpu_nic_links = probe_pcie_links(root, busids);
-        links = gpu_nic_links->is_known() ? &gpu_nic_links->value() : &read_here;
-    } else if (links == nullptr) {
-        read_here = read_pcie_links(root);
-        links = &read_here;
-    }
-    if (!links->empty()) {
-        for (auto& gpu : topo.gpus) apply_link(gpu.link, *links, gpu.busid);
-        for (auto& nic : topo.nics) apply_link(nic.link, *links, nic.busid);
-        used = true;
-    }
-
-    std::vector<NetInterface> interfaces = read_net_interfaces(root);
-    for (const auto& netdev : interfaces) {
-        auto it = std::find_if(topo.interfaces.begin(), topo.interfaces.end(),
-                               [&](const NetInterface& i) { return i.name == netdev.name; });
-        if (it == topo.interfaces.end())
-            topo.interfaces.push_back(netdev);
-        else
-            it->up = netdev.up;
-        used = true;
-    }
-
-    if (used)
-        topo.source += (topo.source.empty() ? "" : " + ") + std::string("sysfs under ") + (root.empty() ? "/" : root);
-    return interfaces;
 }
 
 namespace {

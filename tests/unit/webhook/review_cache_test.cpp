@@ -101,6 +101,37 @@ TEST_F(ReviewCacheTest, ACachedVerdictStillEchoesTheUidAndDryRun) {
     EXPECT_FALSE(wet.at("auditAnnotations").as_object().contains("dryRun"));
 }
 
+// The launch gate's warning quotes the pod's own annotation value, which is
+// top-level metadata outside the review input: a second pod of the same spec
+// with another value gets its own warning, not the first pod's.
+TEST_F(ReviewCacheTest, EachPodGetsItsOwnGateWarningText) {
+    config.gate.enabled = true;
+    config.gate.image = "registry.example/launchguard:1.0";
+    auto with_gate_annotation = [](const std::string& value) {
+        json::value pod = gpu_pod("a");
+        pod.at("metadata").as_object()["annotations"] = json::object{{"launchguard.dev/gate", value}};
+        return pod;
+    };
+    auto gate_warning = [](const json::object& response) {
+        for (const auto& line : response.at("warnings").as_array()) {
+            if (line.as_string().starts_with("launchguard: launchguard.dev/gate="))
+                return std::string(line.as_string());
+        }
+        return std::string("(no gate warning)");
+    };
+    const json::object first = respond(Endpoint::mutate, review_of(with_gate_annotation("maybe"), "u1"), &cache);
+    const json::object second = respond(Endpoint::mutate, review_of(with_gate_annotation("perhaps"), "u2"), &cache);
+    EXPECT_EQ(gate_warning(first),
+              "launchguard: launchguard.dev/gate=maybe: expected off (or on); the launch gate is added");
+    EXPECT_EQ(gate_warning(second),
+              "launchguard: launchguard.dev/gate=perhaps: expected off (or on); the launch gate is added");
+    EXPECT_EQ(cache.counts().hits, 0U);
+    // The same value again is a hit, with the same text.
+    const json::object third = respond(Endpoint::mutate, review_of(with_gate_annotation("perhaps"), "u3"), &cache);
+    EXPECT_EQ(cache.counts().hits, 1U);
+    EXPECT_EQ(gate_warning(third), gate_warning(second));
+}
+
 TEST(ReviewCache, EqualHashesAreNotEnough) {
     // A pod crafted to collide with an allowed pod's hash must not get its verdict.
     WebhookConfig config = default_webhook_config("default", Mode::enforce).value();
