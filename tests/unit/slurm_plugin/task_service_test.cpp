@@ -30,6 +30,7 @@
 #include "mount_namespace.h"
 #include "service_client.h"
 #include "service_loop.h"
+#include "support/shared_fixtures.h"
 #include "support/unix_listener.h"
 #include "support/waiting_child.h"
 
@@ -42,7 +43,7 @@ using namespace std::string_literals;
 TaskRequest fixture_request(Environment env) {
     TaskRequest request;
     request.plugin_args = {"profile=default",
-                           "hwloc-xml=" LAUNCHGUARD_FIXTURES "/hwloc/32em64t-2n8c2t-pci-normalio.xml",
+                           "hwloc-xml=" + testing::shared_fixture_path("hwloc/32em64t-2n8c2t-pci-normalio.xml"),
                            "sysfs-root=" LAUNCHGUARD_FIXTURES "/sysfs/kvm-guest-2n", "node-facts-max-age=0"};
     request.mode = Mode::enforce;
     request.env = std::move(env);
@@ -474,7 +475,8 @@ TEST(TaskService, AnswersARequestWithoutWaitingForTheTaskToCloseItsSide) {
     ASSERT_TRUE(answered) << "no answer while the task's side was open";
     ASSERT_GT(n, 0);
     bytes.resize(static_cast<std::size_t>(n));
-    EXPECT_EQ(service.problems(), std::vector<std::string>{}) << "the log:\n" << testing::PrintToString(service.log());
+    EXPECT_EQ(service.problems(), std::vector<std::string>{}) << "the log:\n"
+                                                              << ::testing::PrintToString(service.log());
     auto answer = decode_task_answer(bytes);
     ASSERT_TRUE(answer) << answer.error().to_string();
     EXPECT_TRUE(answer->block);
@@ -570,7 +572,8 @@ TEST(ServiceClient, AServiceThatNeverAnswersTimesOut) {
 }
 
 TEST(ServiceClient, AConnectionClosedWithoutAnAnswerIsAnError) {
-    test::UnixListener listener;  // answers nothing by itself
+    testing::skip_test_without_shared_fixtures();  // fixture_request() below, in a thread's time
+    test::UnixListener listener;                   // answers nothing by itself
     std::string why;
     const int fd = connect_task_service(listener.path(), 5, why);
     ASSERT_GE(fd, 0) << why;
@@ -589,7 +592,8 @@ TEST(ServiceClient, AConnectionClosedWithoutAnAnswerIsAnError) {
 }
 
 TEST(ServiceClient, AConnectionClosedBeforeTheRequestIsAnError) {
-    test::UnixListener listener;  // answers nothing by itself
+    testing::skip_test_without_shared_fixtures();  // fixture_request() below, in a thread's time
+    test::UnixListener listener;                   // answers nothing by itself
     std::string why;
     const int fd = connect_task_service(listener.path(), 5, why);
     ASSERT_GE(fd, 0) << why;
@@ -602,7 +606,8 @@ TEST(ServiceClient, AConnectionClosedBeforeTheRequestIsAnError) {
 }
 
 TEST(ServiceClient, DecodesTheAnswerWithoutWaitingForTheServiceToClose) {
-    test::UnixListener listener;  // answers nothing by itself
+    testing::skip_test_without_shared_fixtures();  // fixture_request() below, in a thread's time
+    test::UnixListener listener;                   // answers nothing by itself
     std::string why;
     const int fd = connect_task_service(listener.path(), 20, why);
     ASSERT_GE(fd, 0) << why;
