@@ -38,7 +38,7 @@ struct BenchLaunch {
         root = std::filesystem::temp_directory_path() / ("launchguard-bench-" + std::to_string(::getpid()));
         std::filesystem::create_directories(root / "etc");
         std::filesystem::create_directories(root / "opt/microsoft");
-        std::filesystem::copy_file(std::string(LAUNCHGUARD_FIXTURES) + "/nccl-topo/ndv5-topo.xml",
+        std::filesystem::copy_file(std::string(LAUNCHGUARD_SHARED_FIXTURES) + "/nccl-topo/ndv5-topo.xml",
                                    root / "opt/microsoft/ndv5-topo.xml",
                                    std::filesystem::copy_options::overwrite_existing);
         std::ofstream(root / "etc/nccl.conf") << "NCCL_IB_PCI_RELAXED_ORDERING=1\n"
@@ -53,7 +53,7 @@ struct BenchLaunch {
                                             {"PATH", "/usr/bin:/bin"}});
         ctx.files = std::make_shared<RootedFileView>(root.string());
         auto topo =
-            load_topology_from_xml(std::string(LAUNCHGUARD_FIXTURES) + "/hwloc/32em64t-2n8c2t-pci-normalio.xml");
+            load_topology_from_xml(std::string(LAUNCHGUARD_SHARED_FIXTURES) + "/hwloc/32em64t-2n8c2t-pci-normalio.xml");
         if (!topo) std::abort();
         ctx.topology = Fact<NodeTopology>::known(topo.value(), "bench");
         ctx.interfaces = Fact<std::vector<NetInterface>>::known(topo->interfaces, "bench");
@@ -166,7 +166,8 @@ BENCHMARK(BM_EvaluateLaunchWithHostView)->Unit(benchmark::kMicrosecond);
 
 void BM_LoadTopologyXml(benchmark::State& state) {
     for (auto _ : state) {
-        benchmark::DoNotOptimize(load_topology_from_xml(std::string(LAUNCHGUARD_FIXTURES) + "/hwloc/nvidiaDGX2.xml"));
+        benchmark::DoNotOptimize(
+            load_topology_from_xml(std::string(LAUNCHGUARD_SHARED_FIXTURES) + "/hwloc/nvidiaDGX2.xml"));
     }
 }
 BENCHMARK(BM_LoadTopologyXml)->Unit(benchmark::kMicrosecond);

@@ -23,7 +23,7 @@ using namespace launchguard;
 
 // The one workload document of a fixture, as the API server would send it.
 boost::json::value fixture_object(const std::string& name) {
-    std::ifstream in(std::string(LAUNCHGUARD_FIXTURES) + "/k8s/" + name);
+    std::ifstream in(std::string(LAUNCHGUARD_SHARED_FIXTURES) + "/k8s/" + name);
     std::stringstream text;
     text << in.rdbuf();
     auto documents = kubernetes::read_manifest_documents(text.str(), name);

@@ -9,7 +9,8 @@
 #   needs nginx-light, wrk, nghttp2-client (h2load), openssl, /usr/bin/python3
 #
 # The request: a ~10 KB AdmissionReview of a real manifest
-# (tests/fixtures/k8s/, the largest multi-container workload there), sent by
+# (the public fixtures' k8s/, LAUNCHGUARD_SHARED_FIXTURES or ../shared/fixtures
+# beside the checkout: the largest multi-container workload there), sent by
 # keep-alive HTTP/1.1 over TLS 1.3 as the API server sends it.  nginx answers
 # every POST with the webhook's own response to that review (a file of the
 # same size), so both sides move the same bytes; nginx does no work besides.
@@ -56,7 +57,7 @@ openssl x509 -req -in "$work/tls.csr" -CA "$work/ca.crt" -CAkey "$work/ca.key" -
   -extfile "$work/san.ext" -out "$work/tls.crt" 2>/dev/null
 
 # --- the review: the largest workload among the fixtures, as an AdmissionReview
-/usr/bin/python3 - "${LG_BENCH_FIXTURES:-$src/tests/fixtures/k8s}" "$work/review.json" <<'PY'
+/usr/bin/python3 - "${LG_BENCH_FIXTURES:-${LAUNCHGUARD_SHARED_FIXTURES:-$src/../shared/fixtures}/k8s}" "$work/review.json" <<'PY'
 import glob, json, os, sys, yaml
 best = None
 for path in glob.glob(os.path.join(sys.argv[1], "**", "*.yaml"), recursive=True):

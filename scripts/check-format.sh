@@ -19,3 +19,4 @@ if ! "$clang_format" --dry-run --Werror "${sources[@]}" 2> "$report"; then
   exit 1
 fi
 echo "check-format: ${#sources[@]} files formatted"
+scripts/check-public-copies.sh

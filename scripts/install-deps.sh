@@ -4,8 +4,9 @@
 #   (no flag)          what compiles and runs the CLI and the webhook: compilers, CMake, Ninja
 #                      and the libraries (scripts/check-this-machine.sh)
 #   --with-test-tools  also what the tests need: GoogleTest, Google Benchmark, clang and its
-#                      sanitizer runtimes, buildah, dpkg-dev, systemd, podman and runc, Python,
-#                      Node.js and npm, kubectl (scripts/test.sh, scripts/sanitize.sh)
+#                      sanitizer runtimes, buildah, dpkg-dev, systemd, podman and runc, Python
+#                      and pytest, Node.js and npm, kubectl, and ccache, which every build of
+#                      scripts/test.sh then goes through (scripts/test.sh, scripts/sanitize.sh)
 #   --with-slurm       also the Slurm daemons and headers (the Slurm plugins and their tests)
 #   --with-arm64       also the aarch64 cross build (Grace nodes): Debian's cross toolchain
 #                      (crossbuild-essential-arm64), qemu-user-static to run its tests, and a
@@ -47,6 +48,8 @@ test_packages=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   util-linux openssl curl unzip
   python3 python3-yaml python3-jsonpatch
+  python3-pytest            # tests/integration/webhook and helm are pytest modules
+  ccache                    # every build goes through it when installed (cmake/LaunchguardBuildSpeed.cmake)
   clang libclang-rt-14-dev  # scripts/sanitize.sh: ASan/UBSan build and libFuzzer targets
   clang-format-14           # scripts/check-format.sh
   buildah                   # tests/integration/image: builds the Containerfile

@@ -5,7 +5,7 @@
 // its line, and patching every step must give a script in which the reader
 // finds the same steps, each carrying the added option as one known word.
 //   scripts/sanitize.sh -L fuzz   (builds every fuzzer with ASan + UBSan)
-//   build-sanitize/tests/fuzz/fuzz_batch_script -max_len=65536 corpus/ tests/fixtures/slurm
+//   build-sanitize/tests/fuzz/fuzz_batch_script -max_len=65536 corpus/ ../shared/fixtures/slurm
 //   tests/fuzz/seeds/batch_script
 #include <cstddef>
 #include <cstdint>

@@ -1,5 +1,5 @@
 // Field case 4 as tests replay it: an Azure ND H100 v5 VM whose image writes
-// /etc/nccl.conf (the real azhpc-images ndv5.sh, tests/fixtures/cloud-images/)
+// /etc/nccl.conf (the real azhpc-images ndv5.sh, a public fixture, cloud-images/)
 // and keeps its topology file behind a symlink, seen through in-memory
 // container and host views.
 #pragma once
@@ -20,7 +20,7 @@ namespace launchguard::testing {
 inline constexpr const char* kNdv5Link = "/opt/microsoft/ndv5/topo.xml";
 inline constexpr const char* kNdv5File = "/opt/microsoft/ndv5-topo.xml";
 
-// A file under tests/fixtures, byte for byte; throws (failing the test) when absent.
+// A fixture (fixture_path), byte for byte; throws (failing the test) when absent.
 inline std::string fixture_text(const std::string& relative) {
     std::ifstream in(fixture_path(relative), std::ios::binary);
     if (!in) throw std::runtime_error("missing fixture " + relative);

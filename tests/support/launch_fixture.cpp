@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <filesystem>
 #include <memory>
 #include <stdexcept>
 
@@ -9,6 +10,7 @@
 #include "probe/hwloc_probe.h"
 #include "probe/sysfs_probe.h"
 #include "support/memory_file_view.h"
+#include "support/shared_fixtures.h"
 #include "util/size_parser.h"
 
 namespace launchguard::testing {
@@ -61,7 +63,10 @@ Runtime runtime_of(const std::string& name) {
 
 }  // namespace
 
-std::string fixture_path(const std::string& relative) { return std::string(LAUNCHGUARD_FIXTURES) + "/" + relative; }
+std::string fixture_path(const std::string& relative) {
+    std::string own = std::string(LAUNCHGUARD_FIXTURES) + "/" + relative;
+    return std::filesystem::exists(own) ? own : shared_fixture_path(relative);
+}
 
 LaunchContext launch_from_yaml(const std::string& yaml) {
     YAML::Node spec = YAML::Load(yaml);

@@ -4,7 +4,7 @@
 //   auto ctx = launch_from_yaml(R"(
 //     env: {NCCL_TOPO_FILE: /opt/topo.xml, CUDA_VISIBLE_DEVICES: "0"}
 //     files: {/opt/topo.xml: "<system version=\"1\"><cpu numaid=\"0\"/></system>\n"}
-//     hwloc_xml: hwloc/nvidiaDGX2.xml      # under tests/fixtures
+//     hwloc_xml: hwloc/nvidiaDGX2.xml      # as fixture_path finds it
 //     sysfs: sysfs/h100-tuned              # under tests/fixtures
 //     cpus: 0-3
 //     job: {nodes: 64, gpus: 512}
@@ -21,12 +21,14 @@
 #include <string>
 
 #include "context/launch_context.h"
+#include "support/shared_fixtures.h"
 
 namespace launchguard::testing {
 
 LaunchContext launch_from_yaml(const std::string& yaml);
 
-// Absolute path of a file under tests/fixtures.
+// Absolute path of a fixture: under tests/fixtures (written for launchguard) when
+// it is there, else among the public fixtures (support/shared_fixtures.h).
 std::string fixture_path(const std::string& relative);
 
 }  // namespace launchguard::testing

@@ -8,7 +8,8 @@
 # must report the generated counts, drift and conformance over time, and the
 # same as `fleet` over the same checks written as records in a directory.
 # Prints both read times (docs/performance.md). Exit 77 (skip) only when
-# prometheus or promtool is not installed.
+# prometheus or promtool is not installed, or LAUNCHGUARD_SHARED_FIXTURES (the
+# public fixtures: the node's hwloc export) is missing.
 # usage: run_prometheus_test.sh LAUNCHGUARD MAKE_NODE_METRICS FIXTURES OUT_DIR [N]
 set -euo pipefail
 launchguard="$1" generator="$2" fixtures="$3" out="$4" n="${5:-1000}"
@@ -16,13 +17,15 @@ here="$(cd "$(dirname "$0")" && pwd)"
 for tool in prometheus promtool; do
   command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed (scripts/install-test-tools.sh installs it)"; exit 77; }
 done
+shared="${LAUNCHGUARD_SHARED_FIXTURES:-}"
+[ -d "$shared/hwloc" ] || { echo "SKIP: needs the public fixtures: LAUNCHGUARD_SHARED_FIXTURES not found ($shared)"; exit 77; }
 rm -rf "$out" && mkdir -p "$out/records" "$out/real" "$out/tsdb"
 
 # One real node: node-check over a fixture tree with a host name of its own.
 cp -r "$fixtures/sysfs/kvm-guest-2n" "$out/real/root"
 mkdir -p "$out/real/root/proc/sys/kernel" && echo real-kvm-01 > "$out/real/root/proc/sys/kernel/hostname"
 set +e
-"$launchguard" node-check --no-topology-cache --hwloc-xml "$fixtures/hwloc/32em64t-2n8c2t-pci-normalio.xml" \
+"$launchguard" node-check --no-topology-cache --hwloc-xml "$shared/hwloc/32em64t-2n8c2t-pci-normalio.xml" \
   --sysfs-root "$out/real/root" --node-class real-fixture --metrics-file "$out/real/launchguard.prom" >/dev/null
 set -e
 grep -q '^launchguard_node_info{node="real-kvm-01",node_class="real-fixture"' "$out/real/launchguard.prom" \

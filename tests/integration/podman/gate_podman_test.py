@@ -46,7 +46,8 @@ the pod mounts a hostPath file at /dev/termination-log to play that part.
 Needs root, podman, runc and catatonit (podman's pause image), python3-yaml,
 python3-jsonpatch and a C compiler that links static (gcc, libc6-dev): see
 scripts/install-deps.sh --with-test-tools. Exits 77 (ctest: skipped) only
-when podman is not installed; fails on anything else that is missing. Prints
+when podman or the public fixtures (LAUNCHGUARD_SHARED_FIXTURES) are missing;
+fails on anything else that is missing. Prints
 PASS/FAIL lines, the init container's time, and "N passed, M failed".
 """
 import base64
@@ -165,7 +166,7 @@ def build_images(podman, source, work, gate, webhook, launchguard):
     show_launch = os.path.join(work, "show-launch")
     subprocess.run([os.environ.get("CC", "cc"), "-static", "-O2", "-Wall", "-Wextra", "-Werror", "-o", show_launch,
                     os.path.join(HERE, "show_launch.c")], check=True)
-    for image, topology in ((WORKLOAD_MISSING, None), (WORKLOAD_CARRIES, os.path.join(source, "tests", "fixtures",
+    for image, topology in ((WORKLOAD_MISSING, None), (WORKLOAD_CARRIES, os.path.join(shared_fixtures(),
                                                                                         "nccl-topo", "ndv5-topo.xml"))):
         tree = os.path.join(work, "workload-rootfs")
         os.makedirs(os.path.join(tree, "usr/bin"))
@@ -363,6 +364,10 @@ def remove_stale(work_root):
                 shutil.rmtree(os.path.join(parent, entry), ignore_errors=True)
 
 
+def shared_fixtures():
+    return os.environ.get("LAUNCHGUARD_SHARED_FIXTURES", "")
+
+
 def main():
     if len(sys.argv) != 6:
         print(__doc__)
@@ -371,6 +376,9 @@ def main():
     if shutil.which("podman") is None:
         print("SKIP: podman is not installed (scripts/install-deps.sh --with-test-tools installs podman, runc "
               "and catatonit)")
+        return 77
+    if not os.path.isdir(os.path.join(shared_fixtures(), "nccl-topo")):
+        print(f"SKIP: needs the public fixtures: LAUNCHGUARD_SHARED_FIXTURES not found ({shared_fixtures()!r})")
         return 77
     if os.getuid() != 0:
         print(f"FAIL: must run as root (uid {os.getuid()}): the test runs rootful podman")

@@ -20,11 +20,14 @@
 # over /proc/cpuinfo in slurmd's namespace, where hwloc's live discovery opens
 # it and blocks) ends at the configured bound and leaves the node alone; the
 # topology cache task checks read is written and reused while fresh.
-# Never skips: no root / no Slurm is a FAIL.
+# Never skips for a missing root or Slurm: a FAIL.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd -P)
 src=$(cd "$here/../../.." && pwd -P)
+# The node's hwloc export is a public fixture: skipped (77) without them.
+shared="${LAUNCHGUARD_SHARED_FIXTURES:-}"
+[ -d "$shared/hwloc" ] || { echo "SKIP: needs the public fixtures: LAUNCHGUARD_SHARED_FIXTURES not found ($shared)"; exit 77; }
 cluster="$here/cluster.sh"
 cli=${1:-}
 fails=0
@@ -61,7 +64,7 @@ lib="$state/lib"; fx="$state/fx"
 mkdir -p "$lib" "$fx"
 install -m 0755 "$cli" "$lib/launchguard"
 ln -s launchguard "$lib/launchguard-node-check"
-install -m 0644 "$src/tests/fixtures/hwloc/32em64t-2n8c2t-pci-normalio.xml" "$fx/node.xml"
+install -m 0644 "$shared/hwloc/32em64t-2n8c2t-pci-normalio.xml" "$fx/node.xml"
 cp -R "$src/tests/fixtures/sysfs/kvm-guest-2n" "$fx/sysfs"
 pci="$fx/sysfs/sys/bus/pci/devices"
 degrade() { echo 8 >"$pci/0000:03:00.0/current_link_width"; echo "5.0 GT/s PCIe" >"$pci/0000:04:00.0/current_link_speed"; }

@@ -12,7 +12,7 @@
 # failure; the state dir is kept on failure for inspection.
 #
 # Node facts come from fixtures, not from this machine (plugstack hwloc-xml= and
-# sysfs-root=): tests/fixtures/hwloc/32em64t-2n8c2t-pci-normalio.xml (2 NUMA
+# sysfs-root=): the public fixture hwloc/32em64t-2n8c2t-pci-normalio.xml (2 NUMA
 # nodes: PUs 0-7,16-23 on node 0, 8-15,24-31 on node 1; GPU index 1 = 0000:03:00.0
 # on node 0, GPU index 0 = 0000:84:00.0 on node 1; mlx5_0) and the sysfs tree
 # tests/fixtures/sysfs/kvm-guest-2n (written for that XML; mlx5_0 port 1 ACTIVE,
@@ -25,11 +25,14 @@
 # for the absence of BLOCK/PATCH, not for silence.
 #
 # LG_SLURM_KEEP=1 keeps the state dir (work/*.err: what users saw) after a pass.
-# Never skips: no root / no Slurm / no plugin is a FAIL (CI runs as root).
+# Never skips for a missing root, Slurm or plugin: a FAIL (CI runs as root).
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd -P)
 src=$(cd "$here/../../.." && pwd -P)
+# The node's hwloc export is a public fixture: skipped (77) without them.
+shared="${LAUNCHGUARD_SHARED_FIXTURES:-}"
+[ -d "$shared/hwloc" ] || { echo "SKIP: needs the public fixtures: LAUNCHGUARD_SHARED_FIXTURES not found ($shared)"; exit 77; }
 cluster="$here/cluster.sh"
 lg_built=${1:-}
 standin_built=${2:-}
@@ -81,7 +84,7 @@ install -m 0755 "$(dirname "$lg_built")/spank_launchguard_core_yaml.so" "$lib/sp
 install -m 0755 "$standin_built" "$lib/spank_pyxis_standin.so"
 mkdir -p "$state/enroot-data"
 install -m 0755 "$prolog_built" "$lib/spank_launchguard_prolog.so"
-install -m 0644 "$src/tests/fixtures/hwloc/32em64t-2n8c2t-pci-normalio.xml" "$fx/node.xml"
+install -m 0644 "$shared/hwloc/32em64t-2n8c2t-pci-normalio.xml" "$fx/node.xml"
 cp -R "$src/tests/fixtures/sysfs/kvm-guest-2n" "$fx/sysfs/"
 # The site profile of the tests: the fixture node's governor and NUMA balancing
 # are accepted (so a clean job has no findings), and net.qps-low asks for 4 QPs

@@ -2,23 +2,32 @@
 """launchguard-webhook as the API server calls it: TLS with SNI <svc>.<ns>.svc,
 ALPN http/1.1, AdmissionReview v1 POSTs with ?timeout=, keep-alive.
 
-Usage: webhook_test.py WEBHOOK_BINARY FIXTURES_DIR NODE_MODULES
+A pytest module (Debian's python3-pytest): ctest runs every case
+(tests/integration/webhook/CMakeLists.txt); one case runs with -k, e.g.
 
-Starts the real server on 127.0.0.1:0 with a CA and serving certificate made
-here by the openssl CLI, and checks: the envelope on every fixture manifest,
-every JSON Patch applied by an independent implementation (python3-jsonpatch)
-and re-admitted to an empty patch, the launch gate's injection under a site
-configuration with `gate:` (every kind, with and without a command, an own
-postStart hook, the pod's mode, the opt-out), every patched object validated offline
-against the Kubernetes API schemas (npm kubernetes-models in NODE_MODULES,
+  LAUNCHGUARD_WEBHOOK=build/webhook/launchguard-webhook LAUNCHGUARD_FIXTURES=tests/fixtures \
+  LAUNCHGUARD_NODE_MODULES=build/npm/node_modules LAUNCHGUARD_SHARED_FIXTURES=../shared/fixtures \
+  python3 -m pytest -p no:cacheprovider tests/integration/webhook/webhook_test.py -k rotation
+
+The server, with a CA and serving certificate made here by the openssl CLI, is
+started once for the session on 127.0.0.1:0. The cases check: the envelope on
+every fixture manifest, every JSON Patch applied by an independent
+implementation (python3-jsonpatch) and re-admitted to an empty patch, the
+launch gate's injection under a site configuration with `gate:` (every kind,
+with and without a command, an own postStart hook, the pod's mode, the
+opt-out), every patched object validated offline against the Kubernetes API
+schemas (npm kubernetes-models in LAUNCHGUARD_NODE_MODULES,
 validate_schema.mjs), the HTTP error paths (400, 404, 405, 413 to a client
 still sending, 415 and 501 for codings it does not undo), a header trickled
 past the request deadline, a FIFO in place of the certificate, running out
-of file descriptors, SIGHUP reloading the certificate,
-TLS versions and ALPN, certificate rotation under load without a failed
-request, and SIGTERM under load completing the request in flight.  Prints
-PASS/FAIL lines and "N passed, M failed"; exits non-zero on any failure.
-Uses Debian's python3 (python3-yaml, python3-jsonpatch), not a virtualenv.
+of file descriptors, SIGHUP reloading the certificate, TLS versions and ALPN,
+certificate rotation under load without a failed request, and SIGTERM under
+load completing the request in flight. Each case prints PASS/FAIL lines and
+fails when one of its checks did. The cases that send the public manifests
+skip, by name, without LAUNCHGUARD_SHARED_FIXTURES. A missing tool is a
+failure, never a skip; so is a run that collects no case (pytest's exit 5).
+Uses Debian's python3 (python3-yaml, python3-jsonpatch, python3-pytest), not
+a virtualenv.
 """
 import base64
 import copy
@@ -40,21 +49,20 @@ import time
 import warnings
 
 import jsonpatch
+import pytest
 import yaml
 
 SNI = "launchguard.launchguard.svc"
 warnings.filterwarnings("ignore", category=DeprecationWarning)  # TLS 1.0/1.1 are set on purpose below
-passes = 0
-fails = 0
+failed_checks = []
 
 
 def check(ok, what, detail=""):
-    global passes, fails
+    """A check that lets the case go on: the case fails at its end (conftest.py)."""
     if ok:
-        passes += 1
         print(f"PASS: {what}")
     else:
-        fails += 1
+        failed_checks.append(what)
         print(f"FAIL: {what}" + (f"\n    | {detail}" if detail else ""))
     sys.stdout.flush()
 
@@ -217,18 +225,20 @@ def response_of(status, body):
 
 
 def manifests(fixtures):
+    """Every manifest of tests/fixtures/k8s and of the public fixtures' k8s/."""
     docs = []
-    for path in sorted(glob.glob(os.path.join(fixtures, "k8s", "**", "*.yaml"), recursive=True)):
-        try:
-            with open(path) as f:
-                loaded = [d for d in yaml.safe_load_all(f) if isinstance(d, dict) and "kind" in d]
-        except yaml.YAMLError:
-            continue  # Helm templates are not YAML before rendering
-        docs.extend((os.path.relpath(path, fixtures), d) for d in loaded)
+    for root in (fixtures, shared_fixtures()):
+        for path in sorted(glob.glob(os.path.join(root, "k8s", "**", "*.yaml"), recursive=True)):
+            try:
+                with open(path) as f:
+                    loaded = [d for d in yaml.safe_load_all(f) if isinstance(d, dict) and "kind" in d]
+            except yaml.YAMLError:
+                continue  # Helm templates are not YAML before rendering
+            docs.extend((os.path.relpath(path, root), d) for d in loaded)
     return docs
 
 
-def test_envelope_and_patches(port, cafile, fixtures, patched_files, profile):
+def check_envelope_and_patches(port, cafile, fixtures, patched_files, profile):
     client = Client(port, cafile)
     docs = manifests(fixtures)
     check(len(docs) >= 5, f"[{profile}] fixture manifests found ({len(docs)})")
@@ -272,7 +282,7 @@ def test_envelope_and_patches(port, cafile, fixtures, patched_files, profile):
     client.close()
 
 
-def test_http_errors(port, cafile):
+def check_http_errors(port, cafile):
     client = Client(port, cafile)
     status, body = client.get("/healthz")
     check(status == 200 and body == b"ok\n", "GET /healthz: 200 ok")
@@ -348,7 +358,7 @@ def test_http_errors(port, cafile):
     client.close()
 
 
-def test_tls(port, cafile):
+def check_tls(port, cafile):
     for version, name in ((ssl.TLSVersion.TLSv1_2, "1.2"), (ssl.TLSVersion.TLSv1_3, "1.3")):
         c = Client(port, cafile, minimum_version=version, maximum_version=version)
         status, _ = c.get("/healthz")
@@ -397,7 +407,7 @@ def load(port, cafile, stop, counts, body, keep_alive):
     client.close()
 
 
-def test_rotation(port, cafile, certs, tls_crt, tls_key):
+def check_rotation(port, cafile, certs, tls_crt, tls_key):
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "rot"},
            "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
     body = review(pod, "rotation")
@@ -430,7 +440,7 @@ def test_rotation(port, cafile, certs, tls_crt, tls_key):
     check(after != before and after == expected, "new connections get the last rotated certificate")
 
 
-def test_fifo_certificate(server, cafile, certs, tls_crt, tls_key):
+def check_fifo_certificate(server, cafile, certs, tls_crt, tls_key):
     """A FIFO put where the certificate was must not stop the server: the
     reload refuses it without waiting for a writer, keeps the old pair, logs
     once, and takes the good pair when it comes back."""
@@ -460,7 +470,7 @@ def test_fifo_certificate(server, cafile, certs, tls_crt, tls_key):
     check(peer_serial(server.port, cafile) == expected, "the good pair put back after the FIFO is loaded")
 
 
-def test_descriptors_run_out(binary, work, cafile, tls_crt, tls_key):
+def check_descriptors_run_out(binary, work, cafile, tls_crt, tls_key):
     """With RLIMIT_NOFILE low, connections that cannot be accepted (EMFILE)
     must not spin: a bounded CPU time and log, and service again once
     descriptors are free."""
@@ -498,7 +508,7 @@ def test_descriptors_run_out(binary, work, cafile, tls_crt, tls_key):
         server.stop()
 
 
-def test_sighup(binary, work, cafile, tls_crt, tls_key):
+def check_sighup(binary, work, cafile, tls_crt, tls_key):
     """SIGHUP reloads the certificate pair and says so; the server keeps serving."""
     own = os.path.join(work, "sighup")
     os.makedirs(own, exist_ok=True)
@@ -521,7 +531,7 @@ def test_sighup(binary, work, cafile, tls_crt, tls_key):
     check(server.proc.returncode == 0, f"SIGTERM after SIGHUP: drained, exit {server.proc.returncode}")
 
 
-def test_timeout_flags(binary, work, cafile, tls_crt, tls_key):
+def check_timeout_flags(binary, work, cafile, tls_crt, tls_key):
     """--request-timeout and --idle-timeout set the deadlines (the chart
     passes its server.*TimeoutSeconds values as these flags)."""
     own = os.path.join(work, "timeouts")
@@ -624,7 +634,7 @@ def check_deadline_probes(probes):
     idle.close()
 
 
-def test_sigterm(binary, work, cafile, tls_crt, tls_key):
+def check_sigterm(binary, work, cafile, tls_crt, tls_key):
     server = Webhook(binary, work, tls_crt, tls_key)
     idle = Client(server.port, cafile)
     idle.get("/healthz")  # an idle keep-alive connection
@@ -673,7 +683,7 @@ def test_sigterm(binary, work, cafile, tls_crt, tls_key):
     server.stop()
 
 
-def test_issue_example(port_default, port_topology, cafile, fixtures):
+def check_issue_example(port_default, port_topology, cafile, fixtures):
     """A profile that requires a topology file, a pod without one: /validate
     denies naming topo.required; /mutate adds the hostPath volume, the mount
     and NCCL_TOPO_FILE; the patched pod passes. Under default it is allowed."""
@@ -804,7 +814,7 @@ def check_gate(name, original, patched, mode, on_error):
                       json.dumps(a.get("lifecycle")))
 
 
-def test_gate(binary, work, cafile, tls_crt, tls_key, fixtures, patched_files):
+def check_gate_on_every_fixture(binary, work, cafile, tls_crt, tls_key, fixtures, patched_files):
     """/mutate with `gate:` in the site configuration: every GPU template of
     every fixture gets the contract's injection, applied by python3-jsonpatch,
     re-admitted to an empty patch, allowed by /validate and (below)
@@ -815,7 +825,7 @@ def test_gate(binary, work, cafile, tls_crt, tls_key, fixtures, patched_files):
         f.write(f"mode: enforce\nuserModes: [enforce, warn]\ngate:\n  image: {GATE_IMAGE}\n  onError: block\n")
     server = Webhook(binary, work, tls_crt, tls_key, "--config", config)
     try:
-        test_envelope_and_patches(server.port, cafile, fixtures, patched_files, "gate")
+        check_envelope_and_patches(server.port, cafile, fixtures, patched_files, "gate")
         client = Client(server.port, cafile)
         gated = 0
         for name, obj in manifests(fixtures):
@@ -887,7 +897,7 @@ def test_gate(binary, work, cafile, tls_crt, tls_key, fixtures, patched_files):
           "gate: a config with the gate enabled and no image does not start, naming gate.image", result.stderr)
 
 
-def test_schemas(node_modules, patched_files):
+def check_schemas(node_modules, patched_files):
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "validate_schema.mjs")
     if not os.path.isdir(os.path.join(node_modules, "kubernetes-models")):
         check(False, "kubernetes-models installed for the schema check",
@@ -901,52 +911,155 @@ def test_schemas(node_modules, patched_files):
           f"({len(patched_files)} objects, kubernetes-models)", result.stdout + result.stderr)
 
 
-def main():
-    if len(sys.argv) != 4:
-        print(__doc__)
-        return 2
-    binary, fixtures, node_modules = sys.argv[1], sys.argv[2], sys.argv[3]
-    work = tempfile.mkdtemp(prefix="lgwebhook.")
-    os.environ["LG_WEBHOOK_OUT"] = work
-    patched_files = []
-    certs = Certificates(work)
-    crt, key = certs.issue("first")
-    tls_crt, tls_key = certs.path("tls.crt"), certs.path("tls.key")
-    shutil.copy(crt, tls_crt)
-    shutil.copy(key, tls_key)
-    cafile = certs.path("ca.crt")
-    server = Webhook(binary, work, tls_crt, tls_key)
-    try:
-        probes = start_deadline_probes(server.port, cafile)
-        test_http_errors(server.port, cafile)
-        test_tls(server.port, cafile)
-        test_envelope_and_patches(server.port, cafile, fixtures, patched_files, "default")
-        topology = Webhook(binary, work, tls_crt, tls_key, "--profile",
-                           os.path.join(fixtures, "k8s", "ndv5-topology-profile.yaml"))
-        try:
-            test_envelope_and_patches(topology.port, cafile, fixtures, patched_files, "ndv5-topology")
-            test_issue_example(server.port, topology.port, cafile, fixtures)
-        finally:
-            topology.stop()
-        test_gate(binary, work, cafile, tls_crt, tls_key, fixtures, patched_files)
-        test_rotation(server.port, cafile, certs, tls_crt, tls_key)
-        test_fifo_certificate(server, cafile, certs, tls_crt, tls_key)
-        check_deadline_probes(probes)
-    finally:
-        server.stop()
-    check(server.proc.returncode == 0, f"SIGTERM on an idle server: exit {server.proc.returncode}")
-    test_schemas(node_modules, patched_files)
-    test_sigterm(binary, work, cafile, tls_crt, tls_key)
-    test_sighup(binary, work, cafile, tls_crt, tls_key)
-    test_timeout_flags(binary, work, cafile, tls_crt, tls_key)
-    test_descriptors_run_out(binary, work, cafile, tls_crt, tls_key)
-    print(f"{passes} passed, {fails} failed")
-    if fails == 0 and not os.environ.get("LG_WEBHOOK_KEEP"):
-        shutil.rmtree(work, ignore_errors=True)
+# The cases, in the order a full run takes them; `pytest -k NAME` runs one.
+
+
+def shared_fixtures():
+    return os.environ.get("LAUNCHGUARD_SHARED_FIXTURES", "")
+
+
+def needs_shared_fixtures():
+    if not os.path.isdir(os.path.join(shared_fixtures(), "k8s")):
+        pytest.skip(f"needs the public fixtures: LAUNCHGUARD_SHARED_FIXTURES not found ({shared_fixtures()!r})")
+
+
+def setting(name):
+    value = os.environ.get(name)
+    if not value:
+        pytest.fail(f"{name} is not set (ctest sets it: tests/integration/webhook/CMakeLists.txt)")
+    return value
+
+
+@pytest.fixture(scope="session")
+def binary():
+    return setting("LAUNCHGUARD_WEBHOOK")
+
+
+@pytest.fixture(scope="session")
+def fixtures():
+    return setting("LAUNCHGUARD_FIXTURES")
+
+
+@pytest.fixture(scope="session")
+def work():
+    """The session's directory (certificates, webhook.log); kept when a check failed or LG_WEBHOOK_KEEP is set."""
+    path = tempfile.mkdtemp(prefix="lgwebhook.")
+    os.environ["LG_WEBHOOK_OUT"] = path
+    yield path
+    if not failed_checks and not os.environ.get("LG_WEBHOOK_KEEP"):
+        shutil.rmtree(path, ignore_errors=True)
     else:
-        print(f"webhook: work dir kept: {work} (webhook.log)")
-    return 0 if fails == 0 else 1
+        print(f"webhook: work dir kept: {path} (webhook.log)")
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+class Tls:
+    """The CA and the serving pair the session's servers load."""
+
+    def __init__(self, work):
+        self.certs = Certificates(work)
+        crt, key = self.certs.issue("first")
+        self.crt, self.key = self.certs.path("tls.crt"), self.certs.path("tls.key")
+        shutil.copy(crt, self.crt)
+        shutil.copy(key, self.key)
+        self.cafile = self.certs.path("ca.crt")
+
+
+@pytest.fixture(scope="session")
+def tls(work):
+    return Tls(work)
+
+
+@pytest.fixture(scope="session")
+def server(binary, work, tls):
+    """The session's server, with the deadline probes started on it at once
+    (test_deadline_probes checks them once the cases before it have run)."""
+    webhook = Webhook(binary, work, tls.crt, tls.key)
+    webhook.probes = start_deadline_probes(webhook.port, tls.cafile)
+    yield webhook
+    webhook.stop()
+
+
+@pytest.fixture(scope="session")
+def topology_server(binary, work, tls, fixtures):
+    """A second server with the ndv5 topology profile; its log of its own (it
+    reloads the same certificate files as the session's server)."""
+    own = os.path.join(work, "topology")
+    os.makedirs(own, exist_ok=True)
+    webhook = Webhook(binary, own, tls.crt, tls.key, "--profile",
+                      os.path.join(fixtures, "k8s", "ndv5-topology-profile.yaml"))
+    yield webhook
+    webhook.stop()
+
+
+@pytest.fixture(scope="session")
+def patched_files():
+    """Every patched object the cases wrote, for test_schemas."""
+    return []
+
+
+def test_http_errors(server, tls):
+    check_http_errors(server.port, tls.cafile)
+
+
+def test_tls(server, tls):
+    check_tls(server.port, tls.cafile)
+
+
+def test_envelope_and_patches(server, tls, fixtures, patched_files):
+    needs_shared_fixtures()
+    check_envelope_and_patches(server.port, tls.cafile, fixtures, patched_files, "default")
+
+
+def test_envelope_and_patches_with_topology_profile(topology_server, tls, fixtures, patched_files):
+    needs_shared_fixtures()
+    check_envelope_and_patches(topology_server.port, tls.cafile, fixtures, patched_files, "ndv5-topology")
+
+
+def test_issue_example(server, topology_server, tls, fixtures):
+    check_issue_example(server.port, topology_server.port, tls.cafile, fixtures)
+
+
+def test_gate(binary, work, tls, fixtures, patched_files):
+    needs_shared_fixtures()
+    check_gate_on_every_fixture(binary, work, tls.cafile, tls.crt, tls.key, fixtures, patched_files)
+
+
+def test_rotation(server, tls):
+    check_rotation(server.port, tls.cafile, tls.certs, tls.crt, tls.key)
+
+
+def test_fifo_certificate(server, tls):
+    check_fifo_certificate(server, tls.cafile, tls.certs, tls.crt, tls.key)
+
+
+def test_deadline_probes(server):
+    check_deadline_probes(server.probes)
+
+
+def test_sigterm_on_an_idle_server(server):
+    """The session's server ends here: the cases after this one start their own."""
+    server.stop()
+    check(server.proc.returncode == 0, f"SIGTERM on an idle server: exit {server.proc.returncode}")
+
+
+def test_schemas(server, tls, fixtures, patched_files):
+    needs_shared_fixtures()
+    if not patched_files:  # run alone (-k): make the patched objects first
+        check_envelope_and_patches(server.port, tls.cafile, fixtures, patched_files, "default")
+    check_schemas(setting("LAUNCHGUARD_NODE_MODULES"), patched_files)
+
+
+def test_sigterm(binary, work, tls):
+    check_sigterm(binary, work, tls.cafile, tls.crt, tls.key)
+
+
+def test_sighup(binary, work, tls):
+    check_sighup(binary, work, tls.cafile, tls.crt, tls.key)
+
+
+def test_timeout_flags(binary, work, tls):
+    check_timeout_flags(binary, work, tls.cafile, tls.crt, tls.key)
+
+
+def test_descriptors_run_out(binary, work, tls):
+    check_descriptors_run_out(binary, work, tls.cafile, tls.crt, tls.key)

@@ -28,9 +28,10 @@ std::string cli() { return quote_arg(LAUNCHGUARD_CLI); }
 // A check of a recorded launch: the 32em64t node, a tuned sysfs, GPU 0.
 std::string recorded_check(const std::string& rootfs, const std::string& extra = "",
                            const std::string& sysfs = "sysfs/h100-baremetal") {
-    return cli() + " check --root " + quote_arg(fixture_path("cli/" + rootfs)) + " --env-file " +
-           quote_arg(fixture_path("cli/job.env")) + " --hwloc-xml " +
-           quote_arg(fixture_path("hwloc/32em64t-2n8c2t-pci-normalio.xml")) + " --sysfs-root " +
+    const std::string root =
+        rootfs == "rootfs-topo-present" ? testing::rootfs_with_ndv5_topology() : fixture_path("cli/" + rootfs);
+    return cli() + " check --root " + quote_arg(root) + " --env-file " + quote_arg(fixture_path("cli/job.env")) +
+           " --hwloc-xml " + quote_arg(fixture_path("hwloc/32em64t-2n8c2t-pci-normalio.xml")) + " --sysfs-root " +
            quote_arg(fixture_path(sysfs)) + " --runtime pyxis " + extra;
 }
 
@@ -209,7 +210,7 @@ TEST(Cli, QueuePairsArePatchedOnALargeConnectX8Job) {
     // gb300-cx8 at 1024 GPUs with NCCL's default of one QP per connection. The
     // recorded node has no port rates (a root without sys/), so the profile's
     // 800 Gb/s stands for the fabric.
-    const std::string no_sysfs = "cli/rootfs-topo-present";
+    const std::string no_sysfs = "cli/rootfs-topo-missing";
     auto r = run_command(recorded_check("rootfs-topo-present",
                                         "--profile gb300-cx8 --job-gpus 1024 --job-nodes 256 --mode patch "
                                         "--rule net.qps-low --format json",

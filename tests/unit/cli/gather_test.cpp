@@ -35,7 +35,7 @@ std::string gather(const std::string& dir, const std::string& sysfs, const std::
 // A recorded launch (as cli_test.cpp's) on the node under `sysfs` with the
 // topology `xml`: the task side is fixed, only the node varies.
 std::string check(const std::string& sysfs, const std::string& xml, const std::string& task = "--cpus 0-3 --gpus 0") {
-    return cli() + " check --root " + quote_arg(fixture_path("cli/rootfs-topo-present")) + " --env-file " +
+    return cli() + " check --root " + quote_arg(testing::rootfs_with_ndv5_topology()) + " --env-file " +
            quote_arg(fixture_path("cli/job.env")) + " --hwloc-xml " + quote_arg(xml) + " --sysfs-root " +
            quote_arg(sysfs) + " --runtime pyxis --format json " + task;
 }

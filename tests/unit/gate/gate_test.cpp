@@ -18,6 +18,7 @@
 #include "gate/gate.h"
 #include "probe/temp_tree.h"
 #include "support/run_command.h"
+#include "support/shared_fixtures.h"
 
 namespace launchguard {
 namespace {
@@ -25,7 +26,11 @@ namespace {
 using testing::quote_arg;
 using testing::run_command;
 
-std::string fixture_path(const std::string& relative) { return std::string(LAUNCHGUARD_FIXTURES) + "/" + relative; }
+// tests/fixtures first, then the public fixtures (support/shared_fixtures.h).
+std::string fixture_path(const std::string& relative) {
+    std::string own = std::string(LAUNCHGUARD_FIXTURES) + "/" + relative;
+    return std::filesystem::exists(own) ? own : testing::shared_fixture_path(relative);
+}
 
 constexpr const char* kCleanEnv = "HOME=/root PATH=/usr/bin:/bin LANG=C.UTF-8";
 

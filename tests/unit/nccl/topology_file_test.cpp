@@ -2,6 +2,7 @@
 // each carry one defect that NCCL's ncclTopoGetXmlFromFile (src/graph/xml.cc)
 // either ignores silently or rejects.
 #include "nccl/topology_file.h"
+#include "support/shared_fixtures.h"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +15,7 @@ namespace launchguard::nccl {
 namespace {
 
 std::string read_fixture(const std::string& name) {
-    std::ifstream in(std::string(LAUNCHGUARD_FIXTURES) + "/nccl-topo/" + name, std::ios::binary);
+    std::ifstream in(testing::shared_fixture_path("nccl-topo/" + name), std::ios::binary);
     std::stringstream buffer;
     buffer << in.rdbuf();
     return buffer.str();
@@ -318,7 +319,7 @@ namespace launchguard::nccl {
 namespace {
 
 TEST(NcclTopoNuma, EveryPciCarriesTheNumaNodeOfItsCpu) {
-    std::ifstream in(std::string(LAUNCHGUARD_FIXTURES) + "/nccl-topo/ndv5-topo.xml");
+    std::ifstream in(testing::shared_fixture_path("nccl-topo/ndv5-topo.xml"));
     std::stringstream text;
     text << in.rdbuf();
     TopologyFile topo = parse_topology(text.str());

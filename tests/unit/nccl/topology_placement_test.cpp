@@ -190,7 +190,7 @@ TEST(NcclTopoPlacement, SwitchesOnTheNodeDecideThePairing) {
 }
 
 TEST(NcclTopoPlacement, HwlocGivesTheNodesSwitchesAndSockets) {
-    auto node = load_topology_from_xml(std::string(LAUNCHGUARD_FIXTURES) + "/hwloc/32em64t-2n8c2t-pci-normalio.xml");
+    auto node = load_topology_from_xml(testing::shared_fixture_path("hwloc/32em64t-2n8c2t-pci-normalio.xml"));
     ASSERT_TRUE(node) << node.error().to_string();
     const Gpu* gpu = node.value().gpu_by_busid("0000:03:00.0");
     ASSERT_NE(gpu, nullptr);

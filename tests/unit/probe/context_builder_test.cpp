@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "probe/rooted_file_view.h"
+#include "support/shared_fixtures.h"
 #include "unit/probe/temp_tree.h"
 
 namespace launchguard {
@@ -18,7 +19,7 @@ ProbeOptions replay_options() {
     o.root = kFixtures + "/sysfs/h100-baremetal";
     o.proc_root = kFixtures + "/sysfs/h100-baremetal/proc";
     o.sysfs_root = kFixtures + "/sysfs/h100-baremetal";
-    o.hwloc_xml = kFixtures + "/hwloc/nvidiaDGX2.xml";
+    o.hwloc_xml = testing::shared_fixture_path("hwloc/nvidiaDGX2.xml");
     o.use_current_process_env = false;
     return o;
 }

@@ -49,7 +49,7 @@ TEST(EnrootEnviron, FollowsEnvfmt) {
 class EnrootViewTest : public ::testing::Test {
 protected:
     std::shared_ptr<testing::MemoryFileView> host = std::make_shared<testing::MemoryFileView>("host");
-    std::string rootfs = testing::fixture_path("cli/rootfs-topo-present");
+    std::string rootfs = testing::rootfs_with_ndv5_topology();
 
     void SetUp() override {
         host->add_file("/var/run/nvidia-topologyd/virtualTopology.xml", "<system version=\"1\"/>\n")

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "probe/hwloc_probe.h"
+#include "support/shared_fixtures.h"
 
 namespace launchguard {
 namespace {
@@ -10,7 +11,7 @@ namespace {
 class GpuAssignmentTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        auto loaded = load_topology_from_xml(LAUNCHGUARD_FIXTURES "/hwloc/nvidiaDGX2.xml");
+        auto loaded = load_topology_from_xml(testing::shared_fixture_path("hwloc/nvidiaDGX2.xml"));
         ASSERT_TRUE(loaded.ok());
         topo = Fact<NodeTopology>::known(*loaded, "dgx2");
     }

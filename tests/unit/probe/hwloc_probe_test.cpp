@@ -5,19 +5,21 @@
 #include "probe/process_probe.h"
 #include "probe/topology_cache.h"
 #include "support/fork_count.h"
+#include "support/shared_fixtures.h"
 #include "unit/probe/temp_tree.h"
 #include "util/child_process.h"
 
 namespace launchguard {
 namespace {
 
-const std::string kDgx2 = LAUNCHGUARD_FIXTURES "/hwloc/nvidiaDGX2.xml";
-const std::string kPciNormal = LAUNCHGUARD_FIXTURES "/hwloc/32em64t-2n8c2t-pci-normalio.xml";
+// Functions, not constants: a test without the public fixtures skips where it asks.
+std::string dgx2_xml() { return testing::shared_fixture_path("hwloc/nvidiaDGX2.xml"); }
+std::string pci_normal_xml() { return testing::shared_fixture_path("hwloc/32em64t-2n8c2t-pci-normalio.xml"); }
 
 TEST(HwlocProbeTest, Dgx2HasSixteenV100sOnTwoNumaNodes) {
-    auto topo = load_topology_from_xml(kDgx2);
+    auto topo = load_topology_from_xml(dgx2_xml());
     ASSERT_TRUE(topo.ok()) << topo.error().to_string();
-    EXPECT_EQ(topo->source, "hwloc XML " + kDgx2);
+    EXPECT_EQ(topo->source, "hwloc XML " + dgx2_xml());
     ASSERT_EQ(topo->numa_nodes.size(), 2U);
     EXPECT_EQ(topo->numa_nodes[0].os_index, 0);
     EXPECT_EQ(topo->numa_nodes[0].cpus.to_list(), "0-1");
@@ -47,7 +49,7 @@ TEST(HwlocProbeTest, Dgx2HasSixteenV100sOnTwoNumaNodes) {
 }
 
 TEST(HwlocProbeTest, PciNormalIoHasGpusAndAnActiveMlx5Port) {
-    auto topo = load_topology_from_xml(kPciNormal);
+    auto topo = load_topology_from_xml(pci_normal_xml());
     ASSERT_TRUE(topo.ok()) << topo.error().to_string();
     ASSERT_EQ(topo->numa_nodes.size(), 2U);
     EXPECT_EQ(topo->numa_nodes[0].cpus.to_list(), "0-7,16-23");
@@ -92,7 +94,7 @@ TEST(HwlocProbeTest, ASingleThreadedProcessImportsXmlInAChildFirst) {
     if (!forked_child_may_run_library_code()) GTEST_SKIP() << "an earlier test in this process started a thread";
     const int before = test::forks_so_far();
     ASSERT_GE(before, 0);
-    ASSERT_TRUE(load_topology_from_xml(kPciNormal).ok());
+    ASSERT_TRUE(load_topology_from_xml(pci_normal_xml()).ok());
     EXPECT_EQ(test::forks_so_far(), before + 1);
 }
 
@@ -102,7 +104,7 @@ TEST(HwlocProbeTest, AMultiThreadedProcessImportsXmlWithoutForking) {
     test::start_and_join_a_thread();
     const int before = test::forks_so_far();
     ASSERT_GE(before, 0);
-    auto topo = load_topology_from_xml(kPciNormal);
+    auto topo = load_topology_from_xml(pci_normal_xml());
     ASSERT_TRUE(topo.ok()) << topo.error().message;
     EXPECT_EQ(topo->gpus.size(), 3U);
     EXPECT_EQ(test::forks_so_far(), before);

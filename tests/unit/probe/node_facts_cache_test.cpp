@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "probe/context_builder.h"
+#include "support/shared_fixtures.h"
 #include "unit/probe/temp_tree.h"
 
 namespace launchguard {
@@ -276,7 +277,7 @@ ProbeOptions fixture_task(const test::TempTree& sysfs, const test::TempTree& cac
     ProbeOptions o;
     o.root = sysfs.root();
     o.sysfs_root = sysfs.root();
-    o.hwloc_xml = LAUNCHGUARD_FIXTURES "/hwloc/32em64t-2n8c2t-pci-normalio.xml";
+    o.hwloc_xml = testing::shared_fixture_path("hwloc/32em64t-2n8c2t-pci-normalio.xml");
     o.task_facts_only = true;
     o.node_facts_cache = cache.path("node-facts.json");
     o.node_facts_max_age = 60;

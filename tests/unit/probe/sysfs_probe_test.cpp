@@ -4,6 +4,7 @@
 
 #include "probe/hwloc_probe.h"
 #include "probe/text_file.h"
+#include "support/shared_fixtures.h"
 #include "unit/probe/temp_tree.h"
 
 namespace launchguard {
@@ -249,7 +250,7 @@ TEST(SysfsProbeTest, AugmentTakesLinkStatesAlreadyRead) {
 }
 
 TEST(SysfsProbeTest, AugmentMergesPortsIntoHwlocNics) {
-    auto loaded = load_topology_from_xml(LAUNCHGUARD_FIXTURES "/hwloc/32em64t-2n8c2t-pci-normalio.xml");
+    auto loaded = load_topology_from_xml(testing::shared_fixture_path("hwloc/32em64t-2n8c2t-pci-normalio.xml"));
     ASSERT_TRUE(loaded.ok());
     NodeTopology topo = *loaded;
     augment_topology_from_sysfs(topo, kTuned);

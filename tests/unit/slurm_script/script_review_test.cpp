@@ -1,7 +1,8 @@
 // review_script(): batch scripts judged as launches — small scripts written
 // for each rule that can decide from a script (fires / stays quiet), the
 // container view pyxis options describe, fixes in the script's terms, and
-// the real scripts from tests/fixtures/slurm with their findings pinned.
+// the real scripts of the public fixtures' slurm/ (support/shared_fixtures.h)
+// with their findings pinned.
 #include "slurm_script/script_review.h"
 
 #include <gtest/gtest.h>
