@@ -84,6 +84,9 @@ int run_fleet_command(const FleetArgs& args) {
     if (report.nodes == 0) {
         for (const auto& e : report.errors)
             std::cerr << "launchguard: " << printable_text(e.origin + ": " + e.message) << "\n";
+        if (report.errors_left_out > 0)
+            std::cerr << "launchguard: ... and " << report.errors_left_out << " more errors\n";
+        if (!report.incomplete.empty()) std::cerr << "launchguard: " << printable_text(report.incomplete) << "\n";
         return bad_input(args.prometheus.empty()
                              ? "fleet: no node record could be read from the sources given"
                              : "fleet: Prometheus at " + args.prometheus +
@@ -98,7 +101,8 @@ int run_fleet_command(const FleetArgs& args) {
         rendered = fleet::render_fleet_text(report);
     if (args.format != "text" && !report.errors.empty()) {
         // The report lists them; whoever reads only the terminal hears too.
-        std::cerr << "launchguard: " << report.errors.size() << " record(s) could not be read, first "
+        std::cerr << "launchguard: " << report.errors.size() + report.errors_left_out
+                  << " record(s) could not be read, first "
                   << printable_text(report.errors.front().origin + ": " + report.errors.front().message) << "\n";
     }
     code = report.passes() ? kExitAllow : kExitBlock;

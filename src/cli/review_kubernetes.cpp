@@ -17,6 +17,7 @@
 #include "kubernetes/workload_review.h"
 #include "report/json_report.h"
 #include "report/text_report.h"
+#include "util/text_escape.h"
 
 namespace launchguard::cli {
 namespace {
@@ -149,7 +150,8 @@ int review_kubernetes(const std::vector<ReviewInput>& inputs, const ReviewSettin
             continue;
         }
         for (const auto& duplicate : file->duplicate_keys) {
-            std::cerr << "launchguard: warning: " << k8s::describe_duplicate_key(input.origin, duplicate) << "\n";
+            std::cerr << "launchguard: warning: "
+                      << printable_text(k8s::describe_duplicate_key(input.origin, duplicate)) << "\n";
         }
         for (const auto& document : file->documents) collect_config_map(document.object, options.config_maps);
         parsed.emplace_back(&input, std::move(file).value());

@@ -5,6 +5,14 @@ namespace launchguard {
 FileInfo MemoFileView::stat(std::string_view path) const {
     auto found = stats_.find(path);
     if (found != stats_.end()) return found->second;
+    if (lookups_ >= max_lookups_) {
+        FileInfo over;
+        over.kind = FileKind::unknown;
+        over.detail = std::string(kCheckBoundDetail) + " of " + std::to_string(max_lookups_) +
+                      " paths per check was reached (the task's LD_LIBRARY_PATH or ld.so.conf names too many)";
+        return stats_.emplace(std::string(path), std::move(over)).first->second;
+    }
+    ++lookups_;
     return stats_.emplace(std::string(path), inner_.stat(path)).first->second;
 }
 
@@ -16,9 +24,24 @@ Result<std::string> MemoFileView::read(std::string_view path, std::size_t max_by
 }
 
 std::vector<std::string> MemoFileView::list(std::string_view dir) const {
-    auto found = lists_.find(dir);
+    const FileInfo info = stat(dir);
+    if (info.kind == FileKind::unknown && info.detail.starts_with(kCheckBoundDetail)) return {};
+    // Links, "//", "/./" and ".." all resolve to one path inside the view.
+    const std::string key = info.resolved_path.empty() ? std::string(dir) : info.resolved_path;
+    auto found = lists_.find(key);
     if (found != lists_.end()) return found->second;
-    return lists_.emplace(std::string(dir), inner_.list(dir)).first->second;
+    std::vector<std::string> names;
+    if (listed_ < max_listed_) names = inner_.list(dir);
+    if (listed_ + names.size() > max_listed_ || listed_ >= max_listed_) {
+        listed_ = max_listed_;
+        FileInfo& over = stats_[std::string(dir)];
+        over.kind = FileKind::unknown;
+        over.detail = std::string(kCheckBoundDetail) + " of " + std::to_string(max_listed_) +
+                      " directory entries listed per check was reached at " + std::string(dir);
+        return {};
+    }
+    listed_ += names.size();
+    return lists_.emplace(key, std::move(names)).first->second;
 }
 
 }  // namespace launchguard

@@ -3,19 +3,17 @@
 #include <algorithm>
 #include <boost/json.hpp>
 #include <cctype>
-#include <filesystem>
+#include <chrono>
 #include <iterator>
 #include <set>
 #include <unordered_map>
 
 #include "node/node_record.h"
 #include "rules/rule.h"
-#include "util/input_file.h"
 #include "util/text.h"
 
 namespace launchguard::fleet {
 namespace json = boost::json;
-namespace fs = std::filesystem;
 namespace {
 
 // Which layer of the launch stack each rule family and each record fact
@@ -139,44 +137,6 @@ bool parse_facts(const json::object& o, NodeRecord& node, RecordError& error) {
     return true;
 }
 
-// Lines that start a record: those beginning with '{'. Pretty-printed records
-// close at column 0 and indent everything else, so this holds for a stream of
-// them as for JSON lines.
-std::vector<std::pair<std::size_t, std::string_view>> record_chunks(std::string_view text) {
-    std::vector<std::pair<std::size_t, std::string_view>> chunks;
-    std::size_t line = 1;
-    std::size_t start = std::string_view::npos;
-    std::size_t start_line = 0;
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-        std::size_t end = text.find('\n', pos);
-        if (end == std::string_view::npos) end = text.size();
-        if (text[pos] == '{') {
-            if (start != std::string_view::npos) chunks.emplace_back(start_line, text.substr(start, pos - start));
-            start = pos;
-            start_line = line;
-        } else if (start == std::string_view::npos && !trim(text.substr(pos, end - pos)).empty()) {
-            // Text before the first record: a chunk of its own, so that it
-            // is reported rather than skipped.
-            start = pos;
-            start_line = line;
-        }
-        pos = end + 1;
-        ++line;
-    }
-    if (start != std::string_view::npos) chunks.emplace_back(start_line, text.substr(start));
-    return chunks;
-}
-
-void add_file(const std::string& path, FleetInput& input) {
-    auto text = read_text_file(path, std::size_t{1} << 34);
-    if (!text) {
-        input.errors.push_back({path, text.error().to_string()});
-        return;
-    }
-    read_records_text(*text, path, input);
-}
-
 int digit_run_compare(std::string_view a, std::size_t& i, std::string_view b, std::size_t& j) {
     std::size_t ai = i;
     std::size_t bj = j;
@@ -226,7 +186,8 @@ const std::vector<std::string_view>& layer_order() {
     return order;
 }
 
-std::optional<NodeRecord> parse_node_record(std::string_view text, const std::string& origin, RecordError& error) {
+std::optional<NodeRecord> parse_node_record(std::string_view text, const std::string& origin, RecordError& error,
+                                            std::int64_t now) {
     error.origin = origin;
     json::value parsed;
     try {
@@ -273,37 +234,60 @@ std::optional<NodeRecord> parse_node_record(std::string_view text, const std::st
         return std::nullopt;
     }
     if (!parse_rules(o, node, error) || !parse_facts(o, node, error)) return std::nullopt;
+    // The newest record of a host counts: a time that is not one, or one
+    // in the future, would outrank every honest record.
+    const auto when = parse_rfc3339(node.checked_at);
+    if (!when) {
+        error.message = "checked_at: '" + node.checked_at + "' is not an RFC 3339 time (2026-05-01T10:00:00Z)";
+        return std::nullopt;
+    }
+    if (*when > now + kClockSkewSeconds) {
+        error.message = "checked_at: " + node.checked_at + " is in the future (more than " +
+                        std::to_string(kClockSkewSeconds) + " s past this host's clock)";
+        return std::nullopt;
+    }
     return node;
 }
 
-void read_records_text(std::string_view text, const std::string& name, FleetInput& input) {
-    for (const auto& [line, chunk] : record_chunks(text)) {
-        RecordError error;
-        const std::string origin = name + ":" + std::to_string(line);
-        if (auto node = parse_node_record(chunk, origin, error))
-            input.nodes.push_back(std::move(*node));
-        else
-            input.errors.push_back(std::move(error));
-    }
+std::int64_t unix_now() {
+    return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
 }
 
-void keep_newest(FleetInput& input) {
-    // RFC 3339 UTC timestamps of one format compare as strings; the later
-    // origin wins a tie, as the later line of a stream is the later record.
-    std::unordered_map<std::string, std::size_t> newest;
-    std::vector<bool> keep(input.nodes.size(), false);
-    for (std::size_t i = 0; i < input.nodes.size(); ++i) {
-        auto [it, inserted] = newest.emplace(input.nodes[i].hostname, i);
-        if (!inserted && input.nodes[i].checked_at >= input.nodes[it->second].checked_at) it->second = i;
+void add_error(FleetInput& input, RecordError error) {
+    if (input.errors.size() < kMaxErrorsKept)
+        input.errors.push_back(std::move(error));
+    else
+        ++input.errors_left_out;
+}
+
+std::size_t record_memory(const NodeRecord& node) {
+    // Each string's heap part, each map node's pointers and colour.
+    constexpr std::size_t kMapNode = 48;
+    std::size_t bytes = sizeof(NodeRecord) + node.origin.capacity() + node.hostname.capacity() +
+                        node.node_class.capacity() + node.checked_at.capacity() + node.health.capacity() +
+                        node.problem.capacity() + node.source.capacity();
+    for (const auto& rule : node.rules)
+        bytes += sizeof(NodeRecord::Rule) + rule.id.capacity() + rule.outcome.capacity() + rule.message.capacity();
+    for (const auto& [name, value] : node.facts)
+        bytes += kMapNode + sizeof(std::pair<const std::string, std::optional<std::string>>) + name.capacity() +
+                 (value ? value->capacity() : 0);
+    return bytes;
+}
+
+void bound_history(std::vector<ClassHistory>& history) {
+    // 9999-12-31T23:59:59Z: the last time a four-digit year writes.
+    constexpr std::int64_t kLastTime = 253402300799;
+    if (history.size() > kMaxHistoryClasses) history.resize(kMaxHistoryClasses);
+    for (auto& h : history) {
+        std::erase_if(h.points, [](const HistoryPoint& p) { return p.time < 0 || p.time > kLastTime; });
+        if (h.points.size() <= kMaxHistoryPoints) continue;
+        std::vector<HistoryPoint> thinned;
+        thinned.reserve(kMaxHistoryPoints);
+        for (std::size_t i = 0; i < kMaxHistoryPoints; ++i)
+            thinned.push_back(h.points[i * (h.points.size() - 1) / (kMaxHistoryPoints - 1)]);
+        h.points = std::move(thinned);
     }
-    for (const auto& [host, index] : newest) keep[index] = true;
-    std::vector<NodeRecord> kept;
-    kept.reserve(newest.size());
-    for (std::size_t i = 0; i < input.nodes.size(); ++i) {
-        if (keep[i]) kept.push_back(std::move(input.nodes[i]));
-    }
-    input.superseded += input.nodes.size() - kept.size();
-    input.nodes = std::move(kept);
 }
 
 std::optional<std::int64_t> parse_rfc3339(std::string_view text) {
@@ -360,7 +344,7 @@ std::optional<std::int64_t> parse_rfc3339(std::string_view text) {
 }
 
 bool conforms(const NodeRecord& node) {
-    if (node.health == "unknown") return false;
+    if (node.health == "unknown" || !node.conflict.empty()) return false;
     return std::none_of(node.rules.begin(), node.rules.end(),
                         [](const NodeRecord::Rule& rule) { return rule.outcome == "warn" || rule.outcome == "block"; });
 }
@@ -421,30 +405,6 @@ std::vector<ClassHistory> history_of_records(const std::vector<NodeRecord>& node
     return history;
 }
 
-FleetInput read_fleet(const std::vector<std::string>& paths) {
-    FleetInput input;
-    input.source = "records";
-    for (const auto& path : paths) {
-        std::error_code ec;
-        if (fs::is_directory(path, ec)) {
-            std::vector<std::string> files;
-            for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
-                const std::string ext = it->path().extension().string();
-                if ((ext == ".json" || ext == ".jsonl") && !it->path().filename().string().starts_with('.'))
-                    files.push_back(it->path().string());
-            }
-            if (ec) input.errors.push_back({path, "cannot list the directory: " + ec.message()});
-            std::sort(files.begin(), files.end());
-            for (const auto& file : files) add_file(file, input);
-        } else {
-            add_file(path, input);
-        }
-    }
-    input.history = history_of_records(input.nodes);
-    keep_newest(input);
-    return input;
-}
-
 namespace {
 
 std::size_t rule_rank(const std::string& id) {
@@ -462,6 +422,9 @@ std::string fix_of(const std::string& rule) {
 
 bool failed(const std::string& outcome) { return outcome == "warn" || outcome == "block"; }
 
+// A node whose rules count: its check ran and no other source contradicts it.
+bool judged(const NodeRecord& node) { return node.health != "unknown" && node.conflict.empty(); }
+
 void sort_nodes(std::vector<std::string>& nodes) {
     std::sort(nodes.begin(), nodes.end(),
               [](const std::string& a, const std::string& b) { return natural_less(a, b); });
@@ -470,13 +433,13 @@ void sort_nodes(std::vector<std::string>& nodes) {
 std::vector<Drift> drift_of(const std::vector<const NodeRecord*>& nodes) {
     std::map<std::string, std::map<std::string, std::vector<std::string>>> values;  // fact -> value -> nodes
     for (const NodeRecord* node : nodes) {
-        if (node->health == "unknown") continue;  // no facts: its check did not run
+        if (!judged(*node)) continue;  // no facts: its check did not run, or whose they are is in doubt
         for (const auto& [fact, value] : node->facts) values[fact][value.value_or("unknown")].push_back(node->hostname);
     }
     // A node whose record lacks a fact others carry (an older launchguard)
     // holds "absent".
     std::size_t with_facts = 0;
-    for (const NodeRecord* node : nodes) with_facts += node->health == "unknown" ? 0 : 1;
+    for (const NodeRecord* node : nodes) with_facts += judged(*node) ? 1 : 0;
     std::vector<Drift> drift;
     for (auto& [fact, by_value] : values) {
         std::size_t counted = 0;
@@ -484,7 +447,7 @@ std::vector<Drift> drift_of(const std::vector<const NodeRecord*>& nodes) {
         if (counted < with_facts) {
             auto& absent = by_value["absent"];
             for (const NodeRecord* node : nodes) {
-                if (node->health != "unknown" && !node->facts.contains(fact)) absent.push_back(node->hostname);
+                if (judged(*node) && !node->facts.contains(fact)) absent.push_back(node->hostname);
             }
         }
         if (by_value.size() < 2) continue;
@@ -541,7 +504,7 @@ ClassReport judge_class(const std::string& name, std::vector<const NodeRecord*> 
     std::map<std::vector<std::string>, std::size_t> row_of;
     for (const NodeRecord* node : nodes) {
         std::vector<std::string> outcomes(report.rules.size());
-        const bool ran = node->health != "unknown";
+        const bool ran = judged(*node);
         bool conforming = ran;
         std::set<std::string_view> failing_layers;
         if (ran) {
@@ -557,8 +520,13 @@ ClassReport judge_class(const std::string& name, std::vector<const NodeRecord*> 
             std::fill(outcomes.begin(), outcomes.end(), "none");
             for (auto& [id, layer] : layers) {
                 failing_layers.insert(id);
-                layer.failures.push_back({node->hostname, "", "check unknown", node->problem,
-                                          "run node-check on the node and read its notes"});
+                if (!node->conflict.empty())
+                    layer.failures.push_back({node->hostname, "", "conflicting records", node->conflict,
+                                              "find which writer wrote the other record: only the node's own "
+                                              "node-check may write its record (records/<hostname>.json)"});
+                else
+                    layer.failures.push_back({node->hostname, "", "check unknown", node->problem,
+                                              "run node-check on the node and read its notes"});
             }
         }
         if (conforming) ++report.conforming;
@@ -592,7 +560,10 @@ FleetReport analyze_fleet(FleetInput input, double threshold) {
     FleetReport report;
     report.threshold = threshold;
     report.errors = std::move(input.errors);
+    report.errors_left_out = input.errors_left_out;
     report.superseded = input.superseded;
+    report.conflicts = input.conflicts;
+    report.incomplete = std::move(input.incomplete);
     report.history = std::move(input.history);
     report.source = std::move(input.source);
     std::map<std::string, std::vector<const NodeRecord*>> classes;

@@ -32,16 +32,44 @@ struct NodeRecord {
     };
     std::vector<Rule> rules;
     std::map<std::string, std::optional<std::string>> facts;
+    // Who wrote it: the file, or the Prometheus scrape target's labels.
+    std::string source;
+    // The source is the host's own: a file named <hostname>.json, as
+    // node-check --record-dir writes it.
+    bool own_source = false;
+    // A *.json file of a record directory named for another host: a claim
+    // that never stands as the named host's record.
+    bool misplaced = false;
+    // Set by keep_newest when sources disagree about this host: what each
+    // claimed. Such a node does not conform.
+    std::string conflict;
 };
+
+// Bounds on what fleet reads, so that no input makes it hold more than a
+// few hundred megabytes. A node record is kilobytes; the memory bound holds
+// some 30,000 records of 20 facts and a dozen rules.
+inline constexpr std::size_t kMaxRecordBytes = std::size_t{1} << 20;
+inline constexpr std::size_t kMaxRecordMemory = std::size_t{160} << 20;
+inline constexpr std::size_t kMaxErrorsKept = 20;
+// How far past this host's clock a checked_at may be (clocks of nodes drift).
+inline constexpr std::int64_t kClockSkewSeconds = 300;
+// The conformance-over-time chart: points per class, and classes.
+inline constexpr std::size_t kMaxHistoryPoints = 240;
+inline constexpr std::size_t kMaxHistoryClasses = 64;
 
 struct RecordError {
     std::string origin;  // file:line of the record, or the file
     std::string message;
 };
 
+// Unix seconds now.
+std::int64_t unix_now();
+
 // One record's JSON; errors name the field ("node.hostname: missing").
+// checked_at must be an RFC 3339 time not later than now + kClockSkewSeconds.
 // Never throws.
-std::optional<NodeRecord> parse_node_record(std::string_view text, const std::string& origin, RecordError& error);
+std::optional<NodeRecord> parse_node_record(std::string_view text, const std::string& origin, RecordError& error,
+                                            std::int64_t now = unix_now());
 
 // Conformance of one node class at one time: of the nodes known then, how
 // many conformed (the same definition as analyze_fleet's).
@@ -59,23 +87,51 @@ struct ClassHistory {
 
 struct FleetInput {
     std::vector<NodeRecord> nodes;
-    std::vector<RecordError> errors;
-    std::size_t superseded = 0;  // older records of a host that has a newer one
+    std::vector<RecordError> errors;  // the first kMaxErrorsKept (add_error)
+    std::size_t errors_left_out = 0;  // the others, counted
+    std::size_t superseded = 0;       // older records of a host that has a newer one
+    std::size_t conflicts = 0;        // hosts whose sources disagree (NodeRecord::conflict)
+    // Why reading stopped before the end (a bound): nodes may be missing, so
+    // the verdict cannot pass. Empty when everything was read.
+    std::string incomplete;
+    std::size_t memory = 0;         // record_memory of the records read, for kMaxRecordMemory
+    std::int64_t now = unix_now();  // a checked_at later than now + kClockSkewSeconds is refused
     // Conformance over time, by class name, where the source has history: a
     // Prometheus range query, or records of one host at several times.
     std::vector<ClassHistory> history;
     std::string source;  // what was read, for the report: "records", "prometheus http://..."
 };
 
+// An error kept, or counted once kMaxErrorsKept are.
+void add_error(FleetInput& input, RecordError error);
+// Roughly what a record holds in memory, for kMaxRecordMemory.
+std::size_t record_memory(const NodeRecord& node);
+// Drops points outside years 1970..9999, thins each class to at most
+// kMaxHistoryPoints (evenly, keeping the first and the last) and keeps the
+// first kMaxHistoryClasses classes.
+void bound_history(std::vector<ClassHistory>& history);
+
 // Records from files and directories. A directory contributes its *.json and
-// *.jsonl files. A file holds one or more records, each starting on a line
-// that begins with '{' (a JSON-lines stream, pretty-printed records one after
-// another, or one record). Of several records of one host the newest counts.
-// A record that cannot be read is an error naming file:line; the rest is read.
+// *.jsonl files; there a *.json file is a host's own (<hostname>.json) and a
+// record in it that names another host is misplaced. A file holds one or
+// more records, each starting on a line that begins with '{' (a JSON-lines
+// stream, pretty-printed records one after another, or one record), read as
+// a stream: a record over kMaxRecordBytes is an error, and reading stops
+// (FleetInput::incomplete) once the records kept pass kMaxRecordMemory.
+// A record that cannot be read is an error naming file:line; the rest is
+// read. Then keep_newest.
 FleetInput read_fleet(const std::vector<std::string>& paths);
-// The same over text already in memory, `name` standing for its file.
-void read_records_text(std::string_view text, const std::string& name, FleetInput& input);
-// Keeps each host's newest record (by checked_at), counting the others.
+// The same over text already in memory, `name` standing for its file (the
+// records' source); `in_directory`: a file of a record directory.
+void read_records_text(std::string_view text, const std::string& name, FleetInput& input, bool in_directory = false);
+// One record per host, the others counted as superseded. Of one source (a
+// file, a scrape target) the newest by checked_at counts. Where several
+// sources claim a host, its own source (its <hostname>.json) counts and a
+// newer record from any other is a conflict; without one, sources that
+// disagree on whether the node conforms are a conflict; a misplaced record
+// always is. A conflict keeps the host, non-conforming, with the claims in
+// NodeRecord::conflict: a writer of the records cannot turn a node's failing
+// record into a passing one.
 void keep_newest(FleetInput& input);
 
 // Conformance over time from records of the same hosts at several check
@@ -89,7 +145,8 @@ std::vector<ClassHistory> history_of_records(const std::vector<NodeRecord>& node
 // seconds; nullopt when it is not such a time.
 std::optional<std::int64_t> parse_rfc3339(std::string_view text);
 
-// Whether a record's node conforms: its check ran and no rule warned or blocked.
+// Whether a record's node conforms: no conflict, its check ran and no rule
+// warned or blocked.
 bool conforms(const NodeRecord& node);
 
 // The layers of the launch stack the report is organised by, and which rule
@@ -154,13 +211,16 @@ struct FleetReport {
     std::size_t conforming = 0;
     double threshold = 0.95;
     std::vector<RecordError> errors;
+    std::size_t errors_left_out = 0;
     std::size_t superseded = 0;
+    std::size_t conflicts = 0;
+    std::string incomplete;
     std::vector<ClassHistory> history;  // empty when the source has none
     std::string source;
     [[nodiscard]] double share() const { return nodes == 0 ? 0.0 : static_cast<double>(conforming) / nodes; }
-    // The verdict: at least one node, and the share of conforming nodes at
-    // or above the threshold.
-    [[nodiscard]] bool passes() const { return nodes > 0 && share() + 1e-12 >= threshold; }
+    // The verdict: at least one node, everything read, and the share of
+    // conforming nodes at or above the threshold.
+    [[nodiscard]] bool passes() const { return nodes > 0 && incomplete.empty() && share() + 1e-12 >= threshold; }
 };
 
 // A node conforms when its check ran and no rule warned or blocked; it

@@ -385,6 +385,9 @@ std::string render_fleet_text(const FleetReport& report) {
     std::string out;
     auto line = [&out](const std::string& text) { out += printable_text(text) + "\n"; };
     line(verdict_line(report));
+    if (!report.incomplete.empty()) line("  not every record was read (the verdict cannot pass): " + report.incomplete);
+    if (report.conflicts > 0)
+        line("  " + plural(report.conflicts, "host") + " with conflicting records, counted as not conforming");
     if (report.superseded > 0)
         line("  " + plural(report.superseded, "older record") + " of the same hosts not counted");
     for (const auto& c : report.classes) {
@@ -421,8 +424,9 @@ std::string render_fleet_text(const FleetReport& report) {
     }
     if (!report.errors.empty()) {
         out += "\n";
-        line(plural(report.errors.size(), "record") + " could not be read:");
+        line(plural(report.errors.size() + report.errors_left_out, "record") + " could not be read:");
         for (const auto& e : report.errors) line("  " + e.origin + ": " + e.message);
+        if (report.errors_left_out > 0) line("  ... and " + thousands(report.errors_left_out) + " more");
     }
     return out;
 }
@@ -492,17 +496,21 @@ json::value fleet_to_json(const FleetReport& report) {
         }
         history.push_back(json::object{{"class", h.name}, {"points", std::move(points)}});
     }
-    return json::object{{"schema", "launchguard.fleet-report/v1"},
-                        {"nodes", report.nodes},
-                        {"conforming", report.conforming},
-                        {"conformance", report.share()},
-                        {"threshold", report.threshold},
-                        {"verdict", report.passes() ? "pass" : "fail"},
-                        {"superseded", report.superseded},
-                        {"source", report.source},
-                        {"classes", std::move(classes)},
-                        {"history", std::move(history)},
-                        {"errors", std::move(errors)}};
+    return json::object{
+        {"schema", "launchguard.fleet-report/v1"},
+        {"nodes", report.nodes},
+        {"conforming", report.conforming},
+        {"conformance", report.share()},
+        {"threshold", report.threshold},
+        {"verdict", report.passes() ? "pass" : "fail"},
+        {"superseded", report.superseded},
+        {"conflicts", report.conflicts},
+        {"incomplete", report.incomplete.empty() ? json::value(nullptr) : json::value(report.incomplete)},
+        {"errors_left_out", report.errors_left_out},
+        {"source", report.source},
+        {"classes", std::move(classes)},
+        {"history", std::move(history)},
+        {"errors", std::move(errors)}};
 }
 
 std::string render_fleet_html(const FleetReport& report) {
@@ -514,6 +522,13 @@ std::string render_fleet_html(const FleetReport& report) {
            thousands(report.conforming) + " conform (" + percent(report.share()) + "); threshold " +
            percent(report.threshold) + ": <span class=\"" + (report.passes() ? "pass\">PASS" : "fail\">FAIL") +
            "</span></p>\n";
+    if (!report.incomplete.empty())
+        out +=
+            "<p class=\"fail\">Not every record was read (the verdict cannot pass): " + html_escape(report.incomplete) +
+            "</p>\n";
+    if (report.conflicts > 0)
+        out += "<p class=\"fail\">" + plural(report.conflicts, "host") +
+               " with conflicting records, counted as not conforming.</p>\n";
     if (report.superseded > 0)
         out +=
             "<p class=\"muted\">" + plural(report.superseded, "older record") + " of the same hosts not counted.</p>\n";
@@ -533,6 +548,7 @@ std::string render_fleet_html(const FleetReport& report) {
         out += "<h2>Records that could not be read</h2><ul>\n";
         for (const auto& e : report.errors)
             out += "<li><code>" + html_escape(e.origin) + "</code>: " + html_escape(e.message) + "</li>\n";
+        if (report.errors_left_out > 0) out += "<li>... and " + thousands(report.errors_left_out) + " more</li>\n";
         out += "</ul>\n";
     }
     out += "</body></html>\n";

@@ -328,18 +328,19 @@ std::optional<FleetInput> read_prometheus(const PrometheusRequest& request, std:
     }
     // Prometheus stops a query at its own deadline too.
     const std::string timeout = fmt::format("{}s", std::max<long long>(1, request.timeout.count() / 1000));
-    SeriesByMetric series;
+    // Each answer goes into the records before the next is read, so that
+    // fleet holds one answer at a time beside the records.
+    SeriesRecords records(request.url.text);
     for (const auto& q : record_queries()) {
         const std::string target = request.url.prefix + "/api/v1/query?query=" + url_encode(q.promql) +
                                    "&time=" + number(at) + "&timeout=" + timeout;
         auto result = query(request, target, q.promql, error);
-        if (!result) {
-            error = request.url.text + ": " + error;
+        if (!result || !records.add(q.metric, *result, error)) {
+            error = request.url.text + ": " + (result ? "query " + std::string(q.promql) + ": " : "") + error;
             return std::nullopt;
         }
-        series.emplace(std::string(q.metric), std::move(*result));
     }
-    FleetInput input = records_from_series(series, request.url.text);
+    FleetInput input = records.finish();
     if (!request.since) return input;
     auto range = [&](std::string_view promql) {
         const std::string target = request.url.prefix + "/api/v1/query_range?query=" + url_encode(promql) +

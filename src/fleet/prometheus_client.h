@@ -46,7 +46,10 @@ struct PrometheusRequest {
     std::optional<double> since;  // start of the history range; nullopt: no history
     std::optional<double> step;   // seconds between history points; nullopt: the range / 120, at least 1 s
     std::chrono::milliseconds timeout{30'000};
-    std::size_t max_response_bytes = std::size_t{256} << 20;
+    // An answer's bound: with its parsed form and its series (at most
+    // kMaxAnswerMemory) beside the records (kMaxRecordMemory), fleet stays
+    // under a gigabyte whatever the server sends.
+    std::size_t max_response_bytes = std::size_t{64} << 20;
 };
 
 // The records at `at` and, with `since`, conformance over [since, at]. On a

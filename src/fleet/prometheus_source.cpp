@@ -2,6 +2,8 @@
 
 #include <boost/json.hpp>
 #include <cmath>
+#include <memory>
+#include <new>
 #include <set>
 
 #include "node/node_metrics.h"
@@ -10,6 +12,20 @@
 namespace launchguard::fleet {
 namespace json = boost::json;
 namespace {
+
+// A node has a dozen rules; a target with hundreds is not a node's.
+constexpr std::size_t kMaxRulesPerNode = 256;
+// A launchguard series has at most six labels of its own beside the target's.
+constexpr std::size_t kMaxLabels = 64;
+
+// Roughly what a series holds in memory: map nodes and string heap parts.
+std::size_t series_memory(const Series& s) {
+    constexpr std::size_t kMapNode = 48;
+    std::size_t bytes = sizeof(Series) + s.points.capacity() * sizeof(Series::Point);
+    for (const auto& [name, value] : s.labels)
+        bytes += kMapNode + sizeof(std::pair<const std::string, std::string>) + name.capacity() + value.capacity();
+    return bytes;
+}
 
 // The labels each metric carries of its own (node/node_metrics.cpp).
 struct OwnLabels {
@@ -80,6 +96,7 @@ std::optional<Series> parse_series(const json::value& item) {
     Series series;
     const auto* metric = o.if_contains("metric");
     if (metric == nullptr || !metric->is_object()) return std::nullopt;
+    if (metric->as_object().size() > kMaxLabels) return std::nullopt;
     for (const auto& [name, value] : metric->as_object()) {
         if (!value.is_string()) return std::nullopt;
         series.labels.emplace(std::string(name), std::string(value.as_string()));
@@ -104,21 +121,26 @@ std::optional<Series> parse_series(const json::value& item) {
     return series;
 }
 
-struct Building {
-    NodeRecord record;
-    bool info = false;
-    bool health = false;
-    std::string problem;  // a contradiction: the target is left out
-};
-
 }  // namespace
 
 std::optional<std::vector<Series>> parse_query_response(std::string_view body, std::string& error,
                                                         std::size_t* skipped) {
+    // One arena for the parsed answer, of at most kMaxParsedAnswerMemory:
+    // no allocator overhead per value, all of it let go at once on return,
+    // and an answer of the smallest values JSON allows (each costs the
+    // parsed form many times its bytes) is refused rather than held. The
+    // arena's pages are taken as the parser fills them.
+    const std::unique_ptr<unsigned char[]> arena_bytes(new unsigned char[kMaxParsedAnswerMemory]);
+    json::monotonic_resource arena(arena_bytes.get(), kMaxParsedAnswerMemory, json::get_null_resource());
+    const json::storage_ptr storage(&arena);
     json::value parsed;
     boost::system::error_code ec;
     try {
-        parsed = json::parse(body, ec);
+        parsed = json::parse(body, ec, storage);
+    } catch (const std::bad_alloc&) {
+        error = "the answer takes more than " + std::to_string(kMaxParsedAnswerMemory >> 20) +
+                " MiB to parse, fleet's bound for one answer";
+        return std::nullopt;
     } catch (const std::exception& e) {
         error = std::string("the response is not JSON: ") + e.what();
         return std::nullopt;
@@ -163,12 +185,19 @@ std::optional<std::vector<Series>> parse_query_response(std::string_view body, s
         return std::nullopt;
     }
     std::vector<Series> series;
-    series.reserve(result->as_array().size());
+    std::size_t memory = 0;
     for (const auto& item : result->as_array()) {
-        if (auto s = parse_series(item))
+        if (auto s = parse_series(item)) {
+            memory += series_memory(*s);
+            if (memory > kMaxAnswerMemory) {
+                error = "the answer's series hold more than " + std::to_string(kMaxAnswerMemory >> 20) +
+                        " MiB, fleet's bound for one answer";
+                return std::nullopt;
+            }
             series.push_back(std::move(*s));
-        else if (skipped != nullptr)
+        } else if (skipped != nullptr) {
             ++*skipped;
+        }
     }
     return series;
 }
@@ -187,88 +216,104 @@ const std::vector<SeriesQuery>& record_queries() {
     return queries;
 }
 
-FleetInput records_from_series(const SeriesByMetric& series, const std::string& origin) {
-    FleetInput input;
-    input.source = "prometheus " + origin;
-    std::map<std::string, Building> targets;
-    auto each = [&](std::string_view metric, auto&& apply) {
-        auto it = series.find(metric);
-        if (it == series.end()) return;
-        for (const auto& s : it->second) {
-            if (s.points.empty()) continue;
-            apply(targets[target_of(s.labels)], s);
-        }
-    };
-    each(kMetricNodeInfo, [&](Building& b, const Series& s) {
-        const std::string node = label(s, "node");
-        const std::string node_class = label(s, "node_class");
-        const std::string schema = label(s, "schema");
-        if (schema != kNodeMetricsSchema) {
-            b.problem = "launchguard_node_info: schema '" + schema + "' is not " + std::string(kNodeMetricsSchema);
-        } else if (node.empty() || node_class.empty()) {
-            b.problem = std::string("launchguard_node_info: no ") + (node.empty() ? "node" : "node_class") + " label";
-        } else if (b.info && (b.record.hostname != node || b.record.node_class != node_class)) {
-            b.problem = "launchguard_node_info: two series (" + b.record.hostname + ", " + node + ")";
-        }
-        b.info = true;
-        b.record.hostname = node;
-        b.record.node_class = node_class;
-    });
-    each(kMetricNodeHealth, [&](Building& b, const Series& s) {
-        const std::string health = label(s, "health");
-        if (health != "healthy" && health != "warning" && health != "degraded" && health != "unknown")
-            b.problem = "launchguard_node_health: health '" + health + "' is not healthy, warning, degraded or unknown";
-        else if (b.health && b.record.health != health)
-            b.problem = "launchguard_node_health: both " + b.record.health + " and " + health;
-        b.health = true;
-        b.record.health = health;
-    });
-    each(kMetricCheckTimestamp, [&](Building& b, const Series& s) {
-        const double t = s.points.back().value;
-        if (std::isfinite(t) && t >= 0 && t < 1e11)
-            b.record.checked_at = utc_timestamp(std::chrono::system_clock::time_point(
-                std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(t))));
-    });
-    each(kMetricRuleOutcome, [&](Building& b, const Series& s) {
-        const std::string rule = label(s, "rule");
-        const std::string outcome = label(s, "outcome");
-        if (rule.empty() || (outcome != "pass" && outcome != "warn" && outcome != "block" && outcome != "unknown")) {
-            b.problem = "launchguard_node_rule_outcome: rule '" + rule + "' with outcome '" + outcome +
-                        "' (not pass, warn, block or unknown)";
-            return;
-        }
-        for (const auto& r : b.record.rules) {
-            if (r.id == rule && r.outcome != outcome)
-                b.problem = "launchguard_node_rule_outcome: rule " + rule + " is both " + r.outcome + " and " + outcome;
-        }
-        b.record.rules.push_back({rule, outcome, ""});
-    });
-    each(kMetricFactInfo, [&](Building& b, const Series& s) {
-        const std::string fact = label(s, "fact");
-        if (!fact.empty()) b.record.facts[fact] = label(s, "value");
-    });
-    each(kMetricFactUnknownInfo, [&](Building& b, const Series& s) {
-        const std::string fact = label(s, "fact");
-        if (!fact.empty()) b.record.facts.emplace(fact, std::nullopt);
-    });
-    each(kMetricFindingInfo, [&](Building& b, const Series& s) {
-        const std::string rule = label(s, "rule");
-        for (auto& r : b.record.rules) {
-            if (r.id == rule && r.message.empty()) r.message = label(s, "message");
-        }
-    });
-    each(kMetricProblemInfo, [&](Building& b, const Series& s) { b.record.problem = label(s, "problem"); });
+SeriesRecords::SeriesRecords(std::string origin, std::int64_t now) : origin_(std::move(origin)), now_(now) {}
 
-    for (auto& [target, b] : targets) {
+bool SeriesRecords::add(std::string_view metric, const std::vector<Series>& series, std::string& error) {
+    for (const auto& s : series) {
+        if (s.points.empty()) continue;
+        Building& b = targets_[target_of(s.labels)];
+        if (metric == kMetricNodeInfo) {
+            const std::string node = label(s, "node");
+            const std::string node_class = label(s, "node_class");
+            const std::string schema = label(s, "schema");
+            if (schema != kNodeMetricsSchema) {
+                b.problem = "launchguard_node_info: schema '" + schema + "' is not " + std::string(kNodeMetricsSchema);
+            } else if (node.empty() || node_class.empty()) {
+                b.problem =
+                    std::string("launchguard_node_info: no ") + (node.empty() ? "node" : "node_class") + " label";
+            } else if (b.info && (b.record.hostname != node || b.record.node_class != node_class)) {
+                b.problem = "launchguard_node_info: two series (" + b.record.hostname + ", " + node + ")";
+            }
+            b.info = true;
+            b.record.hostname = node;
+            b.record.node_class = node_class;
+        } else if (metric == kMetricNodeHealth) {
+            const std::string health = label(s, "health");
+            if (health != "healthy" && health != "warning" && health != "degraded" && health != "unknown")
+                b.problem =
+                    "launchguard_node_health: health '" + health + "' is not healthy, warning, degraded or unknown";
+            else if (b.health && b.record.health != health)
+                b.problem = "launchguard_node_health: both " + b.record.health + " and " + health;
+            b.health = true;
+            b.record.health = health;
+        } else if (metric == kMetricCheckTimestamp) {
+            const double t = s.points.back().value;
+            if (std::isfinite(t) && t > static_cast<double>(now_ + kClockSkewSeconds))
+                b.problem = "launchguard_node_check_timestamp_seconds: " + std::to_string(t) +
+                            " is in the future (more than " + std::to_string(kClockSkewSeconds) +
+                            " s past this host's clock)";
+            else if (std::isfinite(t) && t >= 0)
+                b.record.checked_at = utc_timestamp(std::chrono::system_clock::time_point(
+                    std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(t))));
+        } else if (metric == kMetricRuleOutcome) {
+            const std::string rule = label(s, "rule");
+            const std::string outcome = label(s, "outcome");
+            if (rule.empty() ||
+                (outcome != "pass" && outcome != "warn" && outcome != "block" && outcome != "unknown")) {
+                b.problem = "launchguard_node_rule_outcome: rule '" + rule + "' with outcome '" + outcome +
+                            "' (not pass, warn, block or unknown)";
+                continue;
+            }
+            if (b.record.rules.size() >= kMaxRulesPerNode) {
+                b.problem = "launchguard_node_rule_outcome: more than " + std::to_string(kMaxRulesPerNode) + " rules";
+                continue;
+            }
+            for (const auto& r : b.record.rules) {
+                if (r.id == rule && r.outcome != outcome)
+                    b.problem =
+                        "launchguard_node_rule_outcome: rule " + rule + " is both " + r.outcome + " and " + outcome;
+            }
+            b.record.rules.push_back({rule, outcome, ""});
+        } else if (metric == kMetricFactInfo) {
+            const std::string fact = label(s, "fact");
+            if (!fact.empty()) b.record.facts[fact] = label(s, "value");
+        } else if (metric == kMetricFactUnknownInfo) {
+            const std::string fact = label(s, "fact");
+            if (!fact.empty()) b.record.facts.emplace(fact, std::nullopt);
+        } else if (metric == kMetricFindingInfo) {
+            const std::string rule = label(s, "rule");
+            for (auto& r : b.record.rules) {
+                if (r.id == rule && r.message.empty()) r.message = label(s, "message");
+            }
+        } else if (metric == kMetricProblemInfo) {
+            b.record.problem = label(s, "problem");
+        }
+    }
+    std::size_t memory = 0;
+    for (const auto& [target, b] : targets_) memory += target.capacity() + record_memory(b.record);
+    if (memory > kMaxRecordMemory) {
+        error = "the records rebuilt from the series hold more than " + std::to_string(kMaxRecordMemory >> 20) +
+                " MiB, fleet's bound";
+        return false;
+    }
+    return true;
+}
+
+FleetInput SeriesRecords::finish() {
+    FleetInput input;
+    input.now = now_;
+    const std::string& origin = origin_;
+    input.source = "prometheus " + origin;
+    for (auto& [target, b] : targets_) {
         const std::string where = origin + " " + target;
         if (!b.info) {
-            input.errors.push_back({where,
-                                    "no launchguard_node_info series (node-check older than the node "
-                                    "metrics schema, or a scrape that lost it): left out"});
+            add_error(input, {where,
+                              "no launchguard_node_info series (node-check older than the node "
+                              "metrics schema, or a scrape that lost it): left out"});
             continue;
         }
         if (!b.problem.empty()) {
-            input.errors.push_back({where + " (" + b.record.hostname + ")", b.problem + ": left out"});
+            add_error(input, {where + " (" + b.record.hostname + ")", b.problem + ": left out"});
             continue;
         }
         if (!b.health) {
@@ -276,6 +321,9 @@ FleetInput records_from_series(const SeriesByMetric& series, const std::string& 
             if (b.record.problem.empty()) b.record.problem = "no launchguard_node_health series";
         }
         b.record.origin = where;
+        // Each target is a source of its own: a second target that names
+        // the same node contradicts it rather than replaces it.
+        b.record.source = target;
         // The finding's message came after the rules; rules of a node whose
         // check did not run are none.
         if (b.record.health == "unknown") b.record.rules.clear();
@@ -283,6 +331,20 @@ FleetInput records_from_series(const SeriesByMetric& series, const std::string& 
     }
     keep_newest(input);
     return input;
+}
+
+FleetInput records_from_series(const SeriesByMetric& series, const std::string& origin, std::int64_t now) {
+    SeriesRecords records(origin, now);
+    std::string error;
+    for (const auto& q : record_queries()) {
+        auto it = series.find(q.metric);
+        if (it != series.end() && !records.add(q.metric, it->second, error)) {
+            FleetInput input = records.finish();
+            input.incomplete = origin + ": " + error;
+            return input;
+        }
+    }
+    return records.finish();
 }
 
 std::string_view history_nodes_query() { return "count by (node_class) (launchguard_node_info)"; }
@@ -297,11 +359,13 @@ std::vector<ClassHistory> history_from_series(const std::vector<Series>& nodes, 
     // class -> time (ms) -> point
     std::map<std::string, std::map<std::int64_t, HistoryPoint>> classes;
     auto ms = [](double t) { return static_cast<std::int64_t>(std::llround(t * 1000.0)); };
+    // Times a chart can place: 1970 to the end of year 9999 (1e300 is none).
+    auto placeable = [](double t) { return std::isfinite(t) && t >= 0 && t < 253402300800.0; };
     auto count = [](double v) { return std::isfinite(v) && v > 0 && v < 1e12 ? static_cast<std::size_t>(v) : 0; };
     for (const auto& s : nodes) {
         auto& points = classes[label(s, "node_class")];
         for (const auto& p : s.points) {
-            if (!std::isfinite(p.time)) continue;
+            if (!placeable(p.time)) continue;
             auto& point = points[ms(p.time)];
             point.time = static_cast<std::int64_t>(std::floor(p.time));
             point.nodes += count(p.value);
@@ -311,7 +375,7 @@ std::vector<ClassHistory> history_from_series(const std::vector<Series>& nodes, 
         auto found = classes.find(label(s, "node_class"));
         if (found == classes.end()) continue;
         for (const auto& p : s.points) {
-            if (!std::isfinite(p.time)) continue;
+            if (!placeable(p.time)) continue;
             auto it = found->second.find(ms(p.time));
             if (it != found->second.end()) it->second.conforming = std::min(it->second.nodes, count(p.value));
         }
@@ -324,6 +388,7 @@ std::vector<ClassHistory> history_from_series(const std::vector<Series>& nodes, 
         for (auto& [t, point] : points) h.points.push_back(point);
         history.push_back(std::move(h));
     }
+    bound_history(history);
     return history;
 }
 

@@ -33,7 +33,12 @@ struct Series {
 // "vector" or "matrix" result. nullopt with `error` set for an error
 // response ("bad_data: parse error at char 5 ...") or one that is not the
 // API's shape (naming what is wrong). A series whose own shape is wrong is
-// skipped and counted in `skipped`. Never throws.
+// skipped and counted in `skipped`, as is one with more than 64 labels. An
+// answer that takes more than kMaxParsedAnswerMemory to parse, or whose
+// series would hold more than kMaxAnswerMemory, is an error.
+// Never throws.
+inline constexpr std::size_t kMaxAnswerMemory = std::size_t{192} << 20;
+inline constexpr std::size_t kMaxParsedAnswerMemory = std::size_t{192} << 20;
 std::optional<std::vector<Series>> parse_query_response(std::string_view body, std::string& error,
                                                         std::size_t* skipped = nullptr);
 
@@ -53,8 +58,34 @@ using SeriesByMetric = std::map<std::string, std::vector<Series>, std::less<>>;
 // readable launchguard_node_info, or whose series contradict each other
 // (two node names, an outcome that is none of pass/warn/block/unknown), is an
 // error naming it and is left out; the others are read. `origin` names the
-// source in errors and records ("http://prometheus:9090").
-FleetInput records_from_series(const SeriesByMetric& series, const std::string& origin);
+// source in errors and records ("http://prometheus:9090"). Each target is
+// its record's source (keep_newest: two targets that name one node and
+// disagree are a conflict); a check timestamp later than `now` +
+// kClockSkewSeconds leaves the target out.
+FleetInput records_from_series(const SeriesByMetric& series, const std::string& origin, std::int64_t now = unix_now());
+
+// The same, one query's answer at a time, so that an answer's series are
+// let go before the next is read: add() each metric of record_queries() in
+// that order, then finish(). add() is false with `error` once the records
+// pass kMaxRecordMemory.
+class SeriesRecords {
+public:
+    explicit SeriesRecords(std::string origin, std::int64_t now = unix_now());
+    bool add(std::string_view metric, const std::vector<Series>& series, std::string& error);
+    FleetInput finish();
+
+    struct Building {
+        NodeRecord record;
+        bool info = false;
+        bool health = false;
+        std::string problem;  // a contradiction: the target is left out
+    };
+
+private:
+    std::string origin_;
+    std::int64_t now_;
+    std::map<std::string, Building> targets_;
+};
 
 // The range queries for conformance over time: nodes per class, and
 // conforming nodes per class (check ran, no rule warned or blocked).
@@ -62,7 +93,8 @@ std::string_view history_nodes_query();
 std::string_view history_conforming_query();
 
 // Conformance over time from the two range results, by class; a step where
-// a class has nodes but none conforming is a point with conforming 0.
+// a class has nodes but none conforming is a point with conforming 0. Times
+// outside years 1970..9999 are skipped, and bound_history applies.
 std::vector<ClassHistory> history_from_series(const std::vector<Series>& nodes, const std::vector<Series>& conforming);
 
 }  // namespace launchguard::fleet

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <set>
 
+#include "context/memo_file_view.h"
 #include "util/text.h"
 
 namespace launchguard::nccl {
@@ -62,11 +63,20 @@ std::vector<std::string> loader_dirs(const Environment* env, const FileView* fil
     const std::string_view other = arch == "x86_64"    ? std::string_view("aarch64-linux-gnu")
                                    : arch == "aarch64" ? std::string_view("x86_64-linux-gnu")
                                                        : std::string_view();
+    // One directory named many ways (links, "//", "/./", "..") is searched
+    // once: by the path it resolves to in the view.
     std::vector<std::string> unique;
     std::set<std::string> seen;
     for (auto& dir : dirs) {
         if (!other.empty() && dir.ends_with(other)) continue;
-        if (seen.insert(dir).second) unique.push_back(std::move(dir));
+        if (!seen.insert(dir).second) continue;
+        if (files != nullptr) {
+            const FileInfo info = files->stat(dir);
+            if (info.kind == FileKind::directory && !info.resolved_path.empty() && info.resolved_path != dir &&
+                !seen.insert(info.resolved_path).second)
+                continue;
+        }
+        unique.push_back(std::move(dir));
     }
     return unique;
 }
@@ -100,7 +110,9 @@ std::optional<Version> version_from_file_name(std::string_view name) {
 }
 
 LibraryFound find_in_dirs(const FileView& files, const std::vector<std::string>& dirs, std::string_view file_name) {
+    constexpr std::size_t kMaxUndecidedNamed = 16;
     LibraryFound found;
+    bool over_bound = false;
     for (const auto& dir : dirs) {
         std::string path = dir + "/" + std::string(file_name);
         FileInfo info = files.stat(path);
@@ -109,7 +121,15 @@ LibraryFound find_in_dirs(const FileView& files, const std::vector<std::string>&
             found.resolved = info.resolved_path.empty() ? path : info.resolved_path;
             return found;
         }
-        if (info.kind == FileKind::unknown) found.undecided.push_back(path);
+        if (info.kind != FileKind::unknown) continue;
+        // Past the check's bound every path is unknown: name the bound once
+        // and a few paths, not thousands.
+        if (info.detail.starts_with(kCheckBoundDetail)) {
+            if (!over_bound) found.undecided.push_back(path + " (" + info.detail + ")");
+            over_bound = true;
+        } else if (found.undecided.size() < kMaxUndecidedNamed) {
+            found.undecided.push_back(path);
+        }
     }
     return found;
 }

@@ -27,7 +27,8 @@ const std::vector<std::string>& system_library_dirs();
 // ("x86_64", "aarch64"; empty when unknown): a directory that ends in the
 // other architecture's multiarch name ("...aarch64-linux-gnu" on x86_64)
 // holds nothing the task's loader would take, and is left out, so that no
-// finding or unknown reason names it.
+// finding or unknown reason names it. With `files`, a directory named
+// several ways (links, "//", "..") is kept once, by the path it resolves to.
 std::vector<std::string> loader_dirs(const Environment* env, const FileView* files, std::string_view arch);
 
 struct Version {
@@ -44,7 +45,9 @@ std::optional<Version> parse_version(std::string_view text);
 std::optional<Version> version_from_file_name(std::string_view name);
 
 // First `file_name` in `dirs` under the view: the path found ("" when none),
-// the path after links, and the paths the view could not answer for.
+// the path after links, and the paths the view could not answer for (the
+// first 16; past the check's bound (context/memo_file_view.h) one, with the
+// bound as the reason).
 struct LibraryFound {
     std::string path;
     std::string resolved;

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "context/memo_file_view.h"
 #include "nccl/device_filter.h"
 #include "nccl/library_search.h"
 #include "rules/network_ports.h"
@@ -142,6 +143,11 @@ void check_verbs_providers(const RuleInput& in, const std::vector<std::string>& 
                 if (name.starts_with(prefix) && name.ends_with(".so")) found = true;
             }
             if (found) break;
+            // A listing past the check's bound is not "empty" (context/memo_file_view.h).
+            if (const FileInfo info = in.files->stat(dir); info.detail.starts_with(kCheckBoundDetail)) {
+                problems.undecided.push_back(dir + " (" + info.detail + ")");
+                break;
+            }
         }
         if (!found) {
             problems.missing.push_back("no " + prefix + "*.so verbs provider for the node's HCAs");

@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "context/memo_file_view.h"
 #include "nccl/device_filter.h"
 #include "nccl/library_search.h"
 #include "rules/families.h"
@@ -97,10 +98,18 @@ struct LibraryLookup {
 LibraryLookup find_library(const FileView& files, const std::vector<std::string>& dirs,
                            const std::vector<std::string>& file_names) {
     LibraryLookup lookup;
+    bool over_bound = false;
     auto probe = [&](const std::string& path) {
         FileInfo info = files.stat(path);
         if (info.kind == FileKind::regular) return true;
-        if (info.kind == FileKind::unknown) lookup.undecided.push_back(path);
+        if (info.kind != FileKind::unknown) return false;
+        // Past the check's bound every path is unknown: name the bound once.
+        if (info.detail.starts_with(kCheckBoundDetail)) {
+            if (!over_bound) lookup.undecided.push_back(path + " (" + info.detail + ")");
+            over_bound = true;
+        } else if (lookup.undecided.size() < 16) {
+            lookup.undecided.push_back(path);
+        }
         return false;
     };
     for (const auto& file : file_names) {

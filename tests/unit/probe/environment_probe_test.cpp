@@ -47,6 +47,17 @@ TEST(EnvProbeTest, DetectsProcEnvironFormat) {
     EXPECT_EQ(env->count("NOEQUALS"), 0U);
 }
 
+TEST(EnvProbeTest, AnEntryWithoutANameIsNoReasonToSkipTheRest) {
+    using namespace std::string_literals;
+    // A task can exec with "=x" in its environment (execve takes any string);
+    // getenv never finds it, and the entries around it are the task's.
+    auto env = parse_env_text("=x\0NCCL_IB_HCA=mlx5_0\0=\0LD_LIBRARY_PATH=/opt/lib\0"s, "/proc/1/environ");
+    ASSERT_TRUE(env.ok());
+    EXPECT_EQ(env->size(), 2U);
+    EXPECT_EQ(env->at("NCCL_IB_HCA"), "mlx5_0");
+    EXPECT_EQ(env->at("LD_LIBRARY_PATH"), "/opt/lib");
+}
+
 TEST(EnvProbeTest, ReadsFilesAndNamesMissingOnes) {
     test::TempTree tree;
     tree.write("job.env", "CUDA_VISIBLE_DEVICES=0,1\n");
