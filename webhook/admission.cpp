@@ -173,6 +173,9 @@ Verdict judge(Endpoint endpoint, const json::value& object, const Choice& choice
     review_options.fix_blocking = endpoint == Endpoint::mutate;
     if (endpoint == Endpoint::mutate && choice.gate)
         review_options.gate = kubernetes::GateOptions{gate.image, gate.on_error};
+    // What gets around the gate is judged against the site's gate image
+    // (for every pod alike: the review cache's key does not hold the choice).
+    if (gate.enabled) review_options.gate_image = gate.image;
     auto reviewed = kubernetes::review_workload(object, *choice.profile, review_options);
     if (!reviewed) {
         // The API server validates the schema only after mutation: a spec we

@@ -84,7 +84,8 @@ int run_gate(const GateRunOptions& options);
 // why: --on-error allow warns and proceeds, block reports and exits 78.
 int run_gate_unjudged(const GateRunOptions& options, const std::string& reason);
 
-// execvp(argv) with this process's environment; returns only on failure:
+// Execs argv with this process's environment as the container runtime does
+// (execve on the PATH lookup, no shell fallback); returns only on failure:
 // kGateNotFoundExitCode or kGateNotExecutableExitCode, after a line on stderr.
 int exec_workload(const std::vector<std::string>& argv);
 

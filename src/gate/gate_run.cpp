@@ -1,10 +1,11 @@
 // `run`: act on the verdict and exec the workload. This part runs in the
 // process that becomes the workload, so it does little: the judgement runs
 // in a child (gate.cpp) and this process only prints, sets environment
-// values and calls execvp.
+// values and execs the workload as the runtime would.
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <csignal>
@@ -124,6 +125,37 @@ std::vector<std::string> patched_environment(const std::vector<RemediationOp>& o
 // Runs the workload, or returns the exit code of a check-only run.
 int proceed(const GateRunOptions& options) { return options.check_only ? 0 : exec_workload(options.argv); }
 
+// The search the container runtime does before its execve (runc: Go's
+// exec.LookPath over the PATH the container gets): a name with a slash as it
+// is, else each PATH entry in turn. Unlike execvp there is no `/bin/sh FILE`
+// fallback on ENOEXEC: a script without "#!" fails here as it fails without
+// the gate. Returns the errno of the attempt that decides.
+int exec_as_runtime(const std::string& name, char* const* args) {
+    if (name.find('/') != std::string::npos) {
+        ::execve(name.c_str(), args, environ);
+        return errno;
+    }
+    const char* path_variable = std::getenv("PATH");
+    const std::string path = path_variable != nullptr ? path_variable : "/usr/local/bin:/usr/bin:/bin";
+    int error = ENOENT;
+    std::size_t start = 0;
+    while (start <= path.size()) {
+        const std::size_t end = std::min(path.find(':', start), path.size());
+        const std::string directory = end == start ? "." : path.substr(start, end - start);
+        const std::string candidate = directory + "/" + name;
+        ::execve(candidate.c_str(), args, environ);
+        // Keep looking past a directory without it; remember a file found
+        // but refused (as execvp does); anything else decides.
+        if (errno == EACCES) {
+            error = EACCES;
+        } else if (errno != ENOENT && errno != ENOTDIR) {
+            return errno;
+        }
+        start = end + 1;
+    }
+    return error;
+}
+
 }  // namespace
 
 int exec_workload(const std::vector<std::string>& argv) {
@@ -139,8 +171,7 @@ int exec_workload(const std::vector<std::string>& argv) {
     // `launchguard gate` ignores SIGPIPE (cli/main.cpp); an ignored signal
     // stays ignored across exec, and the workload must get the default.
     std::signal(SIGPIPE, SIG_DFL);
-    ::execvp(args[0], args.data());
-    const int error = errno;
+    const int error = exec_as_runtime(argv.front(), args.data());
     // As a shell: 127 when there is no such file, 126 when there is one
     // that cannot be executed.
     const bool missing = error == ENOENT || error == ENOTDIR;

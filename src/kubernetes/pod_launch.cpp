@@ -269,178 +269,233 @@ PodResources pod_resources(const PodTemplate& pod) {
     return pod_out;
 }
 
-std::vector<ContainerLaunch> read_containers(const PodTemplate& pod, const ConfigMapData& config_maps) {
-    const json::object& spec = *pod.spec;
-    // Volumes by name.
+namespace {
+
+// What a pod's containers share: its volumes by name, hostIPC, its security
+// context, and its memory limit (read once, not once per container that
+// mounts a Memory emptyDir at /dev/shm).
+struct PodShared {
+    const PodTemplate& pod;
     std::map<std::string, VolumeInfo, std::less<>> volumes;
-    for_each_object(spec, "volumes", pod.field, [&](const json::object& volume, const std::string& item_field) {
+    bool host_ipc = false;
+    const json::object* security = nullptr;
+    std::optional<std::optional<std::uint64_t>> memory_limit;
+};
+
+PodShared read_pod_shared(const PodTemplate& pod, const ConfigMapData& config_maps) {
+    PodShared shared{pod, {}, false, nullptr, std::nullopt};
+    for_each_object(*pod.spec, "volumes", pod.field, [&](const json::object& volume, const std::string& item_field) {
         auto name = string_field(volume, "name", item_field);
         if (!name) throw SpecError{field_path(item_field, "name"), "missing"};
-        volumes[*name] = read_volume(volume, item_field, config_maps);
+        shared.volumes[*name] = read_volume(volume, item_field, config_maps);
     });
-    bool host_ipc = bool_field(spec, "hostIPC", pod.field).value_or(false);
-    const json::object* pod_security = object_field(spec, "securityContext", pod.field);
+    shared.host_ipc = bool_field(*pod.spec, "hostIPC", pod.field).value_or(false);
+    shared.security = object_field(*pod.spec, "securityContext", pod.field);
+    return shared;
+}
 
-    const json::array* list = array_field(spec, "containers", pod.field);
-    std::string list_field = field_path(pod.field, "containers");
-    if (list == nullptr || list->empty()) throw SpecError{list_field, "missing: a pod needs at least one container"};
+// The environment facet: command and args (a gate-wrapped one as the
+// command it runs after the gate), the shell in them, env and envFrom, the
+// communication backend they start.
+void read_launch_environment(ContainerLaunch& launch, const json::object& container, const ConfigMapData& config_maps) {
+    std::vector<std::string> command = string_list(container, "command", launch.field);
+    if (auto wrapped = unwrap_gate_command(command)) command = std::move(*wrapped);
+    std::vector<std::string> args = string_list(container, "args", launch.field);
+    launch.shell = read_shell_launch(command, args);
+    launch.env = read_environment(container, launch.field, launch.shell, config_maps);
+    command.insert(command.end(), args.begin(), args.end());
+    launch.comm_backend = comm_backend_from_command(command, launch.env.values, launch.field + " command and args");
+}
 
-    const json::array* init_list = array_field(spec, "initContainers", pod.field);
+// /dev/shm's size when `info` (the volume `volume_name`) is mounted there.
+Fact<std::uint64_t> shm_from_volume(const VolumeInfo& info, const std::string& where, PodShared& shared) {
+    if (info.source == PodMount::Source::empty_dir && info.memory && info.size_limit) {
+        return Fact<std::uint64_t>::known(*info.size_limit, where + " sizeLimit");
+    }
+    if (info.source == PodMount::Source::empty_dir && info.memory) {
+        // Without a sizeLimit the kubelet sizes the tmpfs to the pod's
+        // memory limit, else to the node's memory.
+        if (!shared.memory_limit) shared.memory_limit = pod_memory_limit(*shared.pod.spec, shared.pod.field);
+        if (const auto& limit = *shared.memory_limit) {
+            return Fact<std::uint64_t>::known(*limit, where + " without sizeLimit: the pod's memory limit");
+        }
+        return Fact<std::uint64_t>::unknown(where +
+                                            " has no sizeLimit and the pod no memory limit: the tmpfs takes the "
+                                            "node's memory size, which the spec does not give");
+    }
+    if (info.source == PodMount::Source::host_path) {
+        return Fact<std::uint64_t>::unknown(where + ": the node's /dev/shm, whose size the spec does not give");
+    }
+    return Fact<std::uint64_t>::unknown(where + ": a volume whose size the spec does not give");
+}
+
+PodMount pod_mount(const VolumeInfo& info, const std::string& volume_name, const std::string& mount_path,
+                   const std::string& sub_path) {
+    PodMount pm;
+    pm.mount_path = mount_path;
+    pm.volume = volume_name;
+    pm.source = info.source;
+    pm.description = info.description + (sub_path.empty() ? "" : ", subPath " + sub_path);
+    pm.host_type = info.host_type;
+    pm.host_path = sub_path.empty() ? info.host_path : info.host_path + "/" + sub_path;
+    if (info.contents) {
+        if (sub_path.empty()) {
+            pm.contents = info.contents;
+        } else if (auto file = info.contents->find(sub_path); file != info.contents->end()) {
+            pm.contents = std::map<std::string, std::string>{{"", file->second}};
+        } else {
+            pm.contents.emplace();  // the kubelet makes a missing subPath an empty directory
+        }
+    }
+    if (!sub_path.empty()) {
+        pm.whole_key = pm.source == PodMount::Source::config_map || pm.source == PodMount::Source::secret;
+        if (pm.source == PodMount::Source::host_path) pm.host_type.clear();
+    } else {
+        pm.projected = info.items;
+    }
+    return pm;
+}
+
+// The mounts facet: the container's filesystem view, the host paths it
+// asks for, /dev/shm's size and the RDMA devices a hostPath gives it.
+void read_launch_mounts(ContainerLaunch& launch, const json::object& container, PodShared& shared,
+                        std::vector<std::string>& rdma) {
+    ContainerFacts& facts = launch.facts;
+    std::vector<PodMount> mounts;
+    std::optional<Fact<std::uint64_t>> shm;
+    for_each_object(
+        container, "volumeMounts", launch.field, [&](const json::object& mount, const std::string& mount_field) {
+            auto volume_name = string_field(mount, "name", mount_field);
+            auto mount_path = string_field(mount, "mountPath", mount_field);
+            if (!volume_name) throw SpecError{field_path(mount_field, "name"), "missing"};
+            if (!mount_path || mount_path->empty()) throw SpecError{field_path(mount_field, "mountPath"), "missing"};
+            auto volume = shared.volumes.find(*volume_name);
+            if (volume == shared.volumes.end()) {
+                throw SpecError{field_path(mount_field, "name"),
+                                "no volume named '" + *volume_name + "' in " + field_path(shared.pod.field, "volumes")};
+            }
+            const VolumeInfo& info = volume->second;
+            PodMount pm =
+                pod_mount(info, *volume_name, *mount_path, string_field(mount, "subPath", mount_field).value_or(""));
+            if (pm.source == PodMount::Source::host_path) {
+                facts.requested_mounts.push_back(pm.host_path + ":" + *mount_path);
+                if (normalize_absolute(pm.host_path) == "/dev/infiniband") rdma.push_back("hostPath /dev/infiniband");
+            }
+            if (normalize_absolute(*mount_path) == "/dev/shm") {
+                shm = shm_from_volume(info, mount_field + " (volume " + *volume_name + ", " + info.description + ")",
+                                      shared);
+            }
+            mounts.push_back(std::move(pm));
+        });
+    if (!shm) {
+        if (shared.host_ipc) {
+            shm = Fact<std::uint64_t>::unknown(shared.pod.field +
+                                               ".hostIPC: the node's /dev/shm, whose size the spec does not give");
+        } else {
+            shm = Fact<std::uint64_t>::known(kRuntimeDefaultShm,
+                                             "no volume at /dev/shm and no hostIPC: the container "
+                                             "runtime's 64 MiB default");
+        }
+    }
+    facts.shm_bytes = *shm;
+    launch.files = std::make_shared<PodFileView>(std::move(mounts), "the volumes " + launch.field + " mounts");
+}
+
+// The security facet: capabilities the spec adds (privileged grants all of
+// them) and whether the container runs as root.
+void read_launch_security(ContainerLaunch& launch, const json::object& container, const PodShared& shared) {
+    ContainerFacts& facts = launch.facts;
+    const json::object* security = object_field(container, "securityContext", launch.field);
+    std::string security_field = field_path(launch.field, "securityContext");
+    std::vector<std::string> capabilities;
+    if (security != nullptr) {
+        if (bool_field(*security, "privileged", security_field).value_or(false)) {
+            capabilities.emplace_back("CAP_IPC_LOCK");
+            capabilities.emplace_back("ALL (privileged)");
+        }
+        if (const json::object* caps = object_field(*security, "capabilities", security_field)) {
+            for (auto& cap : string_list(*caps, "add", field_path(security_field, "capabilities"))) {
+                capabilities.push_back(cap.starts_with("CAP_") ? cap : "CAP_" + cap);
+            }
+        }
+    }
+    facts.capabilities = Fact<std::vector<std::string>>::known(
+        capabilities, security_field + " (beyond the container runtime's default set)");
+    auto user_of = [&](const json::object* context, const std::string& where) -> std::optional<bool> {
+        if (context == nullptr) return std::nullopt;
+        if (auto uid = int_field(*context, "runAsUser", where)) return *uid == 0;
+        if (bool_field(*context, "runAsNonRoot", where).value_or(false)) return false;
+        return std::nullopt;
+    };
+    const std::string pod_security_field = field_path(shared.pod.field, "securityContext");
+    if (auto root = user_of(security, security_field)) {
+        facts.runs_as_root = Fact<bool>::known(*root, security_field);
+    } else if (auto pod_root = user_of(shared.security, pod_security_field)) {
+        facts.runs_as_root = Fact<bool>::known(*pod_root, pod_security_field);
+    } else {
+        facts.runs_as_root = Fact<bool>::unknown("no runAsUser or runAsNonRoot: the image's USER decides");
+    }
+}
+
+// One container (`list` "containers", or "initContainers" for a native
+// sidecar) read as a launch, facet by facet: resources, environment,
+// mounts, security.
+ContainerLaunch read_launch(const json::object& container, std::string_view list, std::size_t index,
+                            std::size_t resources_index, PodShared& shared, const ConfigMapData& config_maps) {
+    ContainerLaunch launch;
+    launch.pod = &shared.pod;
+    launch.resources_index = resources_index;
+    launch.field = field_path(field_path(shared.pod.field, list), index);
+    launch.pointer = shared.pod.pointer + "/" + std::string(list) + "/" + std::to_string(index);
+    launch.name = string_field(container, "name", launch.field).value_or("");
+    launch.image = string_field(container, "image", launch.field).value_or("");
+    ContainerFacts& facts = launch.facts;
+    if (!launch.image.empty())
+        facts.image = Fact<std::string>::known(launch.image, launch.field + ".image");
+    else
+        facts.image = Fact<std::string>::unknown(launch.field + ".image is not set");
+
+    const json::object* devices = device_resources(container, launch.field);
+    launch.gpus = gpu_count(devices, launch.field + ".resources.limits");
+    std::vector<std::string> rdma;
+    if (devices != nullptr) {
+        for (const auto& [resource, count] : *devices) {
+            if (is_rdma_resource(resource)) rdma.push_back(std::string(resource));
+        }
+    }
+    read_launch_environment(launch, container, config_maps);
+    read_launch_mounts(launch, container, shared, rdma);
+    facts.rdma_devices = Fact<std::vector<std::string>>::known(rdma, launch.field + ".resources and volumeMounts");
+    facts.memlock = Fact<std::optional<std::uint64_t>>::unknown(
+        "RLIMIT_MEMLOCK is set by the node's container runtime; a pod spec cannot set it");
+    read_launch_security(launch, container, shared);
+    return launch;
+}
+
+}  // namespace
+
+std::vector<ContainerLaunch> read_containers(const PodTemplate& pod, const ConfigMapData& config_maps) {
+    PodShared shared = read_pod_shared(pod, config_maps);
+    const json::array* list = array_field(*pod.spec, "containers", pod.field);
+    if (list == nullptr || list->empty()) {
+        throw SpecError{field_path(pod.field, "containers"), "missing: a pod needs at least one container"};
+    }
+    const json::array* init_list = array_field(*pod.spec, "initContainers", pod.field);
     const std::size_t init_containers = init_list == nullptr ? 0 : init_list->size();
-    // Read once, not once per container that mounts a Memory emptyDir at /dev/shm.
-    std::optional<std::optional<std::uint64_t>> memory_limit;
 
     std::vector<ContainerLaunch> out;
     out.reserve(list->size());
+    // A native sidecar (an init container with restartPolicy Always) runs
+    // beside the containers for the pod's life: a launch like theirs.
+    for (std::size_t i = 0; i < init_containers; ++i) {
+        const std::string field = field_path(field_path(pod.field, "initContainers"), i);
+        const json::object& container = object_element((*init_list)[i], field);
+        if (string_field(container, "restartPolicy", field).value_or("") != "Always") continue;
+        out.push_back(read_launch(container, "initContainers", i, i, shared, config_maps));
+    }
     for (std::size_t i = 0; i < list->size(); ++i) {
-        ContainerLaunch launch;
-        launch.pod = &pod;
-        launch.resources_index = init_containers + i;
-        launch.field = field_path(list_field, i);
-        launch.pointer = pod.pointer + "/containers/" + std::to_string(i);
-        const json::object& container = object_element((*list)[i], launch.field);
-        launch.name = string_field(container, "name", launch.field).value_or("");
-        launch.image = string_field(container, "image", launch.field).value_or("");
-        const json::object* devices = device_resources(container, launch.field);
-        launch.gpus = gpu_count(devices, launch.field + ".resources.limits");
-        std::vector<std::string> command = string_list(container, "command", launch.field);
-        // A container the gate wraps runs its original command after it.
-        if (auto wrapped = unwrap_gate_command(command)) command = std::move(*wrapped);
-        std::vector<std::string> args = string_list(container, "args", launch.field);
-        launch.shell = read_shell_launch(command, args);
-        launch.env = read_environment(container, launch.field, launch.shell, config_maps);
-        command.insert(command.end(), args.begin(), args.end());
-        launch.comm_backend = comm_backend_from_command(command, launch.env.values, launch.field + " command and args");
-
-        ContainerFacts& facts = launch.facts;
-        if (!launch.image.empty())
-            facts.image = Fact<std::string>::known(launch.image, launch.field + ".image");
-        else
-            facts.image = Fact<std::string>::unknown(launch.field + ".image is not set");
-        std::vector<std::string> rdma;
-        if (devices != nullptr) {
-            for (const auto& [resource, count] : *devices) {
-                if (is_rdma_resource(resource)) rdma.push_back(std::string(resource));
-            }
-        }
-
-        std::vector<PodMount> mounts;
-        std::optional<Fact<std::uint64_t>> shm;
-        for_each_object(
-            container, "volumeMounts", launch.field, [&](const json::object& mount, const std::string& mount_field) {
-                auto volume_name = string_field(mount, "name", mount_field);
-                auto mount_path = string_field(mount, "mountPath", mount_field);
-                if (!volume_name) throw SpecError{field_path(mount_field, "name"), "missing"};
-                if (!mount_path || mount_path->empty())
-                    throw SpecError{field_path(mount_field, "mountPath"), "missing"};
-                auto volume = volumes.find(*volume_name);
-                if (volume == volumes.end()) {
-                    throw SpecError{field_path(mount_field, "name"),
-                                    "no volume named '" + *volume_name + "' in " + field_path(pod.field, "volumes")};
-                }
-                const VolumeInfo& info = volume->second;
-                std::string sub_path = string_field(mount, "subPath", mount_field).value_or("");
-                PodMount pm;
-                pm.mount_path = *mount_path;
-                pm.volume = *volume_name;
-                pm.source = info.source;
-                pm.description = info.description + (sub_path.empty() ? "" : ", subPath " + sub_path);
-                pm.host_type = info.host_type;
-                pm.host_path = sub_path.empty() ? info.host_path : info.host_path + "/" + sub_path;
-                if (info.contents) {
-                    if (sub_path.empty()) {
-                        pm.contents = info.contents;
-                    } else if (auto file = info.contents->find(sub_path); file != info.contents->end()) {
-                        pm.contents = std::map<std::string, std::string>{{"", file->second}};
-                    } else {
-                        pm.contents.emplace();  // the kubelet makes a missing subPath an empty directory
-                    }
-                }
-                if (!sub_path.empty()) {
-                    pm.whole_key = pm.source == PodMount::Source::config_map || pm.source == PodMount::Source::secret;
-                    if (pm.source == PodMount::Source::host_path) pm.host_type.clear();
-                } else {
-                    pm.projected = info.items;
-                }
-                if (pm.source == PodMount::Source::host_path) {
-                    facts.requested_mounts.push_back(pm.host_path + ":" + *mount_path);
-                    if (normalize_absolute(pm.host_path) == "/dev/infiniband")
-                        rdma.push_back("hostPath /dev/infiniband");
-                }
-                if (normalize_absolute(*mount_path) == "/dev/shm") {
-                    std::string where = mount_field + " (volume " + *volume_name + ", " + info.description + ")";
-                    if (info.source == PodMount::Source::empty_dir && info.memory && info.size_limit) {
-                        shm = Fact<std::uint64_t>::known(*info.size_limit, where + " sizeLimit");
-                    } else if (info.source == PodMount::Source::empty_dir && info.memory) {
-                        // Without a sizeLimit the kubelet sizes the tmpfs to the
-                        // pod's memory limit, else to the node's memory.
-                        if (!memory_limit) memory_limit = pod_memory_limit(spec, pod.field);
-                        if (const auto& limit = *memory_limit) {
-                            shm = Fact<std::uint64_t>::known(*limit,
-                                                             where + " without sizeLimit: the pod's memory limit");
-                        } else {
-                            shm = Fact<std::uint64_t>::unknown(where +
-                                                               " has no sizeLimit and the pod no memory limit: "
-                                                               "the tmpfs takes the node's memory size, which the spec "
-                                                               "does not give");
-                        }
-                    } else if (info.source == PodMount::Source::host_path) {
-                        shm = Fact<std::uint64_t>::unknown(where +
-                                                           ": the node's /dev/shm, whose size the spec does not give");
-                    } else {
-                        shm = Fact<std::uint64_t>::unknown(where + ": a volume whose size the spec does not give");
-                    }
-                }
-                mounts.push_back(std::move(pm));
-            });
-        if (!shm) {
-            if (host_ipc) {
-                shm = Fact<std::uint64_t>::unknown(pod.field +
-                                                   ".hostIPC: the node's /dev/shm, whose size the spec does not give");
-            } else {
-                shm = Fact<std::uint64_t>::known(kRuntimeDefaultShm,
-                                                 "no volume at /dev/shm and no hostIPC: the container "
-                                                 "runtime's 64 MiB default");
-            }
-        }
-        facts.shm_bytes = *shm;
-        facts.rdma_devices = Fact<std::vector<std::string>>::known(rdma, launch.field + ".resources and volumeMounts");
-        facts.memlock = Fact<std::optional<std::uint64_t>>::unknown(
-            "RLIMIT_MEMLOCK is set by the node's container runtime; a pod spec cannot set it");
-
-        // Capabilities the spec adds (privileged grants all of them).
-        const json::object* security = object_field(container, "securityContext", launch.field);
-        std::string security_field = field_path(launch.field, "securityContext");
-        std::vector<std::string> capabilities;
-        if (security != nullptr) {
-            if (bool_field(*security, "privileged", security_field).value_or(false)) {
-                capabilities.emplace_back("CAP_IPC_LOCK");
-                capabilities.emplace_back("ALL (privileged)");
-            }
-            if (const json::object* caps = object_field(*security, "capabilities", security_field)) {
-                for (auto& cap : string_list(*caps, "add", field_path(security_field, "capabilities"))) {
-                    capabilities.push_back(cap.starts_with("CAP_") ? cap : "CAP_" + cap);
-                }
-            }
-        }
-        facts.capabilities = Fact<std::vector<std::string>>::known(
-            capabilities, security_field + " (beyond the container runtime's default set)");
-        auto user_of = [&](const json::object* context, const std::string& where) -> std::optional<bool> {
-            if (context == nullptr) return std::nullopt;
-            if (auto uid = int_field(*context, "runAsUser", where)) return *uid == 0;
-            if (bool_field(*context, "runAsNonRoot", where).value_or(false)) return false;
-            return std::nullopt;
-        };
-        if (auto root = user_of(security, security_field)) {
-            facts.runs_as_root = Fact<bool>::known(*root, security_field);
-        } else if (auto pod_root = user_of(pod_security, field_path(pod.field, "securityContext"))) {
-            facts.runs_as_root = Fact<bool>::known(*pod_root, field_path(pod.field, "securityContext"));
-        } else {
-            facts.runs_as_root = Fact<bool>::unknown("no runAsUser or runAsNonRoot: the image's USER decides");
-        }
-
-        launch.files = std::make_shared<PodFileView>(std::move(mounts), "the volumes " + launch.field + " mounts");
-        out.push_back(std::move(launch));
+        const json::object& container = object_element((*list)[i], field_path(field_path(pod.field, "containers"), i));
+        out.push_back(read_launch(container, "containers", i, init_containers + i, shared, config_maps));
     }
     return out;
 }

@@ -38,7 +38,7 @@ struct ContainerEnv {
 
 struct ContainerLaunch {
     const PodTemplate* pod = nullptr;
-    std::string field;    // "spec.containers[0]"
+    std::string field;    // "spec.containers[0]", or "spec.initContainers[0]" for a native sidecar
     std::string pointer;  // "/spec/containers/0"
     std::string name;
     std::string image;
@@ -51,11 +51,13 @@ struct ContainerLaunch {
     ContainerFacts facts;
 };
 
-// The containers of a template (not its init containers), validated; throws
-// SpecError naming a malformed field.
 // ConfigMap data by name, where the reviewer has it.
 using ConfigMapData = std::map<std::string, std::map<std::string, std::string>>;
 
+// The containers of a template and its native sidecars (init containers with
+// restartPolicy Always, first), validated; throws SpecError naming a
+// malformed field. Other init containers run to completion before the
+// workload and are not launches.
 std::vector<ContainerLaunch> read_containers(const PodTemplate& pod, const ConfigMapData& config_maps);
 
 // Requests and limits of every container of the pod, init and sidecar

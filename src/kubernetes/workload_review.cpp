@@ -212,6 +212,28 @@ void check_container_count(const WorkloadSpec& workload) {
     }
 }
 
+// What gets around the launch gate, as findings: refused, since a
+// container that can write the gate or cover its folder turns every other
+// finding into advice.
+void add_gate_bypasses(const WorkloadSpec& workload, const ReviewOptions& options, Report& report) {
+    if (options.mode == Mode::off) return;
+    const std::string image = !options.gate_image.empty() ? options.gate_image
+                              : options.gate              ? options.gate->image
+                                                          : std::string();
+    for (const auto& tmpl : workload.templates) {
+        for (auto& bypass : gate_bypasses(*tmpl.spec, tmpl.field, image)) {
+            Finding finding;
+            finding.rule = std::string(kGateBypassRule);
+            finding.severity = Severity::error;
+            finding.action = options.mode == Mode::warn ? Action::warn : Action::block;
+            finding.message = "gets around the launch gate: " + bypass;
+            finding.evidence.emplace_back("template", tmpl.field);
+            if (finding.action == Action::block) report.decision = Decision::block;
+            report.findings.push_back(std::move(finding));
+        }
+    }
+}
+
 WorkloadReview review_supported(const json::value& object, const WorkloadSpec& workload, const Profile& profile,
                                 const ReviewOptions& options, WorkloadReview review) {
     check_container_count(workload);
@@ -258,6 +280,7 @@ WorkloadReview review_supported(const json::value& object, const WorkloadSpec& w
 
     PodPatchBuilder builder(object);
     Report& merged = review.report;
+    add_gate_bypasses(workload, options, merged);
     for (std::size_t i = 0; i < containers.size(); ++i) {
         const ContainerLaunch& container = containers[i];
         if (container.gpus == 0) continue;

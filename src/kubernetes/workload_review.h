@@ -45,6 +45,12 @@ struct ReviewOptions {
     // (gate_injection.h), judging in `mode`: the mutating webhook where the
     // site enables it, `review --gate-image`. Empty: no gate.
     std::optional<GateOptions> gate;
+    // The image the gate's install container must run for a pod's gate to
+    // count as the site's (the validating webhook, where the site enables
+    // the gate); "" takes gate.image, or any image without one. What in a
+    // pod gets around its gate (gate_layout.h, gate_bypasses) is a finding
+    // of rule k8s.gate-bypass, blocking unless the mode only warns.
+    std::string gate_image;
 };
 
 struct WorkloadReview {

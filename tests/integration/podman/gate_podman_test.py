@@ -22,6 +22,16 @@ see (it is in the image or not), so only the gate can tell:
   nonroot   the same as UID 1000, runAsNonRoot, readOnlyRootFilesystem,
             capabilities dropped, the command found through the image's PATH
 
+Then pods that try to get around the gate, each after the real /mutate
+(hostile_pods): a user init container on a volume named launchguard-gate
+installing a permissive profile, a fake launchguard-gate-install with the
+workload "wrapped" in the gate it installs, a file of the user's at
+/launchguard/launchguard-gate, a folder of the user's at /launchguard, and
+the GPU container as a native sidecar. Each runs the image without the
+topology file and must exit 78, and /validate must find nothing in the
+patched pod that gets around the gate; a container on the gate's volume that
+the pod leaves undefined is denied at /validate, naming it.
+
 A first run of the unpatched pod gives the runtime's own argv and environment
 and the pod start time without an init container. The workload is a static C
 program (show_launch.c) alone in its image: no shell, as in a distroless
@@ -209,8 +219,12 @@ def base_pod(name, image, term_file, nonroot=False):
     return pod
 
 
-def mutate(client, pod, uid):
-    """The webhook's JSON Patch for POD, applied; None when there is none."""
+def mutate(client, pod, uid, gate_names=("launchguard-gate", "launchguard-gate-install", GATE_DIR),
+           container=lambda spec: spec["containers"][0]):
+    """The webhook's JSON Patch for POD, applied; None when there is none.
+    GATE_NAMES: the gate's volume, install container and folder the patch
+    must use (the pod's own names never); CONTAINER: the GPU container."""
+    volume_name, install_name, gate_dir = gate_names
     status, body, _ = client.post("/mutate?timeout=10s", review(pod, uid))
     resp = response_of(status, body) or {}
     if resp.get("allowed") is not True or "patch" not in resp:
@@ -224,23 +238,32 @@ def mutate(client, pod, uid):
         return None
     spec = patched["spec"]
     inits = spec.get("initContainers", [])
-    volume = next((v for v in spec.get("volumes", []) if v.get("name") == "launchguard-gate"), {})
-    container = spec["containers"][0]
+    volume = next((v for v in spec.get("volumes", []) if v.get("name") == volume_name), {})
+    container = container(spec)
+    original = container_of(pod, container["name"])
     command = container.get("command", [])
-    check(inits[:1] and inits[0].get("name") == "launchguard-gate-install" and inits[0].get("image") == LAUNCHGUARD_IMAGE
-          and "emptyDir" in volume,
-          f"[{uid}] the patch adds the init container launchguard-gate-install ({LAUNCHGUARD_IMAGE}) and the emptyDir",
-          json.dumps(ops)[:1500])
+    check(inits[:1] and inits[0].get("name") == install_name and inits[0].get("image") == LAUNCHGUARD_IMAGE
+          and inits[0]["volumeMounts"] == [{"name": volume_name, "mountPath": gate_dir}] and "emptyDir" in volume,
+          f"[{uid}] the patch adds the init container {install_name} ({LAUNCHGUARD_IMAGE}) and the emptyDir "
+          f"{volume_name} at {gate_dir}", json.dumps(ops)[:1500])
     added = {v.get("name") for v in spec.get("volumes", [])} - {v["name"] for v in pod["spec"]["volumes"]}
-    check(added == {"launchguard-gate"}, f"[{uid}] the only volume added is launchguard-gate (the image decides)",
+    check(added == {volume_name}, f"[{uid}] the only volume added is {volume_name} (the image decides)",
           str(added))
-    wrapped = command[:2] == [GATE, "run"] and "--" in command
-    check(wrapped and command[command.index("--") + 1:] == pod["spec"]["containers"][0]["command"]
-          and container.get("args") == pod["spec"]["containers"][0]["args"]
-          and container.get("env") == pod["spec"]["containers"][0]["env"],
+    wrapped = command[:2] == [gate_dir + "/launchguard-gate", "run"] and "--" in command
+    unwrapped = original["command"]
+    if unwrapped[:1] == [GATE] and "--" in unwrapped:
+        unwrapped = unwrapped[unwrapped.index("--") + 1:]  # the user's own wrapper is not kept
+    check(wrapped and command[command.index("--") + 1:] == unwrapped
+          and container.get("args") == original["args"]
+          and container.get("env") == original["env"],
           f"[{uid}] the GPU container's command is the gate wrapping the original; args and env unchanged",
           json.dumps(container)[:1500])
     return patched
+
+
+def container_of(pod, name):
+    spec = pod["spec"]
+    return next(c for c in spec.get("initContainers", []) + spec["containers"] if c["name"] == name)
 
 
 def event_times(podman, pod_name):
@@ -277,7 +300,7 @@ def parse_time(text):
 class PodRun:
     """One pod played and waited for; what it left behind."""
 
-    def __init__(self, podman, work, label, pod):
+    def __init__(self, podman, work, label, pod, play_may_fail=False):
         self.podman, self.label, self.name = podman, label, pod["metadata"]["name"]
         self.work_container = f"{self.name}-trainer"
         self.path = os.path.join(work, f"{label}.json")
@@ -287,7 +310,7 @@ class PodRun:
         play = podman.run("kube", "play", "--network", "none", self.path, check_rc=False)
         self.play_output = (play.stdout + play.stderr).decode(errors="replace")
         self.exit_code, self.stdout, self.stderr = None, "", ""
-        if play.returncode != 0:
+        if play.returncode != 0 and not play_may_fail:
             check(False, f"[{label}] podman kube play starts the pod", self.play_output[-3000:])
             return
         waited = podman.run("wait", self.work_container, check_rc=False, timeout=60)
@@ -321,7 +344,7 @@ class PodRun:
 
     def remove(self):
         self.podman.run("pod", "rm", "--force", self.name, check_rc=False)
-        for volume in ("launchguard-gate", "dshm"):
+        for volume in ("launchguard-gate", "launchguard-gate-2", "dshm", "user-volume"):
             self.podman.run("volume", "rm", "--force", volume, check_rc=False)
 
 
@@ -499,11 +522,111 @@ def run_all(podman, work, webhook, runs):
             check(sorted(env) == expected_env(control_env, name, control_name),
                   "[nonroot] the environment is the runtime's, unchanged", f"{env}\n!= {control_env}")
             check(run.stderr.strip() == "", "[nonroot] the gate printed nothing", run.stderr[-1500:])
+        run_hostile(podman, work, client, suffix, runs)
         client.close()
         if gated:
             report_timing(control, gated, work)
     finally:
         server.stop()
+
+
+
+# A permissive profile: what a pod that can rewrite the gate's folder would
+# install in place of the site's (the site's without topo.file-missing).
+LAX_PROFILE = ("name: lax\ndescription: what a hostile pod would install\nrules:\n"
+               "  topo.file-missing: 'off'\n  power.governor: 'off'\n  power.cstates: 'off'\n  power.turbo-off: 'off'\n")
+
+
+def hostile_install(name, volume="launchguard-gate"):
+    """An init container that installs the real gate with LAX_PROFILE into
+    /launchguard: were it the gate's folder, the workload would run."""
+    return {"name": name, "image": LAUNCHGUARD_IMAGE,
+            "command": ["/usr/bin/launchguard-gate", "install", "--into", GATE_DIR, "--profile-yaml", LAX_PROFILE],
+            "volumeMounts": [{"name": volume, "mountPath": GATE_DIR}]}
+
+
+def hostile_pods(work, suffix):
+    """(label, pod, the gate's names, the GPU container, whether kube play
+    may fail) for each way a pod tries to get around the gate. Every pod
+    runs the workload without its topology file: the gate must block it."""
+    def pod(label):
+        return base_pod(f"lg-e2e-{label}-{suffix}", WORKLOAD_MISSING, term_file(work, label))
+    renamed = ("launchguard-gate-2", "launchguard-gate-install-2", GATE_DIR + "-2")
+    main = lambda spec: spec["containers"][0]  # noqa: E731
+    pods = []
+
+    # A user init container on a volume named launchguard-gate (its own here:
+    # one it only names is refused at /validate, checked below).
+    p = pod("init-on-volume")
+    p["spec"]["volumes"].append({"name": "launchguard-gate", "emptyDir": {}})
+    p["spec"]["initContainers"] = [hostile_install("rewrite-gate")]
+    pods.append(("init-on-volume", p, renamed, main, False))
+
+    # A fake install container, and the workload already "wrapped" in the
+    # gate it installs.
+    p = pod("fake-install")
+    p["spec"]["volumes"].append({"name": "launchguard-gate", "emptyDir": {}})
+    p["spec"]["initContainers"] = [hostile_install("launchguard-gate-install")]
+    c = p["spec"]["containers"][0]
+    c["command"] = [GATE, "run", "--profile", GATE_DIR + "/profile.yaml", "--mode", "enforce", "--on-error", "allow",
+                    "--termination-log", "/dev/termination-log", "--"] + c["command"]
+    c["volumeMounts"].append({"name": "launchguard-gate", "mountPath": GATE_DIR, "readOnly": True})
+    pods.append(("fake-install", p, renamed, main, False))
+
+    # A file of the user's where the gate would be (show-launch: it runs
+    # the workload's argv as its own and exits 0), and a folder over /launchguard.
+    fake_gate = os.path.join(work, "show-launch")
+    p = pod("own-file")
+    p["spec"]["volumes"].append({"name": "user-volume", "hostPath": {"path": fake_gate, "type": "File"}})
+    p["spec"]["containers"][0]["volumeMounts"].append({"name": "user-volume", "mountPath": GATE})
+    pods.append(("own-file", p, renamed, main, False))
+    folder = os.path.join(work, "fake-gate-folder")
+    os.makedirs(folder, exist_ok=True)
+    shutil.copy(fake_gate, os.path.join(folder, "launchguard-gate"))
+    p = pod("own-folder")
+    p["spec"]["volumes"].append({"name": "user-volume", "hostPath": {"path": folder, "type": "Directory"}})
+    p["spec"]["containers"][0]["volumeMounts"].append({"name": "user-volume", "mountPath": GATE_DIR})
+    pods.append(("own-folder", p, renamed, main, False))
+
+    # The GPU container as a native sidecar beside a container without GPUs.
+    p = pod("sidecar")
+    sidecar = p["spec"]["containers"][0]
+    sidecar["restartPolicy"] = "Always"
+    p["spec"]["initContainers"] = [sidecar]
+    p["spec"]["containers"] = [{"name": "main", "image": WORKLOAD_MISSING, "command": ["/usr/bin/show-launch"]}]
+    pods.append(("sidecar", p, ("launchguard-gate", "launchguard-gate-install", GATE_DIR),
+                 lambda spec: spec["initContainers"][1], True))
+    return pods
+
+
+def run_hostile(podman, work, client, suffix, runs):
+    """Each hostile pod after the real /mutate, run as the kubelet would:
+    the gated workload without its topology file exits 78 as the plain one does."""
+    for label, pod, names, container, play_may_fail in hostile_pods(work, suffix):
+        patched = mutate(client, pod, label, names, container)
+        if not patched:
+            continue
+        status, body, _ = client.post("/validate?timeout=10s", review(patched, label + "-validate"))
+        resp = response_of(status, body) or {}
+        check(resp.get("allowed") is True and "k8s.gate-bypass" not in json.dumps(resp),
+              f"[{label}] /validate allows the patched pod: nothing in it gets around the gate", body[:800])
+        run = PodRun(podman, work, label, patched, play_may_fail)
+        runs.append(run)
+        check(run.exit_code == BLOCK_EXIT, f"[{label}] the gated workload exits {BLOCK_EXIT} as the plain one does",
+              f"exit {run.exit_code}\n{run.stdout[-1500:]}{run.stderr[-1500:]}")
+        check("argv " not in run.stdout, f"[{label}] the workload never started", run.stdout[-1500:])
+
+    # A user init container on the gate's volume that the pod leaves to the
+    # webhook to define: renamed at /mutate (the mount then names nothing),
+    # refused at /validate, naming the container.
+    p = base_pod(f"lg-e2e-init-undefined-{suffix}", WORKLOAD_MISSING, term_file(work, "init-undefined"))
+    p["spec"]["initContainers"] = [hostile_install("rewrite-gate")]
+    mutate(client, p, "init-undefined", ("launchguard-gate-2", "launchguard-gate-install-2", GATE_DIR + "-2"))
+    status, body, _ = client.post("/validate?timeout=10s", review(p, "init-undefined-validate"))
+    resp = response_of(status, body) or {}
+    message = resp.get("status", {}).get("message", "")
+    check(resp.get("allowed") is False and "k8s.gate-bypass" in message and "(rewrite-gate)" in message,
+          "[init-undefined] /validate denies a container on the gate's volume, naming it", body[:800])
 
 
 def check_volume(podman, run):

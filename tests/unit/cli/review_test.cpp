@@ -212,6 +212,21 @@ TEST(ReviewCli, TheGateIsNamedInTheReport) {
     EXPECT_EQ(bad.exit_code, 2) << bad.err;
 }
 
+TEST(ReviewCli, AContainerOnTheGatesVolumeFailsTheReviewNamingIt) {
+    const std::string pod = temp_path("gate-volume-pod.yaml");
+    std::ofstream(pod) << "apiVersion: v1\nkind: Pod\nmetadata: {name: hostile}\nspec:\n"
+                          "  initContainers:\n  - {name: evil, image: busybox, command: [sh], volumeMounts: "
+                          "[{name: launchguard-gate, mountPath: /launchguard}]}\n"
+                          "  containers:\n  - {name: c, image: i, command: [python], resources: {limits: "
+                          "{nvidia.com/gpu: 1}}}\n";
+    for (const std::string gate : {"", " --gate-image r/lg:1"}) {
+        auto r = run_command(cli() + " review" + gate + " " + quote_arg(pod));
+        EXPECT_EQ(r.exit_code, 1) << gate << r.out << r.err;
+        EXPECT_NE((r.out + r.err).find("k8s.gate-bypass"), std::string::npos) << r.out << r.err;
+        EXPECT_NE((r.out + r.err).find("spec.initContainers[0] (evil)"), std::string::npos) << r.out << r.err;
+    }
+}
+
 TEST(ReviewCli, IssueExampleBlocksThenPatchesThenPasses) {
     const std::string pod = k8s("gpu-pod-without-topology.yaml");
     auto validate = run_command(cli() + " review" + ndv5_profile() + " " + pod);

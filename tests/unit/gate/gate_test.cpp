@@ -227,6 +227,29 @@ TEST_F(GateRun, AWorkloadThatCannotRunExitsAsAShellWould) {
     EXPECT_EQ(denied.exit_code, kGateNotExecutableExitCode) << denied.err;
 }
 
+TEST_F(GateRun, AScriptWithoutAnInterpreterLineFailsAsItWouldWithoutTheGate) {
+    // The runtime execve()s the file and gets ENOEXEC; execvp would run it
+    // with /bin/sh instead, so the gate must not.
+    tree.mkdir("bin");
+    tree.write("bin/no-shebang", "echo ran\n");
+    ::chmod(tree.path("bin/no-shebang").c_str(), 0755);
+    auto by_path = run_command(line(kCleanEnv, "--profile default", quote_arg(tree.path("bin/no-shebang"))));
+    EXPECT_EQ(by_path.exit_code, kGateNotExecutableExitCode) << by_path.err;
+    EXPECT_EQ(by_path.out, "");
+    EXPECT_NE(by_path.err.find("Exec format error"), std::string::npos) << by_path.err;
+    const std::string on_path = "HOME=/root PATH=" + tree.path("bin") + ":/usr/bin:/bin LANG=C.UTF-8";
+    auto by_name = run_command(line(on_path, "--profile default", "no-shebang"));
+    EXPECT_EQ(by_name.exit_code, kGateNotExecutableExitCode) << by_name.err;
+    EXPECT_EQ(by_name.out, "");
+
+    // The same file with an interpreter line runs, found through PATH.
+    tree.write("bin/with-shebang", "#!/bin/sh\necho ran\n");
+    ::chmod(tree.path("bin/with-shebang").c_str(), 0755);
+    auto runs = run_command(line(on_path, "--profile default", "with-shebang"));
+    EXPECT_EQ(runs.exit_code, 0) << runs.err;
+    EXPECT_EQ(runs.out, "ran\n");
+}
+
 TEST_F(GateRun, UsageErrors) {
     EXPECT_EQ(run_command(line(kCleanEnv, "--profile default", "")).exit_code, kGateUsageExitCode);
     EXPECT_EQ(run_command(line(kCleanEnv, "--check-only", "/bin/true")).exit_code, kGateUsageExitCode);

@@ -211,6 +211,8 @@ spec:
     EXPECT_EQ(strings_at(entrypoint, "/lifecycle/postStart/exec/command"), concat(run_line(), {"--check-only"}));
     const json::value& hooked = at(out.object, "/spec/containers/1");
     EXPECT_EQ(at(hooked, "/lifecycle"), at(pod, "/spec/containers/1/lifecycle"));
+    // Not gated, so not on the gate's volume either (that would get around it).
+    EXPECT_EQ(json::serialize(hooked).find("launchguard-gate"), std::string::npos) << json::serialize(hooked);
     ASSERT_EQ(out.review.gate_notes.size(), 1U);
     EXPECT_EQ(out.review.gate_notes[0],
               "not added to a container with no command (the image's ENTRYPOINT runs) and a postStart hook of its own, "
@@ -350,43 +352,259 @@ spec:
     EXPECT_EQ(unwrap_gate_command({"python", "run", "--", "x"}), std::nullopt);
     // Twice through the webhook (the API server's reinvocation): nothing more.
     expect_settled(out.object);
-    expect_settled(out.object, gate_options(Mode::patch, GateOnError::block));
+    // A gate run under another policy (a weaker one a user wrote, say) is
+    // not this policy's gate: added anew around the original command.
+    const ReviewOptions stricter = gate_options(Mode::patch, GateOnError::block);
+    Patched regated = patch_with_gate(out.object, stricter);
+    EXPECT_EQ(regated.review.gate_templates, 1U);
+    auto command = strings_at(regated.object, "/spec/containers/0/command");
+    ASSERT_GE(command.size(), 4U);
+    EXPECT_EQ(command[0], "/launchguard-2/launchguard-gate");
+    EXPECT_EQ(std::vector<std::string>(command.end() - 4, command.end()),
+              (std::vector<std::string>{"--", "bash", "-c", "export NCCL_SOCKET_IFNAME=eth0; exec python train.py"}));
+    expect_settled(regated.object, stricter);
 }
 
-TEST(GateInjection, ATakenVolumeNameOrMountPointIsSaidNotOverwritten) {
+// The gate's volume, install container and folder when the pod takes the defaults itself.
+void expect_gate_at(const json::value& object, const std::string& volume, const std::string& install,
+                    const std::string& directory) {
+    const json::value& first = at(object, "/spec/initContainers/0");
+    EXPECT_EQ(first.at("name"), json::value(install));
+    EXPECT_EQ(first.at("image"), "registry.example/launchguard:1.0");
+    EXPECT_EQ(strings_at(first, "/command"), (std::vector<std::string>{"/usr/bin/launchguard-gate", "install", "--into",
+                                                                       directory, "--profile", "default"}));
+    EXPECT_EQ(json::serialize(first.at("volumeMounts")),
+              R"([{"name":")" + volume + R"(","mountPath":")" + directory + R"("}])");
+    bool defined = false;
+    for (const auto& v : at(object, "/spec/volumes").as_array())
+        defined = defined || v.at("name") == json::value(volume);
+    EXPECT_TRUE(defined) << volume;
+}
+
+// One GPU container with a command, nothing else.
+constexpr std::string_view kPlainGpuPod = R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: plain}
+spec:
+  containers:
+  - {name: c, image: i, command: [python, t.py], resources: {limits: {nvidia.com/gpu: 1}}}
+)";
+
+std::vector<std::string> bypass_findings(const WorkloadReview& review) {
+    std::vector<std::string> out;
+    for (const auto& f : review.report.findings) {
+        if (f.rule == kGateBypassRule) out.push_back(std::string(to_string(f.action)) + " " + f.message);
+    }
+    return out;
+}
+
+TEST(GateBypass, AUserContainerOnTheGatesVolumeGetsAGateItCannotReachAndIsRefused) {
+    // The init container runs after the gate's install container and would
+    // overwrite the gate in a volume it only names.
+    const json::value pod = parse_yaml(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: hostile}
+spec:
+  initContainers:
+  - {name: evil, image: busybox, command: [sh, -c, "cp /bin/true /launchguard/launchguard-gate"], volumeMounts: [{name: launchguard-gate, mountPath: /launchguard}]}
+  containers:
+  - {name: c, image: i, command: [python, t.py], resources: {limits: {nvidia.com/gpu: 1}}}
+)");
+    Patched out = patch_with_gate(pod);
+    expect_gate_at(out.object, "launchguard-gate-2", "launchguard-gate-install-2", "/launchguard-2");
+    EXPECT_EQ(at(out.object, "/spec/initContainers/1/volumeMounts/0/name"), "launchguard-gate");  // not the gate's
+    EXPECT_EQ(strings_at(out.object, "/spec/containers/0/command")[0], "/launchguard-2/launchguard-gate");
+    ASSERT_FALSE(out.review.gate_notes.empty());
+    EXPECT_EQ(out.review.gate_notes[0],
+              "spec.initContainers[0] (evil) mounts a volume named launchguard-gate that the pod does not define, "
+              "which would be the launch gate's: spec.initContainers[0] (evil).volumeMounts");
+    EXPECT_EQ(bypass_findings(out.review).size(), 1U);
+    EXPECT_EQ(out.review.report.decision, Decision::block);
+
+    // Added after the gate, on its volume, by anything but the install
+    // container: refused, and the gate added anew where it cannot reach.
+    const json::value gated = parse_yaml(kPlainGpuPod);
+    json::value injected = patch_with_gate(gated).object;
+    EXPECT_TRUE(bypass_findings(review_workload(injected, default_profile(), gate_options()).value()).empty());
+    json::array& inits = injected.at_pointer("/spec/initContainers").as_array();
+    inits.push_back(json::parse(
+        R"({"name":"evil","image":"busybox","command":["sh"],"volumeMounts":[{"name":"launchguard-gate","mountPath":"/x"}]})"));
+    auto refused = review_workload(injected, default_profile(), gate_options());
+    ASSERT_TRUE(refused);
+    ASSERT_EQ(bypass_findings(*refused).size(), 1U);
+    EXPECT_EQ(bypass_findings(*refused)[0],
+              "block gets around the launch gate: spec.initContainers[1] (evil) mounts the launch gate's volume "
+              "launchguard-gate (only the gate's install container may write it; a gated container mounts it "
+              "read-only at /launchguard): spec.initContainers[1] (evil).volumeMounts");
+    Patched again = patch_with_gate(injected);
+    EXPECT_EQ(at(again.object, "/spec/initContainers/0/name"), "launchguard-gate-install-2");
+    EXPECT_EQ(strings_at(again.object, "/spec/containers/0/command"),
+              concat(concat(
+                         [] {
+                             auto line = run_line();
+                             for (auto& word : line) {
+                                 if (word.starts_with("/launchguard/")) word.replace(0, 12, "/launchguard-2");
+                             }
+                             return line;
+                         }(),
+                         {"--"}),
+                     {"python", "t.py"}));
+    // Only warned where the mode only warns.
+    auto warned = review_workload(injected, default_profile(), gate_options(Mode::warn));
+    ASSERT_TRUE(warned);
+    ASSERT_EQ(bypass_findings(*warned).size(), 1U);
+    EXPECT_TRUE(bypass_findings(*warned)[0].starts_with("warn ")) << bypass_findings(*warned)[0];
+
+    // A gated container that mounts it writable is refused too.
+    json::value writable = patch_with_gate(gated).object;
+    for (auto& mount : writable.at_pointer("/spec/containers/0/volumeMounts").as_array()) {
+        if (mount.at("name") == "launchguard-gate") mount.as_object()["readOnly"] = false;
+    }
+    auto refused_writable = review_workload(writable, default_profile(), gate_options());
+    ASSERT_TRUE(refused_writable);
+    EXPECT_EQ(bypass_findings(*refused_writable).size(), 1U);
+}
+
+TEST(GateBypass, AFakeInstallContainerDoesNotPassForTheGate) {
+    // A container by the install container's name, and a command wrapped in
+    // a gate of the user's that only warns: none of it is the site's gate.
+    const json::value pod = parse_yaml(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: fake}
+spec:
+  initContainers:
+  - {name: launchguard-gate-install, image: busybox, command: [sh, -c, "true"], volumeMounts: [{name: launchguard-gate, mountPath: /launchguard}]}
+  volumes: [{name: launchguard-gate, emptyDir: {}}]
+  containers:
+  - name: c
+    image: i
+    command: [/launchguard/launchguard-gate, run, --mode, warn, --, python, t.py]
+    resources: {limits: {nvidia.com/gpu: 1}}
+    volumeMounts: [{name: launchguard-gate, mountPath: /launchguard, readOnly: true}]
+)");
+    Patched out = patch_with_gate(pod);
+    ASSERT_EQ(out.review.gate_templates, 1U);
+    expect_gate_at(out.object, "launchguard-gate-2", "launchguard-gate-install-2", "/launchguard-2");
+    auto command = strings_at(out.object, "/spec/containers/0/command");
+    ASSERT_GE(command.size(), 3U);
+    EXPECT_EQ(command[0], "/launchguard-2/launchguard-gate");
+    EXPECT_EQ(std::vector<std::string>(command.end() - 3, command.end()),
+              (std::vector<std::string>{"--", "python", "t.py"}));  // the user's wrapper is gone
+    expect_settled(out.object);
+
+    // The same shape with the site's image and command is the gate: left alone.
+    const json::value plain = parse_yaml(kPlainGpuPod);
+    json::value injected = patch_with_gate(plain).object;
+    expect_settled(injected);
+    // Another image in the install container: not the site's gate.
+    injected.at_pointer("/spec/initContainers/0").as_object()["image"] = "attacker.example/gate:1";
+    Patched replaced = patch_with_gate(injected);
+    EXPECT_EQ(replaced.review.gate_templates, 1U);
+    EXPECT_EQ(at(replaced.object, "/spec/initContainers/0/image"), "registry.example/launchguard:1.0");
+    expect_settled(replaced.object);
+}
+
+TEST(GateBypass, AMountAtOrUnderTheGatesFolderMovesTheGateAndIsRefusedInAGatedContainer) {
+    for (const std::string path : {"/launchguard", "/launchguard/launchguard-gate", "/launchguard/sub/dir"}) {
+        const json::value pod = parse_yaml(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: shadow}
+spec:
+  volumes: [{name: mine, configMap: {name: fake-gate}}]
+  containers:
+  - name: c
+    image: i
+    command: [python, t.py]
+    resources: {limits: {nvidia.com/gpu: 1}}
+    volumeMounts: [{name: mine, mountPath: )" +
+                                           path + R"(, subPath: launchguard-gate}]
+)");
+        Patched out = patch_with_gate(pod);
+        expect_gate_at(out.object, "launchguard-gate-2", "launchguard-gate-install-2", "/launchguard-2");
+        EXPECT_EQ(strings_at(out.object, "/spec/containers/0/command")[0], "/launchguard-2/launchguard-gate") << path;
+        EXPECT_TRUE(bypass_findings(out.review).empty()) << path;
+        expect_settled(out.object);
+    }
+    // Added to a gated container afterwards: refused.
+    json::value injected = patch_with_gate(parse_yaml(kPlainGpuPod)).object;
+    injected.at_pointer("/spec/volumes").as_array().push_back(json::parse(R"({"name":"mine","emptyDir":{}})"));
+    injected.at_pointer("/spec/containers/0/volumeMounts")
+        .as_array()
+        .push_back(
+            json::parse(R"({"name":"mine","mountPath":"/launchguard/launchguard-gate","subPath":"launchguard-gate"})"));
+    auto refused = review_workload(injected, default_profile(), gate_options());
+    ASSERT_TRUE(refused);
+    ASSERT_EQ(bypass_findings(*refused).size(), 1U);
+    EXPECT_EQ(bypass_findings(*refused)[0],
+              "block gets around the launch gate: spec.containers[0] (c) mounts volume mine at "
+              "/launchguard/launchguard-gate, over the launch gate's folder /launchguard: spec.containers[0] "
+              "(c).volumeMounts");
+    EXPECT_EQ(refused->report.decision, Decision::block);
+}
+
+TEST(GateBypass, AnOwnVolumeOrMountByTheGatesNamesStillGetsTheGate) {
     const json::value pod = parse_yaml(R"(
 apiVersion: v1
 kind: Pod
 metadata: {name: taken}
 spec:
-  volumes: [{name: launchguard-gate, emptyDir: {}}]
-  containers:
-  - {name: c, image: i, command: [x], resources: {limits: {nvidia.com/gpu: 1}}}
-)");
-    Patched out = patch_with_gate(pod);
-    EXPECT_EQ(json::serialize(out.review.patch).find("launchguard-gate"), std::string::npos);
-    ASSERT_EQ(out.review.gate_notes.size(), 1U);
-    EXPECT_NE(out.review.gate_notes[0].find(
-                  "not added to a pod that has a volume named launchguard-gate of its own: spec.volumes"),
-              std::string::npos);
-
-    const json::value mounted = parse_yaml(R"(
-apiVersion: v1
-kind: Pod
-metadata: {name: mounted}
-spec:
-  volumes: [{name: mine, emptyDir: {}}]
+  volumes: [{name: launchguard-gate, emptyDir: {}}, {name: mine, emptyDir: {}}]
   containers:
   - {name: a, image: i, command: [x], resources: {limits: {nvidia.com/gpu: 1}}, volumeMounts: [{name: mine, mountPath: /launchguard}]}
   - {name: b, image: i, command: [run], resources: {limits: {nvidia.com/gpu: 1}}}
 )");
-    Patched both = patch_with_gate(mounted);
-    EXPECT_EQ(at(both.object, "/spec/containers/0/command"), at(mounted, "/spec/containers/0/command"));
-    EXPECT_EQ(json::serialize(at(both.object, "/spec/containers/0")).find("launchguard-gate"), std::string::npos);
-    expect_mounted(at(both.object, "/spec/containers/1"));
-    ASSERT_EQ(both.review.gate_notes.size(), 1U);
-    EXPECT_EQ(both.review.gate_notes[0],
-              "not added to a container that mounts /launchguard itself: spec.containers[0].volumeMounts");
+    Patched out = patch_with_gate(pod);
+    ASSERT_EQ(out.review.gate_templates, 1U);
+    expect_gate_at(out.object, "launchguard-gate-2", "launchguard-gate-install-2", "/launchguard-2");
+    for (const std::string container : {"/spec/containers/0", "/spec/containers/1"}) {
+        EXPECT_EQ(strings_at(out.object, container + "/command")[0], "/launchguard-2/launchguard-gate");
+    }
+    ASSERT_EQ(out.review.gate_notes.size(), 1U);
+    EXPECT_EQ(out.review.gate_notes[0],
+              "added as volume launchguard-gate-2, init container launchguard-gate-install-2 and folder "
+              "/launchguard-2, since the pod uses the default names itself: spec");
+    EXPECT_TRUE(bypass_findings(out.review).empty());
+    expect_settled(out.object);
+}
+
+TEST(GateBypass, AGpuNativeSidecarIsJudgedAndGated) {
+    const json::value pod = parse_yaml(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: sidecar}
+spec:
+  initContainers:
+  - {name: setup, image: busybox, command: [sh, -c, "true"]}
+  - name: side
+    image: i
+    restartPolicy: Always
+    command: [python, serve.py]
+    env: [{name: NCCL_DEBUG, value: INFO}]
+    resources: {limits: {nvidia.com/gpu: 1}}
+  containers:
+  - {name: app, image: busybox, command: [sleep, "1"]}
+)");
+    Patched out = patch_with_gate(pod);
+    EXPECT_TRUE(out.review.requests_gpus);
+    bool judged = false;
+    for (const auto& f : out.review.report.findings) {
+        for (const auto& [key, value] : f.evidence) judged = judged || value == "spec.initContainers[1]";
+    }
+    EXPECT_TRUE(judged) << "no finding names the sidecar";
+    ASSERT_EQ(out.review.gate_templates, 1U);
+    expect_installed(out.object, "/spec", 3);
+    EXPECT_EQ(at(out.object, "/spec/initContainers/2/name"), "side");
+    EXPECT_EQ(strings_at(out.object, "/spec/initContainers/2/command"),
+              concat(concat(run_line(), {"--"}), {"python", "serve.py"}));
+    expect_mounted(at(out.object, "/spec/initContainers/2"));
+    EXPECT_EQ(strings_at(out.object, "/spec/initContainers/1/command"),
+              (std::vector<std::string>{"sh", "-c", "true"}));  // a plain init container: not a launch
+    EXPECT_EQ(strings_at(out.object, "/spec/containers/0/command"), (std::vector<std::string>{"sleep", "1"}));
+    expect_settled(out.object);
 }
 
 TEST(GateInjection, TheProfileTravelsByNameWhenEmbeddedElseAsItsSettings) {

@@ -288,6 +288,39 @@ TEST_F(AdmissionGateTest, AGpuPodGetsTheGateAtMutateOnlyAndTheDecisionStaysAllow
     EXPECT_TRUE(patch_of(json::parse(post(Endpoint::mutate, cpu_pod).body)).empty());
 }
 
+TEST_F(AdmissionGateTest, AContainerOnTheGatesVolumeIsDeniedAtValidateAndWarnedAtMutate) {
+    // A user init container that mounts launchguard-gate, which the pod
+    // leaves to the webhook to define: it would rewrite the gate.
+    const std::string hostile = review(
+        R"({"uid":"u","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{)"
+        R"("initContainers":[{"name":"evil","image":"busybox","command":["sh","-c","cp /bin/true /launchguard/launchguard-gate"],)"
+        R"("volumeMounts":[{"name":"launchguard-gate","mountPath":"/launchguard"}]}],)"
+        R"("containers":[{"name":"c","image":"i","command":["python","t.py"],"resources":{"limits":{"nvidia.com/gpu":1}}}]}}})");
+    json::value mutate = json::parse(post(Endpoint::mutate, hostile).body);
+    EXPECT_EQ(mutate.at("response").at("allowed"), true);
+    const std::string patch = json::serialize(patch_of(mutate));
+    // The gate's own volume is renamed: the user's mount cannot be it.
+    EXPECT_NE(patch.find(R"({"name":"launchguard-gate-2","emptyDir")"), std::string::npos) << patch;
+    EXPECT_EQ(patch.find(R"("name":"launchguard-gate",)"), std::string::npos) << patch;
+    const auto warnings = warnings_of(mutate);
+    ASSERT_FALSE(warnings.empty());
+    EXPECT_EQ(
+        warnings[0].rfind("launchguard gate: spec.initContainers[0] (evil) mounts a volume named launchguard-gate", 0),
+        0U)
+        << warnings[0];
+
+    json::value validate = json::parse(post(Endpoint::validate, hostile).body);
+    EXPECT_EQ(validate.at("response").at("allowed"), false);
+    const std::string message = std::string(validate.at("response").at("status").at("message").as_string());
+    EXPECT_NE(message.find("k8s.gate-bypass: gets around the launch gate: spec.initContainers[0] (evil)"),
+              std::string::npos)
+        << message;
+    // The same pod with no GPU is not launchguard's business.
+    std::string no_gpu = hostile;
+    no_gpu.replace(no_gpu.find("nvidia.com/gpu"), 14, "example.com/fo");
+    EXPECT_EQ(json::parse(post(Endpoint::validate, no_gpu).body).at("response").at("allowed"), true);
+}
+
 TEST_F(AdmissionGateTest, TheOptOutIsWarnedAboutUnlessTheSiteAllowsIt) {
     const std::string opting_out = gpu_pod(R"({"launchguard.dev/gate":"off"})");
     json::value refused = json::parse(post(Endpoint::mutate, opting_out).body);
