@@ -349,6 +349,14 @@ private:
                 v.gdr_cause = gdr.cause;
                 v.gdr_mode = gdr.on.value_or(false) ? gdr.mode : "";
                 v.gdr_read = check_gdr(g, used, true).on;
+                // An NVLink peer the driver may add could relay at a nearer distance (PXN).
+                if (node(g).from_driver && !pxn_disabled_ && v.path && *v.path > Path::pxn && gdr.cause == "slot") {
+                    v.gdr = std::nullopt;
+                    v.gdr_read = std::nullopt;
+                    v.gdr_why +=
+                        "; unknown: an NVLink peer (added by the driver) could relay through a nearer NIC "
+                        "(PXN)";
+                }
                 if (node(used).from_plugin) {
                     std::string note =
                         "the file has no <nic>/<net> for " + v.nic + ": assumed the network plugin reports it";

@@ -221,6 +221,27 @@ TEST(NcclPaths, NicMovedToOtherSocketSharesTheRemainingNic) {
     EXPECT_EQ(gpu(m, "0004:00:00.0").nic, "0104:00:00.0");
 }
 
+// A skeleton whose NIC sits on a root port (PHB from the GPU's switch):
+// ncclTopoCheckGdr refuses PHB, but the PXN step of ncclTopoComputePaths
+// could relay through an NVLink peer the driver adds, so the verdict is
+// unknown; with NCCL_PXN_DISABLE=1 it is decided.
+TEST(NcclPaths, SkeletonNicOnRootPortIsUnknownUnlessPxnIsOff) {
+    const std::string xml =
+        "<system version=\"1\">\n"
+        "<cpu numaid=\"0\" arch=\"x86_64\" vendor=\"AuthenticAMD\">\n"
+        "<pci busid=\"0000:10:00.0\" class=\"0x060400\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">\n"
+        "<pci busid=\"0000:11:00.0\" class=\"0x030200\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\"/>\n"
+        "</pci>\n"
+        "<pci busid=\"0000:20:00.0\" class=\"0x020700\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\"/>\n"
+        "</cpu>\n"
+        "</system>\n";
+    auto open = model_of(xml);
+    EXPECT_EQ(gpu(open, "0000:11:00.0").path, std::optional<Path>(Path::phb));
+    EXPECT_FALSE(gpu(open, "0000:11:00.0").gdr.has_value());
+    auto pxn_off = model_of(xml, {{"NCCL_PXN_DISABLE", "1"}});
+    EXPECT_EQ(gpu(pxn_off, "0000:11:00.0").gdr, std::optional<bool>(false));
+}
+
 TEST(NcclPaths, RejectedFileHasNoModel) {
     auto m = model_of("<system version=\"2\"><cpu numaid=\"0\"/></system>");
     EXPECT_FALSE(m.built);
