@@ -1,11 +1,15 @@
 // `launchguard check`: probe a launch (this host, a container rootfs, a
 // process, recorded facts), evaluate it, print the report.
+#include <boost/json.hpp>
 #include <iostream>
 #include <optional>
 
 #include "cli/command.h"
+#include "cli/path_output.h"
 #include "engine/engine.h"
 #include "engine/profile_loader.h"
+#include "nccl/library_search.h"
+#include "nccl/node_paths.h"
 #include "probe/context_builder.h"
 #include "profile/profile.h"
 #include "report/fix_script.h"
@@ -35,6 +39,7 @@ struct CheckArgs {
     std::string runtime;
     std::vector<std::string> only_rules;
     bool fix = false;
+    bool paths = false;
 };
 
 std::optional<Runtime> parse_runtime(const std::string& text) {
@@ -43,6 +48,36 @@ std::optional<Runtime> parse_runtime(const std::string& text) {
     if (text == "pyxis") return Runtime::pyxis;
     if (text == "kubernetes") return Runtime::kubernetes;
     return std::nullopt;
+}
+
+// `check --paths`: NCCL's path decisions for this launch, with the NCCL release
+// the task's loader would find deciding the release-dependent logic.
+int print_launch_paths(const LaunchContext& ctx, const std::string& format) {
+    std::optional<nccl::Version> version;
+    if (ctx.env && ctx.files) {
+        const std::string arch = ctx.node.arch ? ctx.node.arch.value() : "";
+        version =
+            nccl::find_nccl_library(*ctx.files, nccl::loader_dirs(&ctx.env.value(), ctx.files.get(), arch)).version;
+    }
+    nccl::NodePaths paths = nccl::predict_node_paths(ctx, ctx.files.get(), version);
+    if (paths.no_gpu || !paths.unknown.empty()) {
+        const std::string message =
+            paths.no_gpu ? "no GPU on this node: NCCL has no GPU paths to decide" : "unknown, because " + paths.unknown;
+        if (format == "json") {
+            boost::json::object o;
+            o["source"] = paths.source;
+            o["no_gpu"] = paths.no_gpu;
+            o["message"] = message;
+            o["gpus"] = boost::json::array();
+            o["gpu_pairs"] = boost::json::array();
+            std::cout << pretty_json(o);
+        } else {
+            std::cout << paths.source << ": " << message << "\n";
+        }
+        return kExitAllow;
+    }
+    print_path_model(paths.model, paths.source, format);
+    return paths.model.built ? kExitAllow : kExitBlock;
 }
 
 int run_check(const CheckArgs& args) {
@@ -78,6 +113,7 @@ int run_check(const CheckArgs& args) {
 
     auto context = build_context(probe);
     if (!context) return bad_input(context.error().to_string());
+    if (args.paths) return print_launch_paths(*context, args.format);
 
     EvaluationOptions options;
     options.mode = *mode;
@@ -133,6 +169,9 @@ void add_check_command(CLI::App& app, CommandRunner& runner) {
         ->capture_default_str();
     cmd->add_option("--rule", args->only_rules, "Evaluate only this rule (repeatable)");
     cmd->add_flag("--fix", args->fix, "Print the remediation as shell exports and launcher flags");
+    cmd->add_flag("--paths", args->paths,
+                  "Instead of the report, predict NCCL's paths: each GPU's NICs, path and GPUDirect RDMA, each GPU "
+                  "pair's path and P2P");
     cmd->callback([&runner, args] { runner = [args] { return run_check(*args); }; });
 }
 

@@ -1,11 +1,17 @@
-// `launchguard topo FILE [--hwloc-xml F]`: read a topology file the way NCCL
-// does and show what it maps, and (with a node topology) what drifted.
+// `launchguard topo FILE [--hwloc-xml F] [--paths]`: read a topology file the
+// way NCCL does and show what it maps, what drifted against a node, and (with
+// --paths) what NCCL will decide about its paths.
+#include <unistd.h>
+#include <algorithm>
 #include <boost/json.hpp>
+#include <iomanip>
 #include <iostream>
+#include <sstream>
 
 #include "cli/command.h"
+#include "cli/path_output.h"
 #include "nccl/topology_drift.h"
-#include "nccl/topology_file.h"
+#include "nccl/topology_elements.h"
 #include "nccl/topology_placement.h"
 #include "probe/hwloc_probe.h"
 #include "report/json_report.h"
@@ -19,6 +25,8 @@ struct TopoArgs {
     std::string file;
     std::string hwloc_xml;
     bool live = false;
+    bool paths = false;
+    std::string env_file;
     std::string format = "text";
 };
 
@@ -48,9 +56,32 @@ std::string join_ids(const std::vector<std::string>& ids) {
     return joined;
 }
 
+boost::json::value optional_json(const std::optional<bool>& v) {
+    if (!v) return nullptr;
+    return *v;
+}
+
+boost::json::value path_json(const std::optional<nccl::Path>& p) {
+    if (!p) return nullptr;
+    return boost::json::string(nccl::to_string(*p));
+}
+
+std::string yes_no(const std::optional<bool>& v) { return !v ? "unknown" : *v ? "yes" : "no"; }
+
+std::string path_text(const std::optional<nccl::Path>& p) { return p ? std::string(nccl::to_string(*p)) : "?"; }
+
+int run_topo_paths(const TopoArgs& args, std::string_view text) {
+    nccl::PathSettings settings;
+    if (auto error = read_nccl_env(args.env_file, settings.env); !error.empty()) return bad_input(error);
+    nccl::PathModel model = nccl::compute_paths(nccl::parse_topology_tree(text), settings);
+    print_path_model(model, args.file, args.format);
+    return model.built ? kExitAllow : kExitBlock;
+}
+
 int run_topo(const TopoArgs& args) {
     auto text = read_text_file(args.file);
     if (!text) return bad_input(text.error().to_string());
+    if (args.paths) return run_topo_paths(args, *text);
     nccl::TopologyFile topo = nccl::parse_topology(*text);
 
     std::optional<NodeTopology> node;
@@ -188,12 +219,148 @@ int run_topo(const TopoArgs& args) {
 
 }  // namespace
 
+std::string read_nccl_env(const std::string& env_file, std::map<std::string, std::string>& env) {
+    for (char** e = environ; e && *e; ++e) {
+        std::string_view entry(*e);
+        auto eq = entry.find('=');
+        if (eq != std::string_view::npos && entry.substr(0, 5) == "NCCL_")
+            env[std::string(entry.substr(0, eq))] = std::string(entry.substr(eq + 1));
+    }
+    if (env_file.empty()) return "";
+    auto text = read_text_file(env_file);
+    if (!text) return text.error().to_string();
+    std::istringstream lines(*text);
+    std::string line;
+    while (std::getline(lines, line)) {
+        if (line.rfind("export ", 0) == 0) line = line.substr(7);
+        auto eq = line.find('=');
+        if (eq == std::string::npos || line.rfind("NCCL_", 0) != 0) continue;
+        std::string value = line.substr(eq + 1);
+        if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front())
+            value = value.substr(1, value.size() - 2);
+        env[line.substr(0, eq)] = value;
+    }
+    return "";
+}
+
+void print_path_model(const nccl::PathModel& model, const std::string& source, const std::string& format) {
+    if (format == "json") {
+        boost::json::object o;
+        o["source"] = source;
+        o["nccl_version"] = model.nccl_version;
+        if (!model.built) o["error"] = model.error;
+        o["gdr_level"] = nccl::to_string(model.gdr_level);
+        o["gdr_level_source"] = model.gdr_level_source;
+        o["p2p_level"] = nccl::to_string(model.p2p_level);
+        o["p2p_level_source"] = model.p2p_level_source;
+        o["pxn_disabled"] = model.pxn_disabled;
+        boost::json::array gpus;
+        for (const auto& g : model.gpus) {
+            boost::json::object j;
+            j["busid"] = g.busid;
+            j["line"] = g.line;
+            j["nics"] = boost::json::array(g.nics.begin(), g.nics.end());
+            j["nic"] = g.nic;
+            boost::json::object nic_paths;
+            for (std::size_t i = 0; i < g.nic_paths.size() && i < model.nics.size(); ++i)
+                nic_paths[model.nics[i]] = nccl::to_string(g.nic_paths[i]);
+            j["nic_paths"] = std::move(nic_paths);
+            j["path"] = path_json(g.path);
+            if (!g.pxn_via.empty()) j["pxn_via"] = g.pxn_via;
+            j["gdr"] = optional_json(g.gdr);
+            j["gdr_read"] = optional_json(g.gdr_read);
+            if (!g.gdr_mode.empty()) j["gdr_mode"] = g.gdr_mode;
+            j["gdr_why"] = g.gdr_why;
+            if (!g.gdr_cause.empty()) j["gdr_cause"] = g.gdr_cause;
+            if (!g.unknown.empty()) j["unknown"] = g.unknown;
+            gpus.push_back(std::move(j));
+        }
+        o["gpus"] = std::move(gpus);
+        boost::json::array pairs;
+        for (const auto& p : model.pairs) {
+            boost::json::object j;
+            j["a"] = p.a;
+            j["b"] = p.b;
+            j["path"] = path_json(p.path);
+            j["pci_path"] = path_json(p.pci_path);
+            j["p2p"] = optional_json(p.p2p);
+            j["p2p_why"] = p.p2p_why;
+            if (!p.unknown.empty()) j["unknown"] = p.unknown;
+            pairs.push_back(std::move(j));
+        }
+        o["gpu_pairs"] = std::move(pairs);
+        o["nics"] = boost::json::array(model.nics.begin(), model.nics.end());
+        o["notes"] = boost::json::array(model.notes.begin(), model.notes.end());
+        std::cout << pretty_json(o);
+        return;
+    }
+    std::cout << printable_text(source) << ": NCCL " << model.nccl_version << " paths\n";
+    if (!model.built) {
+        std::cout << "  no path model: " << printable_text(model.error) << "\n";
+        return;
+    }
+    std::cout << "  GDR level " << nccl::to_string(model.gdr_level) << " (" << printable_text(model.gdr_level_source)
+              << "), P2P level " << nccl::to_string(model.p2p_level) << " (" << printable_text(model.p2p_level_source)
+              << ")" << (model.pxn_disabled ? ", PXN disabled" : "") << "\n";
+    std::cout << "GPU            NIC            path  GDR      why\n";
+    for (const auto& g : model.gpus) {
+        std::cout << std::left << std::setw(15) << g.busid << std::setw(15) << (g.nic.empty() ? "-" : g.nic)
+                  << std::setw(6) << path_text(g.path) << std::setw(9) << yes_no(g.gdr) << printable_text(g.gdr_why)
+                  << (g.pxn_via.empty() ? "" : " (PXN via " + g.pxn_via + ")") << "\n";
+        if (g.nics.size() > 1) std::cout << "               local NICs: " << join_ids(g.nics) << "\n";
+    }
+    // Skeleton files repeat one reason per GPU: show the first, count the rest.
+    const auto unknown =
+        std::count_if(model.gpus.begin(), model.gpus.end(), [](const auto& g) { return !g.unknown.empty(); });
+    for (const auto& g : model.gpus) {
+        if (g.unknown.empty()) continue;
+        std::cout << "unknown: " << printable_text(g.unknown)
+                  << (unknown > 1 ? " (and " + std::to_string(unknown - 1) + " more GPUs alike)" : "") << "\n";
+        break;
+    }
+    if (!model.pairs.empty()) std::cout << "GPU pair                       path  P2P      why\n";
+    for (const auto& p : model.pairs) {
+        std::cout << std::left << std::setw(31) << (p.a + " " + p.b) << std::setw(6) << path_text(p.path)
+                  << std::setw(9) << yes_no(p.p2p) << printable_text(p.p2p_why) << "\n";
+    }
+    // The matrix: GPUs and NICs as rows and columns, as nvidia-smi topo -m lays them out.
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < model.gpus.size(); ++i) names.push_back("GPU" + std::to_string(i));
+    for (std::size_t i = 0; i < model.nics.size(); ++i) names.push_back("NIC" + std::to_string(i));
+    auto cell = [&model](std::size_t r, std::size_t c) -> std::string {
+        const std::size_t ng = model.gpus.size();
+        if (r == c) return "X";
+        if (r < ng && c < ng) {
+            auto [a, b] = std::minmax(r, c);
+            std::size_t idx = a * ng - a * (a + 1) / 2 + (b - a - 1);
+            return path_text(model.pairs[idx].path ? model.pairs[idx].path : std::nullopt);
+        }
+        if (r >= ng && c >= ng) return "";
+        const auto& g = model.gpus[r < ng ? r : c];
+        const std::size_t nic = (r < ng ? c : r) - ng;
+        return nic < g.nic_paths.size() ? std::string(nccl::to_string(g.nic_paths[nic])) : "";
+    };
+    std::cout << "\n      ";
+    for (const auto& n : names) std::cout << std::setw(6) << n;
+    std::cout << "\n";
+    for (std::size_t r = 0; r < names.size(); ++r) {
+        std::cout << std::setw(6) << names[r];
+        for (std::size_t c = 0; c < names.size(); ++c) std::cout << std::setw(6) << cell(r, c);
+        std::cout << "\n";
+    }
+    for (std::size_t i = 0; i < model.nics.size(); ++i) std::cout << "NIC" << i << ": " << model.nics[i] << "\n";
+    for (const auto& n : model.notes) std::cout << "note: " << printable_text(n) << "\n";
+}
+
 void add_topo_command(CLI::App& app, CommandRunner& runner) {
     auto args = std::make_shared<TopoArgs>();
     CLI::App* cmd = app.add_subcommand("topo", "Parse an NCCL topology file as NCCL would; show mapping and drift");
     cmd->add_option("file", args->file, "NCCL topology XML (what NCCL_TOPO_FILE points at)")->required();
     auto* xml = cmd->add_option("--hwloc-xml", args->hwloc_xml, "Compare against the node described by this hwloc XML");
     cmd->add_flag("--live", args->live, "Compare against this machine (live hwloc discovery)")->excludes(xml);
+    cmd->add_flag("--paths", args->paths,
+                  "Predict NCCL's paths: each GPU's NICs, path and GPUDirect RDMA, each GPU pair's path and P2P");
+    cmd->add_option("--env-file", args->env_file, "NCCL environment (KEY=VALUE lines) on top of the process's");
     cmd->add_option("--format", args->format, "text or json")
         ->check(CLI::IsMember({"text", "json"}))
         ->capture_default_str();

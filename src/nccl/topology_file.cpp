@@ -9,6 +9,8 @@
 // that make NCCL fail communicator init.
 #include "nccl/topology_file.h"
 
+#include "nccl/topology_elements.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -108,7 +110,8 @@ private:
 
 class TopologyReader {
 public:
-    explicit TopologyReader(std::string_view text) : in_(text) {}
+    explicit TopologyReader(std::string_view text, std::vector<TopoElement>* elements = nullptr)
+        : in_(text), elements_(elements) {}
 
     TopologyFile run() {
         try {
@@ -342,6 +345,20 @@ private:
     }
 
     void handle(XmlNode& node, Level level, int depth) {
+        if (!elements_) {
+            handle_element(node, level, depth);
+            return;
+        }
+        const int parent_element = open_elements_.empty() ? -1 : open_elements_.back();
+        TopoElement element{node.name, {}, parent_element, node.line};
+        for (const auto& a : node.attrs) element.attrs.emplace_back(a.key, a.value);
+        open_elements_.push_back(static_cast<int>(elements_->size()));
+        elements_->push_back(std::move(element));
+        handle_element(node, level, depth);
+        open_elements_.pop_back();
+    }
+
+    void handle_element(XmlNode& node, Level level, int depth) {
         if (level == Level::system) {
             load_system(node, depth);
             return;
@@ -420,7 +437,9 @@ private:
 
     CharStream in_;
     TopologyFile result_;
-    std::vector<std::string> open_pcis_;  // <pci> elements enclosing the reader's position
+    std::vector<std::string> open_pcis_;            // <pci> elements enclosing the reader's position
+    std::vector<TopoElement>* elements_ = nullptr;  // where to keep the elements, when asked
+    std::vector<int> open_elements_;                // indices of the kept elements enclosing the position
     std::size_t stored_nodes_ = 0;
     std::size_t systems_ = 0;
     std::size_t system_children_ = 0;
@@ -452,6 +471,18 @@ TopologyFile parse_topology(std::string_view text) {
         failed.reason = "launchguard could not parse the file (out of memory)";
         return failed;
     }
+}
+
+TopologyTree parse_topology_tree(std::string_view text) {
+    TopologyTree tree;
+    try {
+        tree.file = TopologyReader(text, &tree.elements).run();
+    } catch (...) {
+        tree.elements.clear();
+        tree.file.outcome = TopoOutcome::rejected;
+        tree.file.reason = "launchguard could not parse the file (out of memory)";
+    }
+    return tree;
 }
 
 bool is_in_process_path(std::string_view path) {

@@ -17,5 +17,6 @@ void register_power_rules(std::vector<const Rule*>& rules);           // power.*
 void register_virtualization_rules(std::vector<const Rule*>& rules);  // virt.*
 void register_hardware_rules(std::vector<const Rule*>& rules);        // hw.*
 void register_container_rules(std::vector<const Rule*>& rules);       // shm.*, mem.*
+void register_nccl_path_rules(std::vector<const Rule*>& rules);       // NCCL's predicted paths
 
 }  // namespace launchguard

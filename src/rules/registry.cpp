@@ -15,6 +15,7 @@ const std::vector<const Rule*>& all_rules() {
         register_virtualization_rules(list);
         register_hardware_rules(list);
         register_container_rules(list);
+        register_nccl_path_rules(list);
         return list;
     }();
     return rules;

@@ -74,6 +74,10 @@ const std::vector<CatalogEntry> kCatalog = {
     {"shm.small", Action::patch, "L K C"},
     {"mem.memlock", Action::warn, "L K C"},
     {"mem.nofile-low", Action::warn, "L C"},
+    {"net.gdr-path-off", Action::warn, "L N C"},
+    {"topo.nic-uneven", Action::warn, "L N C"},
+    {"topo.p2p-off", Action::warn, "L N C"},
+    {"net.gdr-iommu-groups", Action::warn, "L N C"},
 };
 
 TEST(RuleCatalog, RegistryOrderDefaultsAndContextsMatchTheTable) {
