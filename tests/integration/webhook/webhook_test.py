@@ -796,8 +796,14 @@ def check_gate(name, original, patched, mode, on_error):
                 check(a == b, f"{where} containers[{i}]: no GPU, untouched")
                 continue
             mounts = [m for m in a.get("volumeMounts", []) if m.get("name") == "launchguard-gate"]
-            check(mounts == [{"name": "launchguard-gate", "mountPath": "/launchguard", "readOnly": True}],
-                  f"{where} containers[{i}]: the gate mounted read-only", json.dumps(mounts))
+            if not b.get("command") and b.get("lifecycle", {}).get("postStart"):
+                # The gate cannot go beside the container's own hook: it is left
+                # alone, so nothing but a gated container mounts the gate's volume.
+                check(mounts == [], f"{where} containers[{i}]: a container left alone does not mount the gate",
+                      json.dumps(mounts))
+            else:
+                check(mounts == [{"name": "launchguard-gate", "mountPath": "/launchguard", "readOnly": True}],
+                      f"{where} containers[{i}]: the gate mounted read-only", json.dumps(mounts))
             line = ["/launchguard/launchguard-gate", "run", "--profile", "/launchguard/profile.yaml", "--mode", mode,
                     "--on-error", on_error, "--termination-log",
                     b.get("terminationMessagePath", "/dev/termination-log")]
