@@ -190,12 +190,16 @@ std::optional<MpiLaunch> read_mpi_launcher(const std::vector<Word>& words, std::
                                             (words[i + 1].known ? words[i + 1].text : words[i + 1].why_unknown)});
             }
             i += 2;
+            if (i > words.size()) launch.complete = false;
             continue;
         }
         if (!among(kOneWord, option)) continue;  // a flag
         const Word* value = inline_value ? &*inline_value : (i < words.size() ? &words[i] : nullptr);
         if (!inline_value) ++i;
-        if (value == nullptr) break;
+        if (value == nullptr) {
+            launch.complete = false;
+            break;
+        }
         if (option == "-x") {
             read_export(*value, launch);
         } else if (option == "-genvlist" || option == "-envlist") {

@@ -55,6 +55,9 @@ struct MpiLaunch {
     std::optional<int> hosts;                // -H a,b / -hosts a,b: the number of hosts named
     bool hostfile = false;                   // --hostfile / -f: the hosts are in a file the text does not show
     std::vector<std::string> shape_options;  // the options that tell the shape, as written
+    // False when the last option lacks its value(s) (`mpirun -genv NAME`):
+    // an option added after it would be read as that value.
+    bool complete = true;
 };
 
 // Reads the launcher at words[at] and its options; nullopt when words[at] is

@@ -372,7 +372,7 @@ SrunStep ScriptShell::new_step(const std::vector<const RawWord*>& prefixes, cons
 }
 
 void ScriptShell::set_mpi(SrunStep& step, shell::MpiLaunch mpi, std::size_t place, int line) {
-    std::tie(step.mpi_options_line, step.mpi_options_column) = place_of(place);
+    std::tie(step.mpi_options_line, step.mpi_options_column) = place_of(mpi.complete ? place : 0);
     apply_mpi_edits(step, mpi, line);
     step.mpi = std::move(mpi);
 }

@@ -158,6 +158,18 @@ TEST(MpiLaunch, PatchedWritesTheLaunchersOwnSyntaxOnce) {
     EXPECT_EQ(apply_fixes(r.script, {with}).value(), kTwoNodes + "mpirun -x NCCL_TOPO_FILE='/opt/a b/$(id).xml' ./a\n");
 }
 
+TEST(MpiLaunch, AnOptionWithoutItsValueLeavesNoPlaceToAddOne) {
+    // An option added after `-genv NAME` would be read as its value.
+    for (const std::string line : {"mpiexec.hydra -n 2 -genv NCCL_DEBUG\n", "mpirun -np 2 -x\n"}) {
+        ScriptReview r = review(kTwoNodes + line);
+        ASSERT_EQ(r.script.steps.size(), 1U) << line;
+        ASSERT_TRUE(r.script.steps[0].mpi.has_value()) << line;
+        EXPECT_FALSE(r.script.steps[0].mpi->complete) << line;
+        EXPECT_EQ(r.script.steps[0].mpi_options_line, 0) << line;
+    }
+    EXPECT_EQ(review(kTwoNodes + "mpirun -np 2\n").script.steps.at(0).mpi_options_line, 4);
+}
+
 TEST(MpiLaunch, AVariableTheLauncherSetsIsRemovedFromItsOptionsNotUnsetBeforeIt) {
     const std::string job = kTwoNodes + "mpirun -np 16 -x NCCL_IB_DISABLE=1 ./a\n";
     ScriptReview r = review(job);
