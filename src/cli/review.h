@@ -26,7 +26,7 @@ struct ReviewSettings {
     bool print_patch = false;     // --patch: the fix in the spec's own form
     bool print_patched = false;   // --patched: the spec with the fix applied
     bool fix_blocking = false;    // patch blocking findings the patch fully fixes
-    bool verbose = false;         // --verbose: every unknown on its own line in the text report
+    bool verbose = false;         // --unknown (-v): every unknown on its own line in the text report
     // --gate-image: the patch adds the launch gate, as the mutating webhook
     // of a site that enables it does.
     std::optional<kubernetes::GateOptions> gate;

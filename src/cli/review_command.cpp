@@ -143,9 +143,9 @@ void add_review_command(CLI::App& app, CommandRunner& runner) {
                     "With --gate-image: what the gate does when it cannot judge, allow or block")
         ->check(CLI::IsMember({"allow", "block"}))
         ->capture_default_str();
-    cmd->add_flag("-v,--verbose", args->verbose,
-                  "List every unknown with its reason in the text report, also those of rules that need the node or "
-                  "the running task, which are otherwise said in one line (JSON always lists them all)");
+    cmd->add_flag("--unknown,-v,--verbose", args->verbose,
+                  "List every unknown with its reason in the text report, which otherwise says them in one line "
+                  "after the findings (JSON always lists them all)");
     cmd->callback([&runner, args] { runner = [args] { return run_review(*args); }; });
 }
 

@@ -127,6 +127,67 @@ std::string join_patched(const std::vector<PatchedFile>& files) {
     return out;
 }
 
+// Every input read as manifests, with the ConfigMaps among them collected;
+// one that cannot be read is reported (exit 2) and left out.
+std::vector<std::pair<const ReviewInput*, k8s::ManifestFile>> read_inputs(const std::vector<ReviewInput>& inputs,
+                                                                          k8s::ReviewOptions& options, int& code,
+                                                                          bool& complete) {
+    std::vector<std::pair<const ReviewInput*, k8s::ManifestFile>> parsed;
+    for (const auto& input : inputs) {
+        auto file = k8s::read_manifest_file(input.text, input.origin);
+        if (!file) {
+            code = combine_exit_codes(code, bad_input(file.error().to_string()));
+            complete = false;
+            continue;
+        }
+        for (const auto& duplicate : file->duplicate_keys) {
+            std::cerr << "launchguard: warning: "
+                      << printable_text(k8s::describe_duplicate_key(input.origin, duplicate)) << "\n";
+        }
+        for (const auto& document : file->documents) collect_config_map(document.object, options.config_maps);
+        parsed.emplace_back(&input, std::move(file).value());
+    }
+    return parsed;
+}
+
+// One document of `--format json`: what it is, its report and its patch.
+json::object document_json(const k8s::WorkloadReview& review, const std::string& where, int document_code,
+                           const ReviewSettings& settings) {
+    json::object entry;
+    entry["source"] = where;
+    entry["apiVersion"] = review.api_version;
+    entry["kind"] = review.kind;
+    entry["name"] = review.name;
+    entry["namespace"] = review.namespace_name;
+    entry["supported"] = review.supported;
+    entry["requests_gpus"] = review.requests_gpus;
+    if (!review.note.empty()) entry["note"] = review.note;
+    if (settings.gate) {
+        json::array notes;
+        for (const auto& note : review.gate_notes) notes.emplace_back(note);
+        entry["gate"] = {{"templates", review.gate_templates}, {"notes", std::move(notes)}};
+    }
+    if (review.supported && review.requests_gpus) entry["report"] = report_to_json(review.report);
+    entry["patch"] = review.patch;
+    entry["exit_code"] = document_code;
+    return entry;
+}
+
+// One document of the text report: what it is, the gate's notes, then its findings and one line of unknowns.
+void print_document(std::ostream& out, const k8s::WorkloadReview& review, const std::string& where,
+                    const ReviewSettings& settings, bool color) {
+    out << "== " << where << ": " << object_label(review) << "\n";
+    if (!review.note.empty()) out << review.note << "\n";
+    if (settings.gate && review.gate_templates > 0) {
+        out << "launch gate: added to " << review.gate_templates << " pod template(s)\n";
+    }
+    for (const auto& note : review.gate_notes) out << "launch gate: " << note << "\n";
+    if (review.supported && review.requests_gpus) {
+        out << render_text(review.report, TextStyle{color},
+                           ReportScope{true, settings.verbose, "the launch gate judges them in the container"});
+    }
+}
+
 }  // namespace
 
 int review_kubernetes(const std::vector<ReviewInput>& inputs, const ReviewSettings& settings) {
@@ -141,21 +202,7 @@ int review_kubernetes(const std::vector<ReviewInput>& inputs, const ReviewSettin
     // --patched writes nothing unless every input is read, reviewed and
     // patched: never part of the files.
     bool patched_complete = true;
-    std::vector<std::pair<const ReviewInput*, k8s::ManifestFile>> parsed;
-    for (const auto& input : inputs) {
-        auto file = k8s::read_manifest_file(input.text, input.origin);
-        if (!file) {
-            code = combine_exit_codes(code, bad_input(file.error().to_string()));
-            patched_complete = false;
-            continue;
-        }
-        for (const auto& duplicate : file->duplicate_keys) {
-            std::cerr << "launchguard: warning: "
-                      << printable_text(k8s::describe_duplicate_key(input.origin, duplicate)) << "\n";
-        }
-        for (const auto& document : file->documents) collect_config_map(document.object, options.config_maps);
-        parsed.emplace_back(&input, std::move(file).value());
-    }
+    auto parsed = read_inputs(inputs, options, code, patched_complete);
 
     json::array json_documents;
     std::vector<PatchedFile> patched_files;
@@ -203,35 +250,9 @@ int review_kubernetes(const std::vector<ReviewInput>& inputs, const ReviewSettin
                                  document.pointer + (document.admission_review ? "/request/object" : ""));
             }
             if (settings.format == "json") {
-                json::object entry;
-                entry["source"] = where;
-                entry["apiVersion"] = review.api_version;
-                entry["kind"] = review.kind;
-                entry["name"] = review.name;
-                entry["namespace"] = review.namespace_name;
-                entry["supported"] = review.supported;
-                entry["requests_gpus"] = review.requests_gpus;
-                if (!review.note.empty()) entry["note"] = review.note;
-                if (settings.gate) {
-                    json::array notes;
-                    for (const auto& note : review.gate_notes) notes.emplace_back(note);
-                    entry["gate"] = {{"templates", review.gate_templates}, {"notes", std::move(notes)}};
-                }
-                if (review.supported && review.requests_gpus) entry["report"] = report_to_json(review.report);
-                entry["patch"] = review.patch;
-                entry["exit_code"] = document_code;
-                json_documents.push_back(std::move(entry));
+                json_documents.push_back(document_json(review, where, document_code, settings));
             } else {
-                report_out << "== " << where << ": " << object_label(review) << "\n";
-                if (!review.note.empty()) report_out << review.note << "\n";
-                if (settings.gate && review.gate_templates > 0) {
-                    report_out << "launch gate: added to " << review.gate_templates << " pod template(s)\n";
-                }
-                for (const auto& note : review.gate_notes) report_out << "launch gate: " << note << "\n";
-                if (review.supported && review.requests_gpus) {
-                    report_out << render_text(review.report, TextStyle{!report_to_stderr && stdout_is_terminal()},
-                                              ReportScope{true, settings.verbose});
-                }
+                print_document(report_out, review, where, settings, !report_to_stderr && stdout_is_terminal());
             }
         }
         if (settings.print_patched && patched_complete) {

@@ -1,6 +1,7 @@
 // `launchguard review job.sbatch`: prints the review of a batch script with
 // the same report, JSON and exit codes as `check`, plus the fixes in the
 // script's own terms, or the script with them applied (--patched).
+#include <algorithm>
 #include <iostream>
 
 #include <boost/json.hpp>
@@ -36,9 +37,12 @@ std::string taken_for(const slurm_script::ScriptReview& review) {
         return "taken for a Slurm batch script, but it has no #SBATCH line and runs no srun: judged as a single "
                "batch step with Slurm's defaults (--kind chooses what a file is read as)";
     }
+    auto mpi_alone = static_cast<std::size_t>(
+        std::count_if(script.steps.begin(), script.steps.end(), [](const auto& step) { return !step.srun; }));
+    std::string mpi = mpi_alone == 0 ? "" : ", " + std::to_string(mpi_alone) + " MPI launcher step(s) without srun";
     return "Slurm batch script, " + std::to_string(script.directives.size()) + " #SBATCH option(s), " +
-           std::to_string(script.steps.size()) + " srun step(s); " + std::to_string(review.steps.size()) +
-           " launch(es) judged";
+           std::to_string(script.steps.size() - mpi_alone) + " srun step(s)" + mpi + "; " +
+           std::to_string(review.steps.size()) + " launch(es) judged";
 }
 
 boost::json::object spec_json(const ReviewInput& input, const slurm_script::ScriptReview& review) {
@@ -89,8 +93,13 @@ int review_slurm_script(const ReviewInput& input, const ReviewSettings& settings
         std::cout << pretty_json(out);
     } else {
         std::cout << printable_text(input.origin) << ": " << taken_for(review.value()) << "\n";
+        if (review->script.crlf) {
+            // Not an unknown: sbatch refuses the script as it is, so it leads.
+            std::cout << "  the script has CR LF (DOS line breaks): sbatch refuses it; convert it to LF line "
+                         "breaks (dos2unix) before submitting\n";
+        }
         for (const auto& step : review->steps) std::cout << "  " << printable_text(step_summary(step)) << "\n";
-        std::cout << render_text(report, TextStyle{stdout_is_terminal()}, ReportScope{true, settings.verbose});
+        std::cout << render_text(report, TextStyle{stdout_is_terminal()}, ReportScope{true, settings.verbose, {}});
         bool header = false;
         for (const auto& step : review->steps) {
             for (const auto& op : step.fixes.ops) {

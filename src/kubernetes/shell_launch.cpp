@@ -2,10 +2,10 @@
 
 #include <charconv>
 #include <memory>
-#include <set>
 #include <string_view>
 
 #include "shell/interpreter.h"
+#include "shell/mpi_launcher.h"
 
 namespace launchguard::kubernetes {
 namespace {
@@ -17,58 +17,6 @@ std::optional<int> small_int(std::string_view text) {
     auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (ec != std::errc() || ptr != text.data() + text.size() || value < 0) return std::nullopt;
     return value;
-}
-
-bool is_mpi_launcher(const Word& word) {
-    if (!word.known) return false;
-    std::string_view name = shell::base_name(word.text);
-    return name == "mpirun" || name == "mpiexec" || name == "orterun" || name == "mpiexec.hydra";
-}
-
-// Open MPI / MPICH options that take values, so that the scan stops at the
-// program rather than at an option's argument.
-int option_arity(std::string_view option) {
-    static const std::set<std::string_view> kTwo = {"-mca", "--mca", "-gmca", "--gmca", "-genv", "-env"};
-    static const std::set<std::string_view> kOne = {"-np",
-                                                    "-n",
-                                                    "--np",
-                                                    "-c",
-                                                    "-H",
-                                                    "--host",
-                                                    "-host",
-                                                    "-hosts",
-                                                    "-hostfile",
-                                                    "--hostfile",
-                                                    "-machinefile",
-                                                    "--machinefile",
-                                                    "-map-by",
-                                                    "--map-by",
-                                                    "-bind-to",
-                                                    "--bind-to",
-                                                    "-rank-by",
-                                                    "--rank-by",
-                                                    "-npernode",
-                                                    "--npernode",
-                                                    "-N",
-                                                    "-ppn",
-                                                    "-perhost",
-                                                    "-wdir",
-                                                    "--wdir",
-                                                    "-prefix",
-                                                    "--prefix",
-                                                    "-x",
-                                                    "-output-filename",
-                                                    "--output-filename",
-                                                    "-launcher",
-                                                    "-bootstrap",
-                                                    "-genvlist",
-                                                    "--personality",
-                                                    "-tune",
-                                                    "-iface",
-                                                    "-report-bindings-file"};
-    if (kTwo.count(option) != 0) return 2;
-    if (kOne.count(option) != 0) return 1;
-    return 0;
 }
 
 // A value word as a launcher takes it: known, a pattern over the
@@ -90,33 +38,19 @@ struct Words {
     std::vector<std::string> raw;
 };
 
+// What the launcher at words[start] passes its ranks, and how many it starts.
 void read_mpi_launcher(const Words& command, std::size_t start, ShellLaunch& launch) {
-    const auto& words = command.words;
+    auto mpi = shell::read_mpi_launcher(command.words, start);
+    if (!mpi) return;
     launch.runs_mpi = true;
-    for (std::size_t i = start + 1; i < words.size(); ++i) {
-        const Word& word = words[i];
-        if (!word.known || word.text.empty() || word.text[0] != '-') break;  // the program: its own flags follow
-        int arity = option_arity(word.text);
-        if (word.text == "-x" && i + 1 < words.size()) {
-            const Word& value = words[i + 1];
-            std::string origin = "mpirun -x " + command.raw[i + 1];
-            std::size_t eq = value.text.find('=');
-            if (eq != std::string::npos && shell::is_name(std::string_view(value.text).substr(0, eq))) {
-                Word rest = value;
-                rest.text = value.text.substr(eq + 1);
-                if (rest.pattern) rest.pattern = rest.pattern->substr(rest.pattern->find('=') + 1);
-                launch.rank_exports.push_back(launcher_value(value.text.substr(0, eq), rest, origin));
-            } else if (value.known && shell::is_name(value.text)) {
-                launch.rank_exports.push_back({value.text, std::nullopt, true, std::nullopt, origin, {}});
-            }
-        } else if ((word.text == "-genv" || word.text == "-env") && i + 2 < words.size() && words[i + 1].known &&
-                   shell::is_name(words[i + 1].text)) {
-            launch.rank_exports.push_back(launcher_value(
-                words[i + 1].text, words[i + 2], word.text + " " + command.raw[i + 1] + " " + command.raw[i + 2]));
-        } else if ((word.text == "-np" || word.text == "-n" || word.text == "--np") && i + 1 < words.size()) {
-            launch.mpi_ranks = words[i + 1].known ? small_int(words[i + 1].text) : std::nullopt;
+    if (mpi->ranks) launch.mpi_ranks = mpi->ranks;
+    for (const auto& edit : mpi->edits) {
+        std::string origin = mpi->launcher + " " + edit.written;
+        if (edit.kind == shell::RankEnvEdit::Kind::set) {
+            launch.rank_exports.push_back(launcher_value(edit.name, edit.value, origin));
+        } else if (edit.kind == shell::RankEnvEdit::Kind::forward) {
+            launch.rank_exports.push_back({edit.name, std::nullopt, true, std::nullopt, origin, {}});
         }
-        i += static_cast<std::size_t>(arity);
     }
 }
 
@@ -187,7 +121,7 @@ protected:
 private:
     void read_launchers(const Words& command) {
         for (std::size_t j = 0; j < command.words.size(); ++j) {
-            if (is_mpi_launcher(command.words[j])) {
+            if (command.words[j].known && shell::is_mpi_launcher(command.words[j].text)) {
                 read_mpi_launcher(command, j, launch_);
                 return;
             }

@@ -1,6 +1,5 @@
 #include "report/text_report.h"
 
-#include "rules/rule.h"
 #include "util/size_parser.h"
 #include "util/text_escape.h"
 
@@ -75,11 +74,6 @@ int rank(const Finding& f) {
 
 }  // namespace
 
-bool judged_at_run_time(std::string_view rule) {
-    const Rule* found = find_rule(rule);
-    return found != nullptr && (found->info().scopes & kScopeKubernetes) == 0;
-}
-
 std::string action_label(Action action) { return upper(to_string(action)); }
 
 std::string describe_remediation(const RemediationOp& op) {
@@ -131,11 +125,11 @@ std::string render_text(const Report& report, const TextStyle& style, const Repo
     std::stable_sort(findings.begin(), findings.end(),
                      [](const Finding* a, const Finding* b) { return rank(*a) < rank(*b); });
     std::vector<const Unknown*> listed;
-    std::vector<std::string> at_run_time;  // rule ids, each once
+    std::vector<std::string> summarized;  // rule ids, each once
     for (const auto& u : report.unknowns) {
-        if (scope.spec_review && !scope.verbose && judged_at_run_time(u.rule)) {
-            if (std::find(at_run_time.begin(), at_run_time.end(), u.rule) == at_run_time.end())
-                at_run_time.push_back(u.rule);
+        if (scope.spec_review && !scope.verbose) {
+            if (std::find(summarized.begin(), summarized.end(), u.rule) == summarized.end())
+                summarized.push_back(u.rule);
         } else {
             listed.push_back(&u);
         }
@@ -169,13 +163,16 @@ std::string render_text(const Report& report, const TextStyle& style, const Repo
         out += "  " + paint(style, kDim, "?    ") + "  " + pad_right(u->rule, rule_width) +
                "  unknown: " + printable_text(u->reason) + "\n";
     }
-    if (!at_run_time.empty()) {
+    if (!summarized.empty()) {
+        // One line, after every finding: users read the first lines.
         std::string rules;
-        for (const auto& rule : at_run_time) rules += (rules.empty() ? "" : ", ") + rule;
-        out += "  " + paint(style, kDim, "?    ") + "  " + std::to_string(at_run_time.size()) +
-               " rule(s) need the node or the running task, which no spec shows, and are judged when the job "
-               "runs (the SPANK plugin, the enroot hook, `launchguard node-check`): " +
-               rules + " (-v lists why)\n";
+        for (const auto& rule : summarized) rules += (rules.empty() ? "" : ", ") + rule;
+        std::string judge =
+            scope.unknown_judge.empty()
+                ? "judged when the job runs: the SPANK plugin, the enroot hook, `launchguard node-check`"
+                : scope.unknown_judge;
+        out += "  " + paint(style, kDim, "?    ") + "  " + std::to_string(report.unknowns.size()) + " unknown (" +
+               printable_text(judge) + "): " + printable_text(rules) + "  (--unknown to list)\n";
     }
     if (!report.not_applicable.empty()) {
         // One line per reason: usually all NCCL rules for one backend.

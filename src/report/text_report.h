@@ -13,17 +13,16 @@ struct TextStyle {
 };
 
 // What the report is of. A review of a spec (batch script, manifest) says
-// in one line which rules no spec can decide (they need the node, the
-// running task or the host: the rules without the K context), unless `verbose`.
+// its unknowns in one line, after every finding, with who judges them when
+// the job runs (`unknown_judge`), unless `verbose` (`review --unknown`)
+// asks for each on its own line. JSON keeps every unknown either way.
 struct ReportScope {
     bool spec_review = false;
     bool verbose = false;
+    // "the launch gate judges them in the container"; empty: the SPANK
+    // plugin, the enroot hook and `launchguard node-check` do.
+    std::string unknown_judge;
 };
-
-// Rules that no spec can decide: they need the node, the running task or
-// the host, and are judged when the job runs (the SPANK plugin, the enroot
-// hook, `launchguard node-check`).
-bool judged_at_run_time(std::string_view rule);
 
 std::string render_text(const Report& report, const TextStyle& style, const ReportScope& scope = {});
 // "BLOCK", "PATCH", "WARN", "OFF": how every front end labels a finding.

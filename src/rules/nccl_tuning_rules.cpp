@@ -489,6 +489,7 @@ const TableRule kDebugVerbose{
         .default_action = Action::warn,
         .severity = Severity::warning,
         .scopes = kScopeLive | kScopeKubernetes | kScopeCli,
+        .nccl_only = true,
         .checks = "The effective `NCCL_DEBUG` is INFO or TRACE (any case, as NCCL compares it). An advisory: it "
                   "warns by default and should not be made to block.",
         .why = "At INFO every rank prints its topology, channels, rings and trees for each communicator; at TRACE "

@@ -180,8 +180,10 @@ private:
     void run_unset(const std::vector<RawWord>& args, int line);
     void run_declaration(const std::string& keyword, const std::vector<RawWord>& args, int line);
     void run_module(const std::vector<RawWord>& args, int line);
-    // What `[[ ... ]]`, `[ ... ]` or `test ...` from words[at] decides; nullopt when it cannot be told.
+    // What `[[ ... ]]`, `[ ... ]`, `test ...` or `(( ... ))` from words[at]
+    // decides; nullopt when it cannot be told.
     std::optional<bool> evaluate_test(const std::vector<RawWord>& words, std::size_t at);
+    std::optional<bool> evaluate_arithmetic(std::string_view expression);
     [[nodiscard]] bool skipping() const;
     [[nodiscard]] std::string condition_reason() const;
     void open_block(Block::Kind kind, int line, std::optional<bool> runs);

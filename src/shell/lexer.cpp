@@ -50,6 +50,14 @@ public:
                 if (!current.words.empty()) joint = RawCommand::Joint::none;
                 finish();
                 skip_heredocs();
+            } else if ((c == '&' || c == '|') && peek(1) == c && inside_double_brackets(current)) {
+                // `[[ A && B ]]`: one test, whose && and || the reader decides.
+                RawWord word;
+                word.raw = std::string(2, c);
+                word.line = line_;
+                pos_ += 2;
+                word.end = pos_;
+                if (current.words.size() < kMaxWords) current.words.push_back(std::move(word));
             } else if (c == ';' || c == '&' || c == '|') {
                 ++pos_;
                 finish();
@@ -61,6 +69,8 @@ public:
                 } else {
                     joint = c == '|' ? RawCommand::Joint::pipe : RawCommand::Joint::none;
                 }
+            } else if (c == '(' && peek(1) == '(' && at_command_start(current)) {
+                read_arithmetic(current, joint);
             } else if (c == '(') {
                 ++pos_;
                 finish();
@@ -108,12 +118,62 @@ public:
 private:
     enum class Scope { subshell, case_patterns };
 
+    // `(( expression ))`: the words "((", the expression as one word, and
+    // "))", so that the reader can decide it. An expression that never closes
+    // runs to the end of the text, with a note.
+    void read_arithmetic(RawCommand& current, RawCommand::Joint& joint) {
+        if (current.words.empty()) {
+            current.line = line_;
+            current.joint = joint;
+            joint = RawCommand::Joint::none;
+        }
+        int start_line = line_;
+        pos_ += 2;
+        std::size_t begin = pos_;
+        int depth = 0;
+        while (pos_ < text_.size() && !(depth == 0 && text_[pos_] == ')' && peek(1) == ')')) {
+            if (text_[pos_] == '(') ++depth;
+            if (text_[pos_] == ')') --depth;
+            if (text_[pos_] == '\n') ++line_;
+            ++pos_;
+        }
+        std::string expression(text_.substr(begin, pos_ - begin));
+        if (pos_ >= text_.size()) note_unterminated("((", start_line);
+        pos_ = std::min(pos_ + 2, text_.size());
+        for (std::string raw : {std::string("(("), expression, std::string("))")}) {
+            if (current.words.size() >= kMaxWords) break;
+            RawWord word;
+            word.raw = std::move(raw);
+            word.line = start_line;
+            word.end = pos_;
+            word.complete = false;  // no place of its own for an option
+            current.words.push_back(std::move(word));
+        }
+        current.last_line = line_;
+    }
+
+    // Words after which the next one is still in command position.
+    static bool opens_command(const std::string& w) {
+        return w == "then" || w == "do" || w == "else" || w == "elif" || w == "{" || w == "!" || w == "if" ||
+               w == "while" || w == "until";
+    }
+
     // Only reserved words so far: the next word is in command position.
     static bool at_command_start(const RawCommand& command) {
-        return std::all_of(command.words.begin(), command.words.end(), [](const RawWord& w) {
-            return w.raw == "then" || w.raw == "do" || w.raw == "else" || w.raw == "elif" || w.raw == "{" ||
-                   w.raw == "!";
-        });
+        return std::all_of(command.words.begin(), command.words.end(),
+                           [](const RawWord& w) { return opens_command(w.raw); });
+    }
+
+    // An `[[` in command position whose `]]` has not come yet.
+    static bool inside_double_brackets(const RawCommand& command) {
+        bool open = false;
+        bool command_position = true;
+        for (const auto& word : command.words) {
+            if (word.raw == "[[" && command_position) open = true;
+            if (word.raw == "]]") open = false;
+            command_position = command_position && opens_command(word.raw);
+        }
+        return open;
     }
 
     [[nodiscard]] char peek(std::size_t ahead) const {

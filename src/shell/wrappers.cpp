@@ -125,6 +125,56 @@ bool is_wrapper(std::string_view name) {
     return std::find(kWrappers.begin(), kWrappers.end(), name) != kWrappers.end();
 }
 
+bool is_plain_utility(std::string_view name) {
+    static constexpr std::array<std::string_view, 66> kUtilities = {
+        "rm",       "mkdir",   "rmdir",    "cp",          "mv",     "ln",     "touch",    "chmod",  "chown",
+        "chgrp",    "cat",     "ls",       "echo",        "printf", "true",   "false",    "sleep",  "hostname",
+        "date",     "pwd",     "cd",       "uname",       "whoami", "id",     "df",       "du",     "free",
+        "sync",     "tee",     "head",     "tail",        "wc",     "sort",   "uniq",     "grep",   "sed",
+        "tar",      "gzip",    "gunzip",   "rsync",       "scp",    "curl",   "wget",     "find",   "stat",
+        "realpath", "dirname", "basename", "kill",        "pkill",  "ps",     "test",     "[",      "nvidia-smi",
+        "lscpu",    "lspci",   "ibstat",   "ibv_devinfo", "ulimit", "mktemp", "readlink", "md5sum", "strings",
+        "tr",       "cut",     "awk"};
+    return std::find(kUtilities.begin(), kUtilities.end(), base_name(name)) != kUtilities.end();
+}
+
+namespace {
+
+// The first word of each $(...) in `text`.
+bool substitutions_run_only_utilities(std::string_view text) {
+    for (std::size_t at = text.find("$("); at != std::string_view::npos; at = text.find("$(", at + 2)) {
+        std::size_t begin = text.find_first_not_of(" \t", at + 2);
+        if (begin == std::string_view::npos) return false;
+        std::size_t end = text.find_first_of(" \t)|;&", begin);
+        if (!is_plain_utility(text.substr(begin, end == std::string_view::npos ? end : end - begin))) return false;
+    }
+    return text.find('`') == std::string_view::npos;
+}
+
+}  // namespace
+
+bool runs_only_utilities(std::string_view script) {
+    std::vector<std::string> notes;
+    auto commands = lex(script, 1, notes);
+    if (!notes.empty()) return false;
+    bool any = false;
+    for (const auto& command : commands) {
+        if (command.kind != RawCommand::Kind::simple) continue;
+        std::size_t first = 0;
+        while (first < command.words.size() && command.words[first].raw.find('=') != std::string::npos &&
+               is_name(std::string_view(command.words[first].raw).substr(0, command.words[first].raw.find('=')))) {
+            ++first;  // NAME=value in front of the command
+        }
+        for (const auto& word : command.words) {
+            if (!substitutions_run_only_utilities(word.raw)) return false;
+        }
+        any = true;  // assignments alone run only their substitutions, checked above
+        if (first >= command.words.size()) continue;
+        if (!is_plain_utility(command.words[first].raw)) return false;
+    }
+    return any;
+}
+
 std::optional<Wrapped> skip_wrappers(const std::vector<Word>& words, std::size_t i) {
     Wrapped start;
     while (i < words.size()) {

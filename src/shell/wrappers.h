@@ -34,6 +34,14 @@ struct Wrapped {
 // env, timeout, nohup, command, stdbuf, nice, time, exec, sudo (by any path).
 bool is_wrapper(std::string_view name);
 
+// A shell builtin or a coreutils-style command (rm, mkdir, cp, echo,
+// hostname, nvidia-smi, sleep, by any path): a program that starts no
+// collective library, so rules that judge NCCL have nothing to judge in it.
+bool is_plain_utility(std::string_view name);
+// Does a `sh -c` script run only such commands (`echo $(hostname)`), its
+// command substitutions included? False for anything it cannot tell.
+bool runs_only_utilities(std::string_view script);
+
 // Skips the wrappers from words[from] on; nullopt when they run nothing the
 // text shows (`command -v srun` looks srun up, `env -S '...'` splits a string).
 // An unknown word ends the wrappers: it is the program, as far as the text tells.

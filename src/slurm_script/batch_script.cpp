@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <optional>
+#include <tuple>
 #include <utility>
 
 #include "shell/interpreter.h"
@@ -48,13 +49,33 @@ protected:
                      const RawCommand& command) override;
 
 private:
-    void run_srun(const std::vector<const RawWord*>& prefixes, const shell::Wrapped& start,
-                  const std::vector<Word>& words, const std::vector<int>& lines, std::optional<std::size_t> srun_end,
-                  const RawCommand& command);
+    // A launch command's words after expansion, from the launcher (srun or
+    // mpirun) on: the line each comes from, and where in the text it ends
+    // when it has a place of its own (a raw word that expands to it alone).
+    struct LaunchWords {
+        std::vector<Word> words;
+        std::vector<int> lines;
+        std::vector<std::optional<std::size_t>> ends;
+        void drop_front(std::size_t count);
+    };
+    void run_srun(const std::vector<const RawWord*>& prefixes, const shell::Wrapped& start, LaunchWords launch,
+                  std::optional<std::size_t> srun_end, const RawCommand& command,
+                  std::optional<shell::MpiLaunch> outer_mpi = std::nullopt, std::size_t outer_mpi_place = 0);
+    void run_mpi(const std::vector<const RawWord*>& prefixes, const shell::Wrapped& start, LaunchWords launch,
+                 const RawCommand& command);
+    SrunStep new_step(const std::vector<const RawWord*>& prefixes, const shell::Wrapped& start,
+                      const RawCommand& command);
     void read_step_program(SrunStep& step, const std::vector<Word>& words, std::size_t program,
                            const RawCommand& command);
     void apply_wrapper_edits(SrunStep& step, const std::vector<shell::EnvEdit>& edits, int line);
+    void apply_mpi_edits(SrunStep& step, const shell::MpiLaunch& mpi, int line);
+    // The step's MPI launcher, and where its options may be added (an offset in the text).
+    void set_mpi(SrunStep& step, shell::MpiLaunch mpi, std::size_t place, int line);
+    // The physical line (1-based) and column of an offset in the script's text; {0, 0} for offset 0 (none).
+    [[nodiscard]] std::pair<int, std::size_t> place_of(std::size_t offset) const;
     bool within_step_bounds(const SrunStep& step);
+    // False, and the script refused, when it already has kMaxSteps steps.
+    bool room_for_step(int line);
     // False, and the script refused, when `more` bytes of a step's words
     // would take the steps past kMaxStepBytes.
     bool charge_step_bytes(std::size_t more, int line) {
@@ -71,8 +92,21 @@ private:
     std::size_t step_bytes_ = 0;  // options and environments of the steps so far
 };
 
-// srun itself, or a wrapper that may run it.
-bool starts_step(std::string_view name) { return name == "srun" || shell::is_wrapper(name); }
+// srun or an MPI launcher itself, or a wrapper that may run one.
+bool starts_step(std::string_view name) {
+    return name == "srun" || shell::is_mpi_launcher(name) || shell::is_wrapper(name);
+}
+
+bool is_srun(const Word& word) { return word.known && shell::base_name(word.text) == "srun"; }
+bool is_mpi(const Word& word) { return word.known && shell::is_mpi_launcher(word.text); }
+
+void ScriptShell::LaunchWords::drop_front(std::size_t count) {
+    count = std::min(count, words.size());
+    auto at = [count](auto& list) { list.erase(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(count)); };
+    at(words);
+    at(lines);
+    at(ends);
+}
 
 // A command that is no builtin the reader follows: a step when it runs
 // srun, directly or through wrappers.
@@ -98,18 +132,34 @@ void ScriptShell::run_program(const std::vector<const RawWord*>& prefixes, std::
         }
     }
     auto start = shell::skip_wrappers(words);
-    if (!start || start->program >= words.size() || !words[start->program].known ||
-        shell::base_name(words[start->program].text) != "srun") {
+    if (!start || start->program >= words.size() ||
+        !(is_srun(words[start->program]) || is_mpi(words[start->program]))) {
         return;
     }
-    std::size_t srun = start->program;
-    std::vector<int> lines;
-    for (std::size_t i = srun + 1; i < words.size(); ++i) lines.push_back(sources[i]->line);
-    std::optional<std::size_t> srun_end;
-    if (alone[srun] && sources[srun]->complete) srun_end = sources[srun]->end;
-    words.erase(words.begin(), words.begin() + static_cast<std::ptrdiff_t>(srun) + 1);
+    LaunchWords launch;
+    for (std::size_t i = 0; i < words.size(); ++i) {
+        launch.lines.push_back(sources[i]->line);
+        launch.ends.push_back(alone[i] && sources[i]->complete ? std::optional<std::size_t>(sources[i]->end)
+                                                               : std::nullopt);
+    }
+    launch.words = std::move(words);
+    std::size_t launcher = start->program;
+    launch.drop_front(launcher);
     step_bytes_ += bytes;
-    run_srun(prefixes, *start, words, lines, srun_end, command);
+    if (is_mpi(launch.words.front())) {
+        run_mpi(prefixes, *start, std::move(launch), command);
+        return;
+    }
+    std::optional<std::size_t> srun_end = launch.ends.front();
+    launch.drop_front(1);
+    run_srun(prefixes, *start, std::move(launch), srun_end, command);
+}
+
+std::pair<int, std::size_t> ScriptShell::place_of(std::size_t offset) const {
+    if (line_starts.empty() || offset == 0) return {0, 0};
+    auto next = std::upper_bound(line_starts.begin(), line_starts.end(), offset - 1);
+    std::size_t index = static_cast<std::size_t>(next - line_starts.begin()) - 1;
+    return {static_cast<int>(index) + 1, offset - line_starts[index]};
 }
 
 void ScriptShell::seed_from_directives() {
@@ -300,24 +350,11 @@ bool ScriptShell::within_step_bounds(const SrunStep& step) {
     return true;
 }
 
-void ScriptShell::run_srun(const std::vector<const RawWord*>& prefixes, const shell::Wrapped& start,
-                           const std::vector<Word>& words, const std::vector<int>& lines,
-                           std::optional<std::size_t> srun_end, const RawCommand& command) {
-    if (script_.steps.size() >= kMaxSteps) {
-        refusal.emplace(command.line, "the script runs more than " + std::to_string(kMaxSteps) +
-                                          " srun steps; launchguard judges up to " + std::to_string(kMaxSteps) +
-                                          " and refuses a script with more rather than judge part of it");
-        stopped = true;
-        return;
-    }
+// A step as the shell starts it: the exported variables, the command's
+// NAME=value prefixes and what the wrappers in front of the launcher do.
+SrunStep ScriptShell::new_step(const std::vector<const RawWord*>& prefixes, const shell::Wrapped& start,
+                               const RawCommand& command) {
     SrunStep step;
-    if (srun_end && !line_starts.empty()) {
-        // The line holding the end of the srun word, and the column there.
-        auto next = std::upper_bound(line_starts.begin(), line_starts.end(), *srun_end - 1);
-        std::size_t index = static_cast<std::size_t>(next - line_starts.begin()) - 1;
-        step.options_line = static_cast<int>(index) + 1;
-        step.options_column = *srun_end - line_starts[index];
-    }
     step.line = command.line;
     step.last_line = command.last_line;
     step.conditional = conditional();
@@ -331,8 +368,103 @@ void ScriptShell::run_srun(const std::vector<const RawWord*>& prefixes, const sh
         step.environment[name] = Variable{name, v.value, command.line, v.origin, v.why_unknown};
     }
     apply_wrapper_edits(step, start.edits, command.line);
+    return step;
+}
 
-    std::size_t program = read_options(words, lines, step.options);
+void ScriptShell::set_mpi(SrunStep& step, shell::MpiLaunch mpi, std::size_t place, int line) {
+    std::tie(step.mpi_options_line, step.mpi_options_column) = place_of(mpi.complete ? place : 0);
+    apply_mpi_edits(step, mpi, line);
+    step.mpi = std::move(mpi);
+}
+
+// What the launcher passes its ranks. Hydra's -genvnone keeps only what it
+// names, wherever it stands among the options.
+void ScriptShell::apply_mpi_edits(SrunStep& step, const shell::MpiLaunch& mpi, int line) {
+    const VariableMap launcher = step.environment;
+    bool clear = std::any_of(mpi.edits.begin(), mpi.edits.end(),
+                             [](const shell::RankEnvEdit& e) { return e.kind == shell::RankEnvEdit::Kind::clear; });
+    if (clear) step.environment.clear();
+    for (const auto& edit : mpi.edits) {
+        std::string origin = mpi.launcher + " " + edit.written + " on line " + std::to_string(line);
+        switch (edit.kind) {
+            case shell::RankEnvEdit::Kind::set:
+                step.environment[edit.name] =
+                    Variable{edit.name, edit.value.known ? std::optional<std::string>(edit.value.text) : std::nullopt,
+                             line, origin, edit.value.why_unknown};
+                break;
+            case shell::RankEnvEdit::Kind::forward:
+                if (auto it = launcher.find(edit.name); it != launcher.end()) {
+                    step.environment[edit.name] = it->second;
+                } else if (variables.count(edit.name) != 0) {
+                    script_.notes.push_back("line " + std::to_string(line) + ": " + mpi.launcher + " " + edit.written +
+                                            " passes nothing: the script sets " + edit.name +
+                                            " without exporting it, so the launcher does not see it");
+                }
+                break;
+            case shell::RankEnvEdit::Kind::unset:
+                step.environment.erase(edit.name);
+                break;
+            case shell::RankEnvEdit::Kind::clear:
+                break;
+        }
+    }
+}
+
+// mpirun (mpiexec, ...) run from the batch step: one launch of its program,
+// or of the srun it starts.
+void ScriptShell::run_mpi(const std::vector<const RawWord*>& prefixes, const shell::Wrapped& start, LaunchWords launch,
+                          const RawCommand& command) {
+    auto mpi = shell::read_mpi_launcher(launch.words, 0);
+    if (!mpi) return;
+    std::size_t program = mpi->program;
+    std::size_t place = launch.ends[program - 1].value_or(0);  // program > 0: the launcher comes first
+    if (program < launch.words.size() && is_srun(launch.words[program])) {
+        std::optional<std::size_t> srun_end = launch.ends[program];
+        launch.drop_front(program + 1);
+        run_srun(prefixes, start, std::move(launch), srun_end, command, std::move(*mpi), place);
+        return;
+    }
+    if (!room_for_step(command.line)) return;
+    SrunStep step = new_step(prefixes, start, command);
+    step.srun = false;
+    set_mpi(step, std::move(*mpi), place, command.line);
+    for (std::size_t i = program; i < launch.words.size(); ++i) {
+        if (launch.words[i].known) step.command.push_back(launch.words[i].text);
+    }
+    if (program < launch.words.size()) {
+        step.program = launch.words[program].known ? launch.words[program].text : "";
+        read_step_program(step, launch.words, program, command);
+    }
+    if (within_step_bounds(step)) script_.steps.push_back(std::move(step));
+}
+
+bool ScriptShell::room_for_step(int line) {
+    if (script_.steps.size() < kMaxSteps) return true;
+    refusal.emplace(line, "the script runs more than " + std::to_string(kMaxSteps) +
+                              " srun steps; launchguard judges up to " + std::to_string(kMaxSteps) +
+                              " and refuses a script with more rather than judge part of it");
+    stopped = true;
+    return false;
+}
+
+void ScriptShell::run_srun(const std::vector<const RawWord*>& prefixes, const shell::Wrapped& start, LaunchWords launch,
+                           std::optional<std::size_t> srun_end, const RawCommand& command,
+                           std::optional<shell::MpiLaunch> outer_mpi, std::size_t outer_mpi_place) {
+    if (!room_for_step(command.line)) return;
+    SrunStep step = new_step(prefixes, start, command);
+    std::tie(step.options_line, step.options_column) = place_of(srun_end.value_or(0));
+    // `mpirun ... srun prog`: what mpirun passes reaches srun, whose --export then applies.
+    if (outer_mpi) set_mpi(step, std::move(*outer_mpi), outer_mpi_place, command.line);
+    const std::vector<Word>& words = launch.words;
+
+    std::size_t program = read_options(words, launch.lines, step.options);
+    if (!outer_mpi && program < words.size() && is_mpi(words[program])) {
+        // `srun ... mpirun ... prog`: one launch, of mpirun's program.
+        auto mpi = shell::read_mpi_launcher(words, program);
+        std::size_t inner = mpi->program;
+        set_mpi(step, std::move(*mpi), launch.ends[inner - 1].value_or(0), command.line);
+        program = inner;
+    }
     if (program < words.size()) step.program = words[program].known ? words[program].text : "";
     for (std::size_t i = program; i < words.size(); ++i) {
         if (words[i].known) step.command.push_back(words[i].text);
@@ -381,7 +513,15 @@ void ScriptShell::read_step_program(SrunStep& step, const std::vector<Word>& wor
     auto wrapped = shell::skip_wrappers(words, program);
     if (!wrapped) return;
     apply_wrapper_edits(step, wrapped->edits, command.line);
-    if (!shell::shell_script_at(words, wrapped->program)) return;
+    if (wrapped->program < words.size() && words[wrapped->program].known &&
+        shell::is_plain_utility(words[wrapped->program].text)) {
+        step.utility = std::string(shell::base_name(words[wrapped->program].text));
+    }
+    auto script_at = shell::shell_script_at(words, wrapped->program);
+    if (!script_at) return;
+    if (words[*script_at].known && shell::runs_only_utilities(words[*script_at].text)) {
+        step.utility = std::string(shell::base_name(words[wrapped->program].text)) + " -c with only such commands";
+    }
     std::vector<std::string> inner_notes;
     shell::Interpreter inner(inner_notes, nesting() + 1);
     inner.variables = variables;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "shell/interpreter.h"
+#include "shell/mpi_launcher.h"
 #include "util/error.h"
 
 namespace launchguard::slurm_script {
@@ -67,8 +68,11 @@ struct Variable {
 
 using VariableMap = std::map<std::string, Variable, std::less<>>;
 
+// A launch step: an srun, an MPI launcher (mpirun, mpiexec) run from the
+// batch step, or one inside the other (`srun mpirun ...`, `mpirun srun ...`),
+// which is one launch.
 struct SrunStep {
-    int line = 0;                         // where the srun command starts
+    int line = 0;                         // where the srun (or launcher) command starts
     int last_line = 0;                    // where it ends (continuations)
     std::vector<Option> options;          // srun's own options, in order
     VariableMap environment;              // what the step's tasks get from the script
@@ -79,6 +83,18 @@ struct SrunStep {
     // source /etc/profile.d/nccl.sh may set any variable"): a variable absent
     // from `environment` is then unknown, not unset.
     std::vector<std::string> open_sources;
+    // The MPI launcher of the step, with what it passes its ranks and the
+    // shape its options state; nullopt for a step srun starts alone.
+    std::optional<shell::MpiLaunch> mpi;
+    bool srun = true;  // false for an MPI launcher the batch step runs without srun
+    // Where the launcher's own options may be added (`-x NAME=value`): just
+    // before its program; line 0 when that place comes out of an expansion.
+    int mpi_options_line = 0;
+    std::size_t mpi_options_column = 0;
+    // The program after srun's options, the launcher's and the wrappers', when
+    // it is a shell builtin or a coreutils-style command that runs no
+    // collective library (rm, mkdir, echo, nvidia-smi); "" otherwise.
+    std::string utility;
     std::string program;               // first word after the options ("" when unknown)
     std::vector<std::string> command;  // the program and its arguments, those known before the job runs
     // Where srun's own options may be added: the physical line (1-based) and

@@ -300,6 +300,200 @@ std::vector<ContainerMount> parse_container_mounts(const std::string& value,
     return mounts;
 }
 
+namespace {
+
+std::string step_label(const SrunStep& step, bool batch_step) {
+    if (batch_step) return "the batch step (the script runs no srun)";
+    std::string line = " on line " + std::to_string(step.line);
+    if (!step.mpi) return "srun" + line;
+    if (!step.srun) return step.mpi->launcher + line;
+    return "srun with " + step.mpi->launcher + line;
+}
+
+// The shape an MPI launcher's options state over the allocation's: -np
+// ranks, ranks per node times the nodes, the hosts it names.
+void mpi_shape(JobShape& shape, const shell::MpiLaunch& mpi, const std::string& label) {
+    std::string options;
+    for (const auto& option : mpi.shape_options) options += (options.empty() ? "" : ", ") + option;
+    std::string where = label + ": " + mpi.launcher + " " + options;
+    if (mpi.hostfile) {
+        shape.nodes = Fact<int>::unknown(where + " (the hosts are in a file or computed when the job runs)");
+    } else if (mpi.hosts) {
+        shape.nodes = Fact<int>::known(*mpi.hosts, where);
+    }
+    if (mpi.ranks) {
+        shape.tasks = Fact<int>::known(*mpi.ranks, where);
+    } else if (mpi.ranks_per_node && shape.nodes) {
+        shape.tasks = Fact<int>::known(*mpi.ranks_per_node * shape.nodes.value(), where + " x " + shape.nodes.source());
+    }
+}
+
+// The step's environment as its tasks see it, with what makes a variable unknown.
+void step_environment(StepLaunch& launch, const SrunStep& step, const std::vector<Option>& container_options,
+                      const OptionLookup& options, const std::string& script_path) {
+    LaunchContext& ctx = launch.context;
+    Environment env;
+    for (const auto& [name, variable] : step.environment) {
+        if (variable.value) {
+            env[name] = *variable.value;
+        } else {
+            // Unknown, not unset: only this name, with what sets it.
+            ctx.env_unknown[name] = unknown_cause(variable);
+            launch.notes.push_back(name + " (" + variable.origin + ") is not known before the job runs" +
+                                   (variable.why_unknown.empty() ? "" : ": " + variable.why_unknown) +
+                                   "; only this variable is unknown, and rules that need it say so");
+        }
+    }
+    for (const auto& option : container_options) {
+        if (!option.is("--container-env") || !option.value_known) continue;
+        for (const auto& name : split_list(option.value, ',')) {
+            if (!name.empty() && env.count(name) == 0 && ctx.env_unknown.count(name) == 0) {
+                ctx.env_unknown[name] = option.written + " on line " + std::to_string(option.line) + " passes " + name +
+                                        " from the submitting shell, which a review does not see";
+            }
+        }
+    }
+    ctx.env_unread_sources = step.open_sources;
+    for (const auto& source : step.open_sources) {
+        launch.notes.push_back(source + ": a variable the script does not set is unknown, not unset");
+    }
+    if (const Option* bind = options.get("--cpu-bind"); bind && bind->value_known) {
+        ctx.requested_cpu_bind = Fact<std::string>::known(bind->value, where(*bind));
+    } else {
+        ctx.requested_cpu_bind = Fact<std::string>::unknown("the script sets no --cpu-bind");
+    }
+    if (const Option* gpu_bind = options.get("--gpu-bind"); gpu_bind && gpu_bind->value_known) {
+        env["SLURM_GPU_BIND"] = gpu_bind->value;
+    }
+    if (const Option* per_task = options.get("--gpus-per-task"); per_task && per_task->value_known) {
+        env["SLURM_GPUS_PER_TASK"] = per_task->value;
+    }
+    std::string env_source =
+        launch.label + " of " + script_path + " (the submitting shell's environment and the image's ENV are not seen)";
+    ctx.comm_backend = comm_backend_from_command(step.command, env, launch.label);
+    ctx.env = step.environment_complete ? Fact<Environment>::known(std::move(env), env_source)
+                                        : Fact<Environment>::unknown(step.environment_why_unknown);
+}
+
+// The pyxis container the step starts (its image, mounts, workdir) and the
+// files its tasks will see.
+void container_view(StepLaunch& launch, const std::vector<Option>& container_options, bool container,
+                    const Profile& profile, const std::string& script_path) {
+    LaunchContext& ctx = launch.context;
+    std::vector<ContainerMount> mounts;
+    std::string image;
+    std::string workdir;
+    for (const auto& option : container_options) {
+        if (option.is("--container-mounts")) {
+            // Literal entries count even where others are computed at run time;
+            // a list of unknown shape may mount anything.
+            std::vector<ContainerMount> entries;
+            if (option.value_known || !option.value_runtime_parts.empty()) {
+                entries = parse_container_mounts(option.value, option.value_runtime_parts);
+            } else {
+                ContainerMount anything;
+                anything.source_known = anything.target_known = false;
+                anything.written = option.written;
+                entries.push_back(std::move(anything));
+            }
+            for (auto& mount : entries) {
+                if (!mount.source_known || !mount.target_known) {
+                    launch.notes.push_back(
+                        "--container-mounts entry " + mount.written + " is computed at run time; " +
+                        (mount.target_known ? "what it mounts at " + mount.target + " is unknown"
+                         : mount.target.empty()
+                             ? "it may mount any path, so none is taken as missing"
+                             : "paths it could mount (those that start with " + mount.target + ") are unknown"));
+                }
+                ctx.container.requested_mounts.push_back(mount.written);
+                mounts.push_back(std::move(mount));
+            }
+            continue;
+        }
+        if (!option.value_known) {
+            launch.notes.push_back(option.written + " is computed at run time; the container view ignores it");
+            continue;
+        }
+        if (option.is("--container-image")) image = option.value;
+        if (option.is("--container-mount-home"))
+            ctx.container.requested_mounts.emplace_back("$HOME (--container-mount-home)");
+        if (option.is("--container-workdir")) workdir = option.value;
+    }
+    if (!container && !mounts.empty()) {
+        launch.notes.emplace_back("pyxis ignores --container-mounts without --container-image or --container-name");
+    }
+    if (container && ctx.env) {
+        std::vector<std::string> exposed = overridable_by_image(ctx.env.value(), container_options);
+        std::string names;
+        for (const auto& name : exposed) names += (names.empty() ? "" : ", ") + name;
+        if (!names.empty()) {
+            launch.notes.push_back(
+                "the image's ENV beats the job's value under pyxis unless --container-env "
+                "names the variable; not named: " +
+                names);
+        }
+    }
+    if (container) {
+        ctx.container.image = image.empty() ? Fact<std::string>::unknown("no --container-image in the step")
+                                            : Fact<std::string>::known(image, launch.label);
+        if (!workdir.empty() && workdir.front() != '/') {
+            launch.notes.push_back("--container-workdir " + workdir + " is relative");
+        }
+        ctx.container.shm_bytes = Fact<std::uint64_t>::unknown(
+            "enroot bind-mounts the node's /dev/shm, whose size a batch script does not show");
+    }
+    std::string describe = container ? "pyxis container" + (image.empty() ? std::string() : " of " + image) + " as " +
+                                           launch.label + " of " + script_path + " describes it"
+                                     : "the compute node, as " + script_path + " describes it";
+    if (container) launch.mounts = mounts;
+    ctx.files = std::make_shared<ScriptFileView>(ctx.runtime, std::move(mounts), image, profile, describe);
+}
+
+// What only the node shows: unknown for every step of a script.
+void node_unknowns(LaunchContext& ctx) {
+    const std::string from_script = "a batch script does not show the node";
+    ctx.cpu_mask = Fact<CpuSet>::unknown("decided by Slurm on the node (" + from_script + ")");
+    ctx.gpus = Fact<std::vector<Gpu>>::unknown("assigned by Slurm on the node (" + from_script + ")");
+    ctx.topology = Fact<NodeTopology>::unknown(from_script);
+    ctx.interfaces = Fact<std::vector<NetInterface>>::unknown(from_script);
+    NodeFacts& node = ctx.node;
+    node.power = Fact<CpuPower>::unknown(from_script);
+    node.numa_balancing = Fact<bool>::unknown(from_script);
+    node.kernel_cmdline = Fact<std::string>::unknown(from_script);
+    node.virtualization = Fact<std::string>::unknown(from_script);
+    node.iommu_groups = Fact<std::vector<IommuGroup>>::unknown(from_script);
+    node.page_size = Fact<long>::unknown(from_script);
+    node.arch = Fact<std::string>::unknown(from_script);
+    node.pcie_links = Fact<std::map<std::string, PcieLinkRecord>>::unknown(from_script);
+    const std::string limits = "set on the node by Slurm and the container runtime, not in the script";
+    ctx.container.memlock = Fact<std::optional<std::uint64_t>>::unknown(limits);
+    ctx.container.capabilities = Fact<std::vector<std::string>>::unknown(limits);
+    ctx.container.runs_as_root = Fact<bool>::unknown(limits);
+}
+
+StepLaunch step_launch(const BatchScript& script, const SrunStep& step, bool batch_step, const Profile& profile) {
+    StepLaunch launch;
+    launch.line = step.line;
+    launch.label = step_label(step, batch_step);
+    launch.utility = step.utility;
+    OptionLookup options{step.options, script.directives};
+    LaunchContext& ctx = launch.context;
+    // pyxis applies container options per srun; #SBATCH ones only to the batch
+    // step, and to an MPI launcher the batch step runs without srun.
+    const auto& container_options = batch_step || !step.srun ? script.directives : step.options;
+    bool container = std::any_of(container_options.begin(), container_options.end(), starts_container);
+    ctx.runtime = container ? Runtime::pyxis : Runtime::bare;
+    step_environment(launch, step, container_options, options, script.path);
+    container_view(launch, container_options, container, profile, script.path);
+    ctx.job = job_shape(options, profile);
+    if (step.mpi) mpi_shape(ctx.job, *step.mpi, launch.label);
+    node_unknowns(ctx);
+    if (step.conditional) launch.notes.emplace_back("this step runs only when a condition in the script holds");
+    return launch;
+}
+
+}  // namespace
+
 std::vector<StepLaunch> launches_from_script(const BatchScript& script, const Profile& profile) {
     std::vector<SrunStep> steps = script.steps;
     bool batch_step = steps.empty();
@@ -309,155 +503,8 @@ std::vector<StepLaunch> launches_from_script(const BatchScript& script, const Pr
         step.open_sources = script.open_sources;
         steps.push_back(std::move(step));
     }
-
     std::vector<StepLaunch> launches;
-    for (const auto& step : steps) {
-        StepLaunch launch;
-        launch.line = step.line;
-        launch.label =
-            batch_step ? "the batch step (the script runs no srun)" : "srun on line " + std::to_string(step.line);
-        OptionLookup options{step.options, script.directives};
-        LaunchContext& ctx = launch.context;
-
-        // pyxis applies container options per srun; #SBATCH ones only to the batch step.
-        const auto& container_options = batch_step ? script.directives : step.options;
-        bool container = std::any_of(container_options.begin(), container_options.end(), starts_container);
-        ctx.runtime = container ? Runtime::pyxis : Runtime::bare;
-
-        Environment env;
-        for (const auto& [name, variable] : step.environment) {
-            if (variable.value) {
-                env[name] = *variable.value;
-            } else {
-                // Unknown, not unset: only this name, with what sets it.
-                ctx.env_unknown[name] = unknown_cause(variable);
-                launch.notes.push_back(name + " (" + variable.origin + ") is not known before the job runs" +
-                                       (variable.why_unknown.empty() ? "" : ": " + variable.why_unknown) +
-                                       "; only this variable is unknown, and rules that need it say so");
-            }
-        }
-        for (const auto& option : container_options) {
-            if (!option.is("--container-env") || !option.value_known) continue;
-            for (const auto& name : split_list(option.value, ',')) {
-                if (!name.empty() && env.count(name) == 0 && ctx.env_unknown.count(name) == 0) {
-                    ctx.env_unknown[name] = option.written + " on line " + std::to_string(option.line) + " passes " +
-                                            name + " from the submitting shell, which a review does not see";
-                }
-            }
-        }
-        ctx.env_unread_sources = step.open_sources;
-        for (const auto& source : step.open_sources) {
-            launch.notes.push_back(source + ": a variable the script does not set is unknown, not unset");
-        }
-        if (const Option* bind = options.get("--cpu-bind"); bind && bind->value_known) {
-            ctx.requested_cpu_bind = Fact<std::string>::known(bind->value, where(*bind));
-        } else {
-            ctx.requested_cpu_bind = Fact<std::string>::unknown("the script sets no --cpu-bind");
-        }
-        if (const Option* gpu_bind = options.get("--gpu-bind"); gpu_bind && gpu_bind->value_known) {
-            env["SLURM_GPU_BIND"] = gpu_bind->value;
-        }
-        if (const Option* per_task = options.get("--gpus-per-task"); per_task && per_task->value_known) {
-            env["SLURM_GPUS_PER_TASK"] = per_task->value;
-        }
-        std::string env_source = launch.label + " of " + script.path +
-                                 " (the submitting shell's environment and the image's ENV are not seen)";
-        ctx.comm_backend = comm_backend_from_command(step.command, env, launch.label);
-        ctx.env = step.environment_complete ? Fact<Environment>::known(std::move(env), env_source)
-                                            : Fact<Environment>::unknown(step.environment_why_unknown);
-
-        std::vector<ContainerMount> mounts;
-        std::string image;
-        std::string workdir;
-        for (const auto& option : container_options) {
-            if (option.is("--container-mounts")) {
-                // Literal entries count even where others are computed at run time;
-                // a list of unknown shape may mount anything.
-                std::vector<ContainerMount> entries;
-                if (option.value_known || !option.value_runtime_parts.empty()) {
-                    entries = parse_container_mounts(option.value, option.value_runtime_parts);
-                } else {
-                    ContainerMount anything;
-                    anything.source_known = anything.target_known = false;
-                    anything.written = option.written;
-                    entries.push_back(std::move(anything));
-                }
-                for (auto& mount : entries) {
-                    if (!mount.source_known || !mount.target_known) {
-                        launch.notes.push_back(
-                            "--container-mounts entry " + mount.written + " is computed at run time; " +
-                            (mount.target_known ? "what it mounts at " + mount.target + " is unknown"
-                             : mount.target.empty()
-                                 ? "it may mount any path, so none is taken as missing"
-                                 : "paths it could mount (those that start with " + mount.target + ") are unknown"));
-                    }
-                    ctx.container.requested_mounts.push_back(mount.written);
-                    mounts.push_back(std::move(mount));
-                }
-                continue;
-            }
-            if (!option.value_known) {
-                launch.notes.push_back(option.written + " is computed at run time; the container view ignores it");
-                continue;
-            }
-            if (option.is("--container-image")) image = option.value;
-            if (option.is("--container-mount-home"))
-                ctx.container.requested_mounts.emplace_back("$HOME (--container-mount-home)");
-            if (option.is("--container-workdir")) workdir = option.value;
-        }
-        if (!container && !mounts.empty()) {
-            launch.notes.emplace_back("pyxis ignores --container-mounts without --container-image or --container-name");
-        }
-        if (container && ctx.env) {
-            std::vector<std::string> exposed = overridable_by_image(ctx.env.value(), container_options);
-            std::string names;
-            for (const auto& name : exposed) names += (names.empty() ? "" : ", ") + name;
-            if (!names.empty()) {
-                launch.notes.push_back(
-                    "the image's ENV beats the job's value under pyxis unless --container-env "
-                    "names the variable; not named: " +
-                    names);
-            }
-        }
-        if (container) {
-            ctx.container.image = image.empty() ? Fact<std::string>::unknown("no --container-image in the step")
-                                                : Fact<std::string>::known(image, launch.label);
-            if (!workdir.empty() && workdir.front() != '/') {
-                launch.notes.push_back("--container-workdir " + workdir + " is relative");
-            }
-        }
-        std::string describe = container ? "pyxis container" + (image.empty() ? std::string() : " of " + image) +
-                                               " as " + launch.label + " of " + script.path + " describes it"
-                                         : "the compute node, as " + script.path + " describes it";
-        if (container) launch.mounts = mounts;
-        ctx.files = std::make_shared<ScriptFileView>(ctx.runtime, std::move(mounts), image, profile, describe);
-
-        if (container) {
-            ctx.container.shm_bytes = Fact<std::uint64_t>::unknown(
-                "enroot bind-mounts the node's /dev/shm, whose size a batch script does not show");
-        }
-        ctx.job = job_shape(options, profile);
-        const std::string from_script = "a batch script does not show the node";
-        ctx.cpu_mask = Fact<CpuSet>::unknown("decided by Slurm on the node (" + from_script + ")");
-        ctx.gpus = Fact<std::vector<Gpu>>::unknown("assigned by Slurm on the node (" + from_script + ")");
-        ctx.topology = Fact<NodeTopology>::unknown(from_script);
-        ctx.interfaces = Fact<std::vector<NetInterface>>::unknown(from_script);
-        NodeFacts& node = ctx.node;
-        node.power = Fact<CpuPower>::unknown(from_script);
-        node.numa_balancing = Fact<bool>::unknown(from_script);
-        node.kernel_cmdline = Fact<std::string>::unknown(from_script);
-        node.virtualization = Fact<std::string>::unknown(from_script);
-        node.iommu_groups = Fact<std::vector<IommuGroup>>::unknown(from_script);
-        node.page_size = Fact<long>::unknown(from_script);
-        node.arch = Fact<std::string>::unknown(from_script);
-        node.pcie_links = Fact<std::map<std::string, PcieLinkRecord>>::unknown(from_script);
-        const std::string limits = "set on the node by Slurm and the container runtime, not in the script";
-        ctx.container.memlock = Fact<std::optional<std::uint64_t>>::unknown(limits);
-        ctx.container.capabilities = Fact<std::vector<std::string>>::unknown(limits);
-        ctx.container.runs_as_root = Fact<bool>::unknown(limits);
-        if (step.conditional) launch.notes.emplace_back("this srun runs only when a condition in the script holds");
-        launches.push_back(std::move(launch));
-    }
+    for (const auto& step : steps) launches.push_back(step_launch(script, step, batch_step, profile));
     return launches;
 }
 

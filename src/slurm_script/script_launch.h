@@ -38,9 +38,10 @@ struct StepLaunch {
     LaunchContext context;
     std::vector<ContainerMount> mounts;  // the step's --container-mounts entries (pyxis steps)
     std::vector<std::string> notes;      // variables whose values the script computes, and similar
+    std::string utility;                 // SrunStep::utility: the step runs no collective library
 };
 
-// One launch per srun step; a script without srun is judged as its batch step.
+// One launch per srun or MPI launcher step; a script without either is judged as its batch step.
 std::vector<StepLaunch> launches_from_script(const BatchScript& script, const Profile& profile);
 
 }  // namespace launchguard::slurm_script

@@ -53,10 +53,12 @@ Status check_writable(const BatchScript& script, const StepFixes& step, const Re
                                "; nothing was patched (`review` without --patched lists the fix)");
 }
 
-// Options to add to one srun: the mount entries and the --container-env names.
+// Options to add to one srun: the mount entries and the --container-env
+// names; to one MPI launcher: its own options for variables.
 struct SrunAdditions {
     std::vector<std::string> mounts;
     std::vector<std::string> env_names;
+    std::vector<std::string> launcher_options;
 
     // " '--container-mounts=a:b:ro,c:d' --container-env=X,Y": each option one shell word.
     [[nodiscard]] std::string words() const {
@@ -68,12 +70,30 @@ struct SrunAdditions {
             for (const auto& item : *items) joined += (joined.empty() ? "" : ",") + item;
             out += " " + shell_quote(std::string(option) + joined);
         }
+        for (const auto& option : launcher_options) out += " " + option;
         return out;
     }
 };
 
 void add_once(std::vector<std::string>& list, const std::string& item) {
     if (std::find(list.begin(), list.end(), item) == list.end()) list.push_back(item);
+}
+
+// What the launcher of the step writes for `name` itself (`-x NAME=1`,
+// `-genv NAME 1`), which an `unset` before its line cannot remove; "" when none.
+std::string launcher_sets(const StepFixes& step, const std::string& name) {
+    if (!step.mpi) return "";
+    for (const auto& edit : step.mpi->edits) {
+        if (edit.kind == shell::RankEnvEdit::Kind::set && edit.name == name) return edit.written;
+    }
+    return "";
+}
+
+// "the srun on line 58", "the mpirun on line 12", "the batch step".
+std::string launch_word(const StepFixes& step) {
+    if (step.step_line <= 0) return "the batch step";
+    return "the " + (step.mpi && !step.srun ? step.mpi->launcher : std::string("srun")) + " on line " +
+           std::to_string(step.step_line);
 }
 
 }  // namespace
@@ -94,13 +114,21 @@ std::string fix_in_script_terms(const RemediationOp& op, const StepFixes& step) 
     std::string where = step.step_line > 0 ? "line " + std::to_string(step.step_line) : "the batch step";
     switch (op.kind) {
         case RemediationOp::Kind::set_env:
+            if (step.mpi) {
+                return shell::rank_env_option(*step.mpi, op.name, shell_quote(op.value)) + "  (on the " +
+                       step.mpi->launcher + " on " + where + ")";
+            }
             if (step.runtime == Runtime::pyxis) {
                 return env_line(op) + "  (before the srun on " + where + ", which gets --container-env=" + op.name +
                        " so the image's ENV cannot override it)";
             }
             return env_line(op) + "  (before the srun on " + where + ")";
         case RemediationOp::Kind::unset_env:
-            return env_line(op) + "  (before the srun on " + where + ")";
+            if (auto written = launcher_sets(step, op.name); !written.empty()) {
+                return "remove " + written + " from " + launch_word(step) +
+                       " (it sets the variable for every rank; --patched leaves the launcher's options as written)";
+            }
+            return env_line(op) + "  (before " + launch_word(step) + ")";
         case RemediationOp::Kind::mount_file:
             if (step.runtime == Runtime::pyxis) {
                 return "--container-mounts=" + mount_entry(op) + "  (on the srun on " + where + ")";
@@ -131,9 +159,19 @@ Result<std::string> apply_fixes(const BatchScript& script, const std::vector<Ste
         };
         for (const auto& op : step.ops) {
             if (!script_can_apply(op, step.runtime)) continue;
+            if (op.kind == RemediationOp::Kind::unset_env && !launcher_sets(step, op.name).empty()) continue;
             if (auto writable = check_writable(script, step, op); !writable) return writable.error();
             if (op.kind == RemediationOp::Kind::mount_file) {
                 add_once(additions().mounts, mount_entry(op));
+                continue;
+            }
+            if (op.kind == RemediationOp::Kind::set_env && step.mpi) {
+                // The launcher's own option, at the end of its options.
+                SrunAdditions& launcher =
+                    step.mpi_options_line > 0
+                        ? on_srun[{static_cast<std::size_t>(step.mpi_options_line - 1), step.mpi_options_column}]
+                        : unplaced[index];
+                add_once(launcher.launcher_options, shell::rank_env_option(*step.mpi, op.name, shell_quote(op.value)));
                 continue;
             }
             add_once(before[index], env_line(op));
@@ -154,7 +192,7 @@ Result<std::string> apply_fixes(const BatchScript& script, const std::vector<Ste
         }
         if (i == script.lines.size()) break;
         if (auto it = unplaced.find(i); it != unplaced.end()) {
-            out += leading_blanks(line) + "# launchguard: add" + it->second.words() + " to the srun below" + ending;
+            out += leading_blanks(line) + "# launchguard: add" + it->second.words() + " to the launch below" + ending;
         }
         // Right to left, so that each column still points where it did.
         for (auto it = on_srun.lower_bound({i + 1, 0}); it != on_srun.begin();) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,13 @@ struct StepFixes {
     std::size_t options_column = 0;
     Runtime runtime = Runtime::bare;
     std::vector<RemediationOp> ops;
+    // The step's MPI launcher: a variable is set in its own syntax (`-x
+    // NAME=value`, `-genv NAME value`) where its options go, since what it
+    // passes its ranks beats what the script exports.
+    std::optional<shell::MpiLaunch> mpi;
+    bool srun = true;          // false: the MPI launcher runs without srun
+    int mpi_options_line = 0;  // 0: no place (a comment says what to add)
+    std::size_t mpi_options_column = 0;
 };
 
 // "export NCCL_TOPO_FILE=/opt/topo.xml  (before line 58)", "--container-mounts=/h:/c:ro  (on the srun of line 58)";

@@ -52,6 +52,24 @@ std::vector<RemediationOp::Kind> applicable_kinds(Runtime runtime) {
     return kinds;
 }
 
+// A step that runs a shell builtin or a coreutils-style command (a clean-up
+// `srun rm -rf /dev/shm/nccl-*`) uses no collective library: the rules that
+// judge NCCL are not applicable to it, the others still are.
+void skip_nccl_rules(const StepLaunch& launch, EvaluationOptions& options, std::vector<Unknown>& skipped) {
+    if (launch.utility.empty()) return;
+    for (const Rule* rule : all_rules()) {
+        const RuleInfo& info = rule->info();
+        if ((info.scopes & options.scopes) == 0) continue;
+        if (!info.nccl_only) {
+            options.only_rules.emplace_back(info.id);
+            continue;
+        }
+        skipped.push_back({std::string(info.id), "the step runs " + launch.utility +
+                                                     " (a shell builtin or coreutils-style command), which starts no "
+                                                     "NCCL program"});
+    }
+}
+
 }  // namespace
 
 Result<ScriptReview> review_script(std::string_view text, const std::string& path, const Profile& profile, Mode mode) {
@@ -66,13 +84,23 @@ Result<ScriptReview> review_script(std::string_view text, const std::string& pat
         options.mode = mode;
         options.scopes = kScriptScopes;
         options.applicable = applicable_kinds(launch.context.runtime);
+        std::vector<Unknown> skipped;
+        skip_nccl_rules(launch, options, skipped);
         StepReview step;
         step.report = evaluate(launch.context, profile, options);
+        for (auto& skip : skipped) step.report.not_applicable.push_back(std::move(skip));
         step.fixes.step_line = launch.line;
         if (step_index < review.script.steps.size()) {
             // One launch per srun step, in order (or one batch step when there is none).
             step.fixes.options_line = review.script.steps[step_index].options_line;
             step.fixes.options_column = review.script.steps[step_index].options_column;
+            const SrunStep& srun = review.script.steps[step_index];
+            if (srun.mpi) {
+                step.fixes.mpi = srun.mpi;
+                step.fixes.srun = srun.srun;
+                step.fixes.mpi_options_line = srun.mpi_options_line;
+                step.fixes.mpi_options_column = srun.mpi_options_column;
+            }
         }
         ++step_index;
         step.fixes.runtime = launch.context.runtime;

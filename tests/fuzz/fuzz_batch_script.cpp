@@ -3,10 +3,13 @@
 // behaviour; every step the reader finds (behind wrappers such as env,
 // timeout, sudo, in subshells, several on one line) must have a place inside
 // its line, and patching every step must give a script in which the reader
-// finds the same steps, each carrying the added option as one known word.
+// finds the same steps, each carrying the added option as one known word;
+// a step with an MPI launcher (mpirun -x, mpiexec -genv, alone or with srun)
+// carries the added variable in the launcher's own syntax, as a known value.
 //   scripts/sanitize.sh -L fuzz   (builds every fuzzer with ASan + UBSan)
 //   build-sanitize/tests/fuzz/fuzz_batch_script -max_len=65536 corpus/ ../shared/fixtures/slurm
 //   tests/fuzz/seeds/batch_script
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -37,6 +40,12 @@ std::vector<StepFixes> fixes_for(const BatchScript& script) {
         mount.container_path = "/opt/topo.xml";
         mount.readonly = true;
         fix.ops.push_back(mount);
+        if (step.mpi) {
+            fix.mpi = step.mpi;
+            fix.mpi_options_line = step.mpi_options_line;
+            fix.mpi_options_column = step.mpi_options_column;
+            fix.ops.push_back(RemediationOp::set_env("LAUNCHGUARD_FUZZ", "a b'$(c)"));
+        }
         fixes.push_back(std::move(fix));
     }
     return fixes;
@@ -59,6 +68,17 @@ void check_patch(const BatchScript& script) {
         }
         if (!carried) __builtin_trap();
     }
+    for (std::size_t i = 0; i < script.steps.size(); ++i) {
+        if (!script.steps[i].mpi || script.steps[i].mpi_options_line == 0) continue;
+        // An MPI step that set the variable must hand its value to the ranks.
+        const auto& env = again.value().steps[i].environment;
+        auto it = env.find("LAUNCHGUARD_FUZZ");
+        const auto& step = again.value().steps[i];
+        bool filtered = std::any_of(step.options.begin(), step.options.end(),
+                                    [](const Option& option) { return option.is("--export"); });
+        if (!step.environment_complete || filtered) continue;  // srun --export may drop what mpirun passed
+        if (it == env.end() || !it->second.value || *it->second.value != "a b'$(c)") __builtin_trap();
+    }
 }
 
 }  // namespace
@@ -79,6 +99,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             const std::string& line = parsed.lines[static_cast<std::size_t>(step.options_line - 1)];
             if (step.options_column > line.size()) __builtin_trap();
         }
+        if (step.mpi_options_line < 0 || static_cast<std::size_t>(step.mpi_options_line) > parsed.lines.size())
+            __builtin_trap();
+        if (step.mpi_options_line > 0 &&
+            step.mpi_options_column > parsed.lines[static_cast<std::size_t>(step.mpi_options_line - 1)].size())
+            __builtin_trap();
     }
     check_patch(parsed);
     return 0;

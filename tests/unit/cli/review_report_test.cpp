@@ -5,11 +5,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "support/launch_fixture.h"
 #include "support/run_command.h"
 
 namespace launchguard {
@@ -36,10 +38,11 @@ const std::string kCleanJob =
     "export NCCL_NET=IB\n"
     "srun --container-image=nvcr.io/nvidia/pytorch:25.01-py3 --container-env=NCCL_NET python train.py\n";
 
-TEST(ReviewReport, NodeOnlyUnknownsAreOneLineUnlessVerbose) {
+TEST(ReviewReport, UnknownsAreOneLineUnlessAskedFor) {
     std::string path = write_file("clean.sbatch", kCleanJob);
     auto brief = run_command(cli() + " review " + quote_arg(path) + " --profile h100-cx7-ib");
-    EXPECT_NE(brief.out.find("need the node or the running task"), std::string::npos) << brief.out;
+    EXPECT_NE(brief.out.find(" unknown (judged when the job runs"), std::string::npos) << brief.out;
+    EXPECT_NE(brief.out.find("(--unknown to list)"), std::string::npos) << brief.out;
     EXPECT_NE(brief.out.find("launchguard node-check"), std::string::npos) << brief.out;
     EXPECT_EQ(brief.out.find("unknown: cannot tell whether automatic NUMA balancing is on"), std::string::npos)
         << brief.out;
@@ -48,7 +51,9 @@ TEST(ReviewReport, NodeOnlyUnknownsAreOneLineUnlessVerbose) {
     EXPECT_EQ(verbose.exit_code, brief.exit_code);
     EXPECT_NE(verbose.out.find("unknown: cannot tell whether automatic NUMA balancing is on"), std::string::npos)
         << verbose.out;
-    EXPECT_EQ(verbose.out.find("need the node or the running task"), std::string::npos) << verbose.out;
+    EXPECT_EQ(verbose.out.find("(--unknown to list)"), std::string::npos) << verbose.out;
+    auto listed = run_command(cli() + " review --unknown " + quote_arg(path) + " --profile h100-cx7-ib");
+    EXPECT_EQ(listed.out, verbose.out);
 
     auto json = run_command(cli() + " review " + quote_arg(path) + " --profile h100-cx7-ib --format json");
     boost::system::error_code ec;
@@ -59,6 +64,39 @@ TEST(ReviewReport, NodeOnlyUnknownsAreOneLineUnlessVerbose) {
         numa = numa || unknown.at("rule").as_string() == "numa.balancing-on";
     }
     EXPECT_TRUE(numa) << json.out;
+}
+
+// A Pod with one finding (NCCL_DEBUG=INFO) and six unknowns only the launch
+// gate can settle: the finding leads, the unknowns are one line, and
+// --unknown lists each of them.
+TEST(ReviewReport, APodsUnknownsDoNotDrownItsFinding) {
+    const std::string pod = quote_arg(testing::fixture_path("k8s/pod-one-finding-six-unknowns.yaml"));
+    auto brief = run_command(cli() + " review " + pod);
+    EXPECT_EQ(brief.exit_code, 0) << brief.out << brief.err;
+    const auto lines = std::count(brief.out.begin(), brief.out.end(), '\n');
+    EXPECT_LE(lines, 6) << brief.out;
+    EXPECT_LT(brief.out.find("WARN"), brief.out.find("6 unknown (the launch gate judges them in the container): "))
+        << brief.out;
+    EXPECT_NE(brief.out.find("(--unknown to list)"), std::string::npos) << brief.out;
+
+    auto json = run_command(cli() + " review --format json " + pod);
+    boost::system::error_code ec;
+    auto value = boost::json::parse(json.out, ec);
+    ASSERT_FALSE(ec) << json.out;
+    const auto& report = value.at("documents").at(0).at("report");
+    const auto unknowns = report.at("unknown").as_array().size();
+    EXPECT_EQ(report.at("findings").as_array().size(), 1U) << json.out;
+    EXPECT_EQ(unknowns, 6U) << json.out;
+    EXPECT_NE(brief.out.find(std::to_string(unknowns) + " unknown ("), std::string::npos) << brief.out;
+
+    auto listed = run_command(cli() + " review --unknown " + pod);
+    std::size_t count = 0;
+    for (std::size_t at = listed.out.find("  unknown: "); at != std::string::npos;
+         at = listed.out.find("  unknown: ", at + 1)) {
+        ++count;
+    }
+    EXPECT_EQ(count, unknowns) << listed.out;
+    EXPECT_LT(listed.out.find("WARN"), listed.out.find("  unknown: ")) << listed.out;
 }
 
 TEST(ReviewReport, AFileWithOnlyAShebangSaysWhatItWasTakenFor) {

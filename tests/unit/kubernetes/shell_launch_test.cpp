@@ -51,6 +51,23 @@ TEST(ShellLaunch, MpichGenvAndLineContinuations) {
     EXPECT_EQ(value_of(launch.rank_exports, "NCCL_NET"), "IB");
 }
 
+TEST(ShellLaunch, EveryLauncherNameAndItsEnvironmentOptions) {
+    auto prterun =
+        read_shell_launch({"prterun", "--np=8", "--mca", "btl", "^openib", "-x", "NCCL_DEBUG=INFO", "./a"}, {});
+    EXPECT_EQ(prterun.mpi_ranks, 8);
+    EXPECT_EQ(value_of(prterun.rank_exports, "NCCL_DEBUG"), "INFO");
+    auto hydra = read_shell_launch(
+        {"bash", "-c", "timeout 1h /opt/intel/mpi/bin/mpiexec.hydra -np 4 -env NCCL_NET IB -genvlist NCCL_DEBUG ./a"},
+        {});
+    EXPECT_EQ(hydra.mpi_ranks, 4);
+    EXPECT_EQ(value_of(hydra.rank_exports, "NCCL_NET"), "IB");
+    ASSERT_EQ(hydra.rank_exports.size(), 2U);
+    EXPECT_TRUE(hydra.rank_exports[1].forwarded);
+    // Options whose values look like programs do not end the options.
+    auto orterun = read_shell_launch({"orterun", "-wdir", "/w", "--hostfile", "h", "-x", "A=1", "./a"}, {});
+    EXPECT_EQ(value_of(orterun.rank_exports, "A"), "1");
+}
+
 TEST(ShellLaunch, HereDocumentBodiesAreDataNotCommands) {
     auto launch =
         read_shell_launch({"/bin/sh", "-c",

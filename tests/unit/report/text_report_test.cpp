@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <string>
 
 namespace launchguard {
@@ -52,29 +54,36 @@ TEST(TextReport, BlocksLeadThenPatchesWarningsAndInformation) {
     at(text, "4 finding(s): 1 block, 1 patch, 1 warn, 1 info; 4 unknown;");
 }
 
-TEST(TextReport, ASpecReviewSaysWhatOnlyTheNodeShowsInOneLine) {
+TEST(TextReport, ASpecReviewSaysItsUnknownsInOneLineAfterTheFindings) {
     ReportScope scope;
     scope.spec_review = true;
     std::string text = render_text(sample(), TextStyle{}, scope);
     EXPECT_EQ(text.find("cannot count the node's GPUs"), std::string::npos) << text;
     EXPECT_EQ(text.find("turbo is available"), std::string::npos) << text;
-    at(text, "2 rule(s) need the node or the running task");
-    at(text, "power.turbo-off, hw.inventory (-v lists why)");
-    at(text, "launchguard node-check");
-    // Unknowns a spec could settle stay listed, and so do the review's notes.
-    at(text, "mem.memlock");
-    at(text, "srun on line 5: a note");
+    EXPECT_EQ(text.find("srun on line 5: a note"), std::string::npos) << text;
+    // Every unknown counted, each rule named once, and how to see them all.
+    std::size_t line = at(text,
+                          "4 unknown (judged when the job runs: the SPANK plugin, the enroot hook, "
+                          "`launchguard node-check`): power.turbo-off, hw.inventory, mem.memlock, review  "
+                          "(--unknown to list)\n");
+    // A finding never moves below an unknown.
+    EXPECT_LT(at(text, "INFO   cpu.k8s-not-pinnable"), line);
+    EXPECT_EQ(std::count(text.begin(), text.end(), '?'), 1) << text;
+
+    scope.unknown_judge = "the launch gate judges them in the container";
+    at(render_text(sample(), TextStyle{}, scope), "4 unknown (the launch gate judges them in the container): ");
 
     scope.verbose = true;
     std::string verbose = render_text(sample(), TextStyle{}, scope);
     at(verbose, "cannot count the node's GPUs");
-    EXPECT_EQ(verbose.find("need the node or the running task"), std::string::npos) << verbose;
+    at(verbose, "srun on line 5: a note");
+    EXPECT_EQ(verbose.find("--unknown to list"), std::string::npos) << verbose;
 }
 
 TEST(TextReport, ACheckOfALiveLaunchListsEveryUnknown) {
     std::string text = render_text(sample(), TextStyle{});
     at(text, "cannot count the node's GPUs");
-    EXPECT_EQ(text.find("need the node or the running task"), std::string::npos) << text;
+    EXPECT_EQ(text.find("--unknown to list"), std::string::npos) << text;
 }
 
 TEST(TextReport, RulesNotApplicableToTheBackendAreOneLine) {
@@ -83,14 +92,6 @@ TEST(TextReport, RulesNotApplicableToTheBackendAreOneLine) {
     report.not_applicable.push_back({"net.qps-low", "the launch uses gloo, not NCCL (spec: --backend gloo)"});
     std::string text = render_text(report, TextStyle{});
     at(text, "2 NCCL rule(s) not applicable: the launch uses gloo, not NCCL (spec: --backend gloo)");
-}
-
-TEST(TextReport, RunTimeRulesAreThoseNoSpecCanDecide) {
-    EXPECT_TRUE(judged_at_run_time("hw.inventory"));
-    EXPECT_TRUE(judged_at_run_time("cpu.affinity-off-gpu"));
-    EXPECT_FALSE(judged_at_run_time("mem.memlock"));
-    EXPECT_FALSE(judged_at_run_time("topo.required"));
-    EXPECT_FALSE(judged_at_run_time("review"));
 }
 
 }  // namespace

@@ -189,18 +189,25 @@ TEST(BatchScript, SkipsHeredocBodies) {
 
 TEST(BatchScript, ReadsTheRealFixtures) {
     BatchScript nccl_tests = parse(fixture_text("slurm/awsome-nccl-tests-container.sbatch"));
-    ASSERT_EQ(nccl_tests.steps.size(), 1U);  // mpirun is no srun step
-    EXPECT_EQ(nccl_tests.steps[0].line, 59);
-    EXPECT_EQ(option(nccl_tests.steps[0].options, "--container-image")->value, "/fsx/nccl-tests.sqsh");
-    EXPECT_EQ(value_of(nccl_tests.steps[0].environment, "NCCL_BUFFSIZE"), "8388608");
-    EXPECT_EQ(value_of(nccl_tests.steps[0].environment, "FI_PROVIDER"), "efa");
+    // mpirun on line 56 prints each node's name: a step of its own, running only utilities.
+    ASSERT_EQ(nccl_tests.steps.size(), 2U);
+    EXPECT_EQ(nccl_tests.steps[0].line, 56);
+    EXPECT_FALSE(nccl_tests.steps[0].srun);
+    EXPECT_EQ(nccl_tests.steps[0].mpi->ranks_per_node, 1);
+    EXPECT_FALSE(nccl_tests.steps[0].utility.empty());
+    EXPECT_EQ(nccl_tests.steps[1].line, 59);
+    EXPECT_EQ(option(nccl_tests.steps[1].options, "--container-image")->value, "/fsx/nccl-tests.sqsh");
+    EXPECT_EQ(value_of(nccl_tests.steps[1].environment, "NCCL_BUFFSIZE"), "8388608");
+    EXPECT_EQ(value_of(nccl_tests.steps[1].environment, "FI_PROVIDER"), "efa");
+    EXPECT_TRUE(nccl_tests.steps[1].utility.empty());
 
     BatchScript topology_aware =
         parse(fixture_text("slurm/awsome-topology-aware-nccl-tests-nccl-tests-container.sbatch"));
-    ASSERT_EQ(topology_aware.steps.size(), 1U);
+    ASSERT_EQ(topology_aware.steps.size(), 2U);
+    EXPECT_FALSE(topology_aware.steps[0].utility.empty());  // mpirun -N 1 bash -c 'HOSTNAME=$(hostname) ...'
     // ENABLE_NCCL_DEBUG=${4:-false}: the default counts as the value, so the if on line 94 is decided.
-    EXPECT_EQ(value_of(topology_aware.steps[0].environment, "NCCL_DEBUG"), "<absent>");
-    EXPECT_EQ(value_of(topology_aware.steps[0].environment, "NCCL_TESTS_SPLIT_MASK"), "0x0");
+    EXPECT_EQ(value_of(topology_aware.steps[1].environment, "NCCL_DEBUG"), "<absent>");
+    EXPECT_EQ(value_of(topology_aware.steps[1].environment, "NCCL_TESTS_SPLIT_MASK"), "0x0");
 
     BatchScript megatron = parse(fixture_text("slurm/awsome-megatron-megatron-lm-slurm-llama2-pretrain-llama2.sbatch"));
     ASSERT_EQ(megatron.steps.size(), 1U);

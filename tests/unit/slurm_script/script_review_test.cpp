@@ -494,10 +494,14 @@ TEST(ScriptReviewFixtures, AwsNcclTestsOnAnH100IbCluster) {
     // An EFA job: its NCCL settings are sound, and whether sockets could take
     // over depends on the net plugin in the image, which a script does not show.
     ScriptReview r = review(fixture_text("slurm/awsome-nccl-tests-container.sbatch"), "h100-cx7-ib");
-    ASSERT_EQ(r.steps.size(), 1U);
-    EXPECT_EQ(r.steps[0].launch.context.runtime, Runtime::pyxis);
-    EXPECT_EQ(r.steps[0].launch.context.job.tasks.value(), 16);
-    EXPECT_EQ(r.steps[0].launch.context.job.total_gpus.value(), 16);  // --exclusive x profile's 8 GPUs
+    ASSERT_EQ(r.steps.size(), 2U);
+    // Line 56, `mpirun -N 1 bash -c 'echo $(hostname): ...'`: one rank per node, printing, no NCCL.
+    EXPECT_EQ(r.steps[0].launch.label, "mpirun on line 56");
+    EXPECT_EQ(r.steps[0].launch.context.job.tasks.value(), 2);
+    EXPECT_FALSE(r.steps[0].launch.utility.empty());
+    EXPECT_EQ(r.steps[1].launch.context.runtime, Runtime::pyxis);
+    EXPECT_EQ(r.steps[1].launch.context.job.tasks.value(), 16);
+    EXPECT_EQ(r.steps[1].launch.context.job.total_gpus.value(), 16);  // --exclusive x profile's 8 GPUs
     // NCCL_DEBUG=INFO (line 36) is an advisory only.
     EXPECT_EQ(::testing::PrintToString(fired(r)), "{ \"nccl.debug-verbose:warn\" }");
     EXPECT_EQ(r.report.decision, Decision::allow);
