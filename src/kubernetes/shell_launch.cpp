@@ -3,9 +3,11 @@
 #include <charconv>
 #include <memory>
 #include <string_view>
+#include <utility>
 
 #include "shell/interpreter.h"
 #include "shell/mpi_launcher.h"
+#include "shell/wrappers.h"
 
 namespace launchguard::kubernetes {
 namespace {
@@ -38,11 +40,19 @@ struct Words {
     std::vector<std::string> raw;
 };
 
-// What the launcher at words[start] passes its ranks, and how many it starts.
-void read_mpi_launcher(const Words& command, std::size_t start, ShellLaunch& launch) {
+// What the launcher at words[start] passes its ranks, and how many it
+// starts. `place` says where its options end, given the index of the word
+// that ends them (nullopt: no place).
+template <typename Place>
+void read_mpi_launcher(const Words& command, std::size_t start, ShellLaunch& launch, Place&& place) {
     auto mpi = shell::read_mpi_launcher(command.words, start);
     if (!mpi) return;
     launch.runs_mpi = true;
+    ++launch.mpi_launches;
+    launch.mpi_place.reset();
+    if (launch.mpi_launches == 1 && mpi->complete) {
+        if (auto where = place(*mpi)) launch.mpi_place = MpiOptionsPlace{*mpi, where->first, where->second};
+    }
     if (mpi->ranks) launch.mpi_ranks = mpi->ranks;
     for (const auto& edit : mpi->edits) {
         std::string origin = mpi->launcher + " " + edit.written;
@@ -98,8 +108,13 @@ public:
 
     // One command whose words are already split (a container's argv).
     void read_words(const Words& command) {
+        if (auto wrapped = shell::skip_wrappers(command.words, 0)) {
+            script_word_ = shell::shell_script_at(command.words, wrapped->program);
+        }
         follow_program(command.words, 0, 1);
-        read_launchers(command);
+        read_launchers(command, [](const shell::MpiLaunch& mpi) {
+            return std::optional<Place>(Place{mpi.program, std::nullopt});
+        });
     }
 
 protected:
@@ -111,18 +126,28 @@ protected:
         for (const auto* source : expanded.sources) words.raw.push_back(source->raw);
         words.words = std::move(expanded.words);
         follow_program(words.words, 0, command.line);
-        read_launchers(words);
+        // A launcher in the argv's own `sh -c` script: its options end
+        // where the word before its program ends in the script's text.
+        read_launchers(words, [&](const shell::MpiLaunch& mpi) {
+            if (!script_word_ || nesting() != 1 || mpi.program == 0) return std::optional<Place>();
+            return std::optional<Place>(Place{*script_word_, expanded.sources[mpi.program - 1]->end});
+        });
     }
 
     std::unique_ptr<Interpreter> nested() override {
-        return std::make_unique<ContainerShell>(launch_, notes_out_, nesting() + 1);
+        auto inner = std::make_unique<ContainerShell>(launch_, notes_out_, nesting() + 1);
+        if (nesting() == 0) inner->script_word_ = script_word_;
+        return inner;
     }
 
 private:
-    void read_launchers(const Words& command) {
+    using Place = std::pair<std::size_t, std::optional<std::size_t>>;
+
+    template <typename PlaceOf>
+    void read_launchers(const Words& command, PlaceOf&& place) {
         for (std::size_t j = 0; j < command.words.size(); ++j) {
             if (command.words[j].known && shell::is_mpi_launcher(command.words[j].text)) {
-                read_mpi_launcher(command, j, launch_);
+                read_mpi_launcher(command, j, launch_, place);
                 return;
             }
         }
@@ -131,6 +156,8 @@ private:
 
     ShellLaunch& launch_;
     std::vector<std::string>& notes_out_;
+    // The argv word that holds the `sh -c` script the root runs.
+    std::optional<std::size_t> script_word_;
 };
 
 }  // namespace

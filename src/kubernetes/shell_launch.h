@@ -9,11 +9,13 @@
 // value that needs an expansion ($VAR, $(cmd)) is unknown, never guessed.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "context/launch_context.h"
+#include "shell/mpi_launcher.h"
 #include "shell/pattern.h"
 
 namespace launchguard::kubernetes {
@@ -27,6 +29,16 @@ struct ShellAssignment {
     std::optional<std::string> pattern;
     std::string origin;       // "export on line 2", "mpirun -x NCCL_IB_HCA=mlx5" as written
     std::string why_unknown;  // for a value that is neither known nor a pattern: the construct
+};
+
+// Where an option for every rank goes on the one MPI launcher a container
+// runs: right after the launcher's own options, before its program.
+struct MpiOptionsPlace {
+    shell::MpiLaunch launch;
+    std::size_t word = 0;  // index into command followed by args
+    // Within that word, the `sh -c` script it is: the byte offset where the
+    // options go; nullopt: a new argv word goes at `word`.
+    std::optional<std::size_t> offset;
 };
 
 struct ShellLaunch {
@@ -43,6 +55,11 @@ struct ShellLaunch {
     std::optional<int> torch_nnodes;          // torchrun --nnodes N (a range stays unknown)
     std::optional<int> torch_nproc_per_node;  // torchrun --nproc-per-node N
     bool runs_mpi = false;
+    std::size_t mpi_launches = 0;
+    // Set only when the container runs one MPI launcher, in its argv or in
+    // the `sh -c` script its argv runs (not one nested deeper), and its
+    // options end where an option can be added.
+    std::optional<MpiOptionsPlace> mpi_place;
 };
 
 // `command` and `args` as the container spec lists them; a shell's `-c`

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "kubernetes/json_patch.h"
+#include "kubernetes/launcher_patch.h"
 #include "kubernetes/pod_launch.h"
 #include "kubernetes/spec_fields.h"
 #include "kubernetes/workload_spec.h"
@@ -167,11 +168,18 @@ bool mount_patchable(const ContainerLaunch& container, const RemediationOp& op) 
     return !same_point || (mount->source == PodMount::Source::host_path && mount->host_path == op.host_path);
 }
 
-void apply_ops(PodPatchBuilder& builder, const ContainerLaunch& container, const std::vector<RemediationOp>& ops) {
+// `launcher`: the container whose MPI launcher starts this one's ranks
+// (launcher_patch.h), which then carries the variables it sets.
+void apply_ops(PodPatchBuilder& builder, LauncherPatcher& launchers, const ContainerLaunch& container,
+               const ContainerLaunch* launcher, const std::vector<RemediationOp>& ops) {
     for (const auto& op : ops) {
         switch (op.kind) {
             case RemediationOp::Kind::set_env:
-                builder.set_env(container.pointer, op.name, op.value);
+                if (launcher != nullptr) {
+                    launchers.set_env(builder, *launcher, op.name, op.value);
+                } else {
+                    builder.set_env(container.pointer, op.name, op.value);
+                }
                 break;
             case RemediationOp::Kind::unset_env:
                 builder.unset_env(container.pointer, op.name);
@@ -188,6 +196,14 @@ void apply_ops(PodPatchBuilder& builder, const ContainerLaunch& container, const
             case RemediationOp::Kind::manual:
                 break;
         }
+    }
+}
+
+// An unset that the launcher's own option makes impossible becomes the
+// instruction to remove that option.
+void say_where_launcher_sets(Finding& finding, const ContainerLaunch& launcher) {
+    for (auto& op : finding.remediation) {
+        if (auto removal = launcher_removal(launcher, op); !removal.empty()) op = RemediationOp::manual_step(removal);
     }
 }
 
@@ -279,6 +295,7 @@ WorkloadReview review_supported(const json::value& object, const WorkloadSpec& w
     JobShape shape = workload_shape(workload, containers, envs);
 
     PodPatchBuilder builder(object);
+    LauncherPatcher launchers;
     Report& merged = review.report;
     add_gate_bypasses(workload, options, merged);
     for (std::size_t i = 0; i < containers.size(); ++i) {
@@ -294,11 +311,13 @@ WorkloadReview review_supported(const json::value& object, const WorkloadSpec& w
         evaluation.applicable = all_remediation_kinds();
         evaluation.fix_blocking = options.fix_blocking;
         const ContainerEnv& env = envs[i];
+        const ContainerLaunch* launcher = rank_launcher(workload, containers, container);
         evaluation.can_apply_op = [&](const RemediationOp& op) {
             switch (op.kind) {
                 case RemediationOp::Kind::set_env:
+                    return launcher != nullptr ? launcher_can_apply(*launcher, op) : env_patchable(env, op);
                 case RemediationOp::Kind::unset_env:
-                    return env_patchable(env, op);
+                    return (launcher == nullptr || launcher_can_apply(*launcher, op)) && env_patchable(env, op);
                 case RemediationOp::Kind::mount_file:
                     return mount_patchable(container, op);
                 default:
@@ -309,6 +328,7 @@ WorkloadReview review_supported(const json::value& object, const WorkloadSpec& w
         merged.rules_evaluated = std::max(merged.rules_evaluated, report.rules_evaluated);
         merged.decision = stricter(merged.decision, report.decision);
         for (auto& finding : report.findings) {
+            if (launcher != nullptr) say_where_launcher_sets(finding, *launcher);
             finding.evidence.insert(finding.evidence.begin(),
                                     std::pair<std::string, std::string>("template", container.field));
             if (!container.name.empty()) {
@@ -323,7 +343,7 @@ WorkloadReview review_supported(const json::value& object, const WorkloadSpec& w
         }
         // The reason names the container already (the backend's source).
         for (auto& skipped : report.not_applicable) merged.not_applicable.push_back(std::move(skipped));
-        apply_ops(builder, container, report.patch);
+        apply_ops(builder, launchers, container, launcher, report.patch);
         merged.patch.insert(merged.patch.end(), report.patch.begin(), report.patch.end());
     }
     if (options.gate) {

@@ -214,9 +214,22 @@ std::optional<MpiLaunch> read_mpi_launcher(const std::vector<Word>& words, std::
     return launch;
 }
 
+std::vector<std::string> rank_env_words(const MpiLaunch& launch, const std::string& name, const std::string& value) {
+    if (launch.hydra) return {"-genv", name, value};
+    return {"-x", name + "=" + value};
+}
+
 std::string rank_env_option(const MpiLaunch& launch, const std::string& name, const std::string& quoted_value) {
-    if (launch.hydra) return "-genv " + name + " " + quoted_value;
-    return "-x " + name + "=" + quoted_value;
+    std::string option;
+    for (const auto& word : rank_env_words(launch, name, quoted_value)) option += (option.empty() ? "" : " ") + word;
+    return option;
+}
+
+std::string rank_env_written(const MpiLaunch& launch, const std::string& name) {
+    for (const auto& edit : launch.edits) {
+        if (edit.kind == RankEnvEdit::Kind::set && edit.name == name) return edit.written;
+    }
+    return "";
 }
 
 }  // namespace launchguard::shell

@@ -65,8 +65,16 @@ struct MpiLaunch {
 // program, as far as the text tells.
 std::optional<MpiLaunch> read_mpi_launcher(const std::vector<Word>& words, std::size_t at);
 
-// The launcher's own syntax for giving every rank NAME=VALUE, as shell words
-// (VALUE quoted as the shell needs): "-x NAME=VALUE" or "-genv NAME VALUE".
+// The launcher's own words for giving every rank NAME=VALUE, as an argv
+// holds them: {"-x", "NAME=VALUE"} or {"-genv", "NAME", "VALUE"}.
+std::vector<std::string> rank_env_words(const MpiLaunch& launch, const std::string& name, const std::string& value);
+
+// The same as shell words (VALUE quoted as the shell needs): "-x NAME=VALUE"
+// or "-genv NAME VALUE".
 std::string rank_env_option(const MpiLaunch& launch, const std::string& name, const std::string& quoted_value);
+
+// What the launcher's options write for NAME themselves ("-x NAME=1",
+// "-genv NAME 1"), which nothing before the launcher can undo; "" when none.
+std::string rank_env_written(const MpiLaunch& launch, const std::string& name);
 
 }  // namespace launchguard::shell

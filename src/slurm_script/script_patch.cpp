@@ -82,11 +82,7 @@ void add_once(std::vector<std::string>& list, const std::string& item) {
 // What the launcher of the step writes for `name` itself (`-x NAME=1`,
 // `-genv NAME 1`), which an `unset` before its line cannot remove; "" when none.
 std::string launcher_sets(const StepFixes& step, const std::string& name) {
-    if (!step.mpi) return "";
-    for (const auto& edit : step.mpi->edits) {
-        if (edit.kind == shell::RankEnvEdit::Kind::set && edit.name == name) return edit.written;
-    }
-    return "";
+    return step.mpi ? shell::rank_env_written(*step.mpi, name) : "";
 }
 
 // "the srun on line 58", "the mpirun on line 12", "the batch step".
