@@ -22,8 +22,20 @@ endif()
 # ccache caches a unit compiled with a precompiled header only when told
 # that the header's macros and time stamps may be ignored (ccache's manual,
 # "Precompiled headers"); clang must also leave its own time stamp out.
-if(LAUNCHGUARD_PCH AND CMAKE_CXX_COMPILER_LAUNCHER MATCHES "ccache$")
-  set(CMAKE_CXX_COMPILER_LAUNCHER env CCACHE_SLOPPINESS=pch_defines,time_macros ${CMAKE_CXX_COMPILER_LAUNCHER})
+#
+# Paths under the source folder are hashed relative to it, and the working
+# folder is left out of the hash, so a second clone (CI's, a worktree) reuses
+# what the first compiled; the cost is debug info that names the first's folder.
+if(CMAKE_CXX_COMPILER_LAUNCHER MATCHES "ccache$")
+  set(ccache_env CCACHE_BASEDIR=${PROJECT_SOURCE_DIR} CCACHE_NOHASHDIR=1)
+  if(LAUNCHGUARD_PCH)
+    list(APPEND ccache_env CCACHE_SLOPPINESS=pch_defines,time_macros)
+  endif()
+  foreach(lang C CXX)
+    if(CMAKE_${lang}_COMPILER_LAUNCHER MATCHES "ccache$")
+      set(CMAKE_${lang}_COMPILER_LAUNCHER env ${ccache_env} ${CMAKE_${lang}_COMPILER_LAUNCHER})
+    endif()
+  endforeach()
 endif()
 
 # launchguard_precompile_headers(target header...): the headers, precompiled
