@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <ctime>
@@ -53,17 +54,15 @@ void wake_all(std::atomic<std::uint32_t>& word) {
     ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE, 0x7fffffff, nullptr, nullptr, 0);
 }
 
-void put_field(std::string& out, char kind, std::string_view text) {
-    out += kind;
-    out.append(text);
-    out += '\0';
-}
+void put_field(std::string& out, char kind, std::string_view text) { (out += kind).append(text) += '\0'; }
 
 }  // namespace
 
 bool is_per_task_variable(std::string_view name) {
-    return name == "SLURM_PROCID" || name == "SLURM_LOCALID" || name == "SLURM_TASK_PID" || name == "PMI_RANK" ||
-           name == "PMIX_RANK";
+    static constexpr std::array<std::string_view, 8> kPerTask{
+        "SLURM_PROCID", "SLURM_LOCALID",        "SLURM_TASK_PID",       "PMI_RANK",
+        "PMIX_RANK",    "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL"};
+    return std::find(kPerTask.begin(), kPerTask.end(), name) != kPerTask.end();
 }
 
 std::optional<VerdictInputs> current_verdict_inputs(const Environment& env) {
@@ -80,11 +79,6 @@ std::optional<VerdictInputs> current_verdict_inputs(const Environment& env) {
     if (count < 0) return std::nullopt;
     inputs.groups.resize(static_cast<std::size_t>(count));
     if (count > 0 && ::getgroups(count, inputs.groups.data()) != count) return std::nullopt;
-    cpu_set_t mask;
-    CPU_ZERO(&mask);
-    // A mask wider than cpu_set_t (1,024 CPUs) fails here: judged in full.
-    if (::sched_getaffinity(0, sizeof mask, &mask) != 0) return std::nullopt;
-    inputs.cpu_mask.assign(reinterpret_cast<const char*>(&mask), sizeof mask);
     for (const int resource : {RLIMIT_MEMLOCK, RLIMIT_NOFILE, RLIMIT_STACK}) {
         struct rlimit limit {};
         if (::getrlimit(resource, &limit) != 0) return std::nullopt;
@@ -101,10 +95,8 @@ VerdictKey verdict_key(const VerdictInputs& inputs) {
     KeyHasher hasher;
     const MountNamespace ns = inputs.mount_namespace.value_or(MountNamespace{});
     for (const std::uint64_t id : {ns.dev, ns.ino, inputs.root_dev, inputs.root_ino}) hasher.add_value(id);
-    hasher.add_value(inputs.euid);
-    hasher.add_value(inputs.egid);
+    for (const unsigned id : {inputs.euid, inputs.egid}) hasher.add_value(id);
     for (const gid_t group : inputs.groups) hasher.add_value(group);
-    hasher.add(inputs.cpu_mask);
     hasher.add(inputs.limits);
     if (inputs.env != nullptr) {
         // A map: in name order whatever order the task's entries came in.
@@ -151,6 +143,23 @@ TaskAnswer decode_shared_answer(std::string_view bytes) {
     return answer;
 }
 
+TaskAnswer combine_verdicts(TaskAnswer shared, TaskAnswer per_task, bool first_task) {
+    TaskAnswer answer = std::move(shared);
+    if (!first_task) {
+        answer.log_info.clear();
+        answer.tell_user.clear();
+    }
+    answer.judged = answer.judged && per_task.judged;
+    answer.block = answer.block || per_task.block;
+    const auto append = [](auto& to, const auto& from) { to.insert(to.end(), from.begin(), from.end()); };
+    append(answer.log_info, per_task.log_info);
+    append(answer.log_error, per_task.log_error);
+    append(answer.tell_user, per_task.tell_user);
+    append(answer.env_patch, per_task.env_patch);
+    if (answer.block) answer.env_patch.clear();
+    return answer;
+}
+
 namespace {
 SharedVerdicts* g_step_verdicts = nullptr;
 }  // namespace
@@ -172,6 +181,11 @@ SharedVerdicts* SharedVerdicts::map_shared() {
 SharedVerdicts::Lookup SharedVerdicts::find_or_claim(const VerdictKey& key, std::chrono::milliseconds wait_limit) {
     const auto deadline = std::chrono::steady_clock::now() + wait_limit;
     Lookup lookup;
+    const auto expired = [&] {  // zero: judge in full at once, never timed out
+        if (std::chrono::steady_clock::now() < deadline) return false;
+        if (wait_limit.count() > 0) lookup.outcome = Outcome::timed_out;
+        return true;
+    };
     while (true) {
         bool claiming = false;  // a slot's key is being written: look again
         bool woken = false;     // the slot judging this key changed: look again
@@ -190,21 +204,14 @@ SharedVerdicts::Lookup SharedVerdicts::find_or_claim(const VerdictKey& key, std:
                     return lookup;
                 }
                 if (state == kAbandoned) return lookup;  // that task could not be checked: judge in full
-                // kJudging: wait for its answer, bounded.
-                if (std::chrono::steady_clock::now() >= deadline) {
-                    if (wait_limit.count() > 0) lookup.outcome = Outcome::timed_out;
-                    return lookup;
-                }
+                if (expired()) return lookup;            // kJudging: wait for its answer, bounded
                 wait_while(slot.state, kJudging, deadline);
                 woken = true;
             }
         }
         if (woken) continue;
         if (claiming) {
-            if (std::chrono::steady_clock::now() >= deadline) {
-                if (wait_limit.count() > 0) lookup.outcome = Outcome::timed_out;
-                return lookup;
-            }
+            if (expired()) return lookup;
             ::sched_yield();
             continue;
         }

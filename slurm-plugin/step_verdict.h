@@ -1,7 +1,7 @@
 // A step's tasks on one node share the verdict of the first one judged, as
 // pyxis shares a page per step: user_init maps a table before the tasks are
-// forked. The key is what a check reads besides the files
-// (docs/design/SLURM_PLUGIN.md); a task whose key differs is judged in full.
+// forked: the verdict of the rules that read nothing per task (docs/design/
+// SLURM_PLUGIN.md). Each task judges the per-task rules (CPU mask, GPUs).
 #pragma once
 
 #include <sys/types.h>
@@ -30,8 +30,7 @@ struct VerdictInputs {
     uid_t euid = 0;
     gid_t egid = 0;
     std::vector<gid_t> groups;
-    std::string cpu_mask;  // the affinity mask's bytes
-    std::string limits;    // the resource limits and capabilities the check reads
+    std::string limits;  // the resource limits and capabilities the check reads
     const Environment* env = nullptr;
 };
 
@@ -40,8 +39,13 @@ std::optional<VerdictInputs> current_verdict_inputs(const Environment& env);
 
 VerdictKey verdict_key(const VerdictInputs& inputs);
 
-// A variable Slurm sets per task and no rule reads: not in the key.
+// A variable Slurm sets per task, read by no rule or by per-task rules only
+// (the GPU binding): not in the key.
 bool is_per_task_variable(std::string_view name);
+
+// Blocked when either part blocks, else both patches; the shared part's lines
+// on the node's first task only, the per-task lines (when one fired) always.
+TaskAnswer combine_verdicts(TaskAnswer shared, TaskAnswer per_task, bool first_task);
 
 // An answer in the shared table's bytes, and back; nullopt: over `capacity`.
 std::optional<std::string> encode_shared_answer(const TaskAnswer& answer, std::size_t capacity);

@@ -6,6 +6,7 @@
 #include "pyxis.h"
 #include "rules/rule.h"
 #include "step_node.h"
+#include "step_verdict.h"
 
 namespace launchguard::slurm {
 namespace {
@@ -43,15 +44,14 @@ TaskAnswer cannot_check(const std::string& reason, bool first_task, bool block) 
     return answer;
 }
 
-TaskAnswer check_task(TaskView view, const Result<Profile>& profile, const PluginConfig& config, PhaseTimes* times) {
+TaskAnswer check_task(TaskView view, const Result<Profile>& profile, const PluginConfig& config, PhaseTimes* times,
+                      TaskAnswer* shared) {
     if (!profile)
         return cannot_check("cannot load profile: " + profile.error().to_string(), view.first_task,
                             config.on_error == OnError::block);
 
     PhaseTimer placement_timer(times, "placement");
     Placement placement = place_task(view.forked_in, view.now, view.root_directory, view.host, view.env);
-    TaskAnswer answer;
-    if (!placement.warning.empty() && view.first_task) answer.log_error.push_back(placement.warning);
     placement_timer.stop();
 
     ProbeOptions probe = node_probe_options(config);
@@ -60,7 +60,8 @@ TaskAnswer check_task(TaskView view, const Result<Profile>& profile, const Plugi
     probe.node_snapshot = std::move(view.node);
     if (view.job_nodes) probe.job_nodes = static_cast<int>(*view.job_nodes);
     probe.timings = times;
-    PhaseTimer context_timer(times, "build_context");
+    probe.per_task_facts_only = view.shared.has_value();
+    PhaseTimer context_timer(times, view.shared ? "per_task_context" : "build_context");
     auto& context = kept_until_exec(build_context(std::move(probe)));
     context_timer.stop();
     if (!context)
@@ -84,28 +85,33 @@ TaskAnswer check_task(TaskView view, const Result<Profile>& profile, const Plugi
     options.mode = view.mode;
     options.scopes = kScopeLive;
     options.applicable = {RemediationOp::Kind::set_env, RemediationOp::Kind::unset_env};
+    options.inputs = view.shared ? TaskInputs::per_task : TaskInputs::any;
     PhaseTimer rules_timer(times, "rules");
     const Report& report = kept_until_exec(evaluate(*context, *profile, options));
     rules_timer.stop();
 
     PhaseTimer report_timer(times, "report");
-    if (view.first_task) {
-        DecisionSite site{"task_init", view.job_id ? std::to_string(*view.job_id) : "?", step_name(view.step_id),
-                          view.node_name};
-        answer.log_info.push_back(decision_line(site, report));
-        if (!report.findings.empty()) answer.tell_user.push_back(user_message(report, context->runtime));
-    }
-    report_timer.stop();
-    answer.judged = true;
-    if (report.decision == Decision::block) {
-        answer.block = true;
-        return answer;
-    }
-    for (const auto& op : report.patch) {
-        if (op.kind == RemediationOp::Kind::set_env) answer.env_patch.push_back({op.name, op.value});
-        if (op.kind == RemediationOp::Kind::unset_env) answer.env_patch.push_back({op.name, std::nullopt});
-    }
-    return answer;
+    const DecisionSite site{"task_init", view.job_id ? std::to_string(*view.job_id) : "?", step_name(view.step_id),
+                            view.node_name};
+    const auto verdict = [&](const Report& part, bool with_lines) {
+        TaskAnswer out;
+        out.judged = true;
+        if (with_lines) out.log_info.push_back(decision_line(site, part));
+        if (with_lines && !part.findings.empty()) out.tell_user.push_back(user_message(part, context->runtime));
+        out.block = part.decision == Decision::block;
+        for (const auto& op : out.block ? std::vector<RemediationOp>{} : part.patch) {
+            if (op.kind == RemediationOp::Kind::set_env) out.env_patch.push_back({op.name, op.value});
+            if (op.kind == RemediationOp::Kind::unset_env) out.env_patch.push_back({op.name, std::nullopt});
+        }
+        return out;
+    };
+    TaskAnswer step_part = view.shared ? std::move(*view.shared) : verdict(part_of(report, TaskInputs::shared), true);
+    if (shared != nullptr && !view.shared) *shared = step_part;
+    const Report own = part_of(report, TaskInputs::per_task);
+    TaskAnswer combined = combine_verdicts(std::move(step_part), verdict(own, !own.findings.empty()), view.first_task);
+    if (!placement.warning.empty() && view.first_task)
+        combined.log_error.insert(combined.log_error.begin(), placement.warning);
+    return combined;
 }
 
 }  // namespace launchguard::slurm

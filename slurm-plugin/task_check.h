@@ -44,14 +44,17 @@ struct TaskView {
     std::optional<std::uint32_t> job_id;
     std::optional<std::uint32_t> step_id;
     std::optional<std::uint32_t> job_nodes;
-    bool first_task = false;  // logs the decision and tells the user, once per node
-    std::string node_name;    // for the decision line
+    bool first_task = false;           // logs the shared verdict and tells the user, once per node
+    std::string node_name;             // for the decision line
+    std::optional<TaskAnswer> shared;  // an earlier task's (step_verdict.h): judge the per-task rules only
 };
 
 // Checks the task; the answer's lines and patch are what the caller must
 // log, tell and apply. Never throws for a bad input: an unloadable profile or
-// an uninspectable task is an answer too, blocking as on-error says.
-TaskAnswer check_task(TaskView view, const Result<Profile>& profile, const PluginConfig& config, PhaseTimes* times);
+// an uninspectable task is an answer too, blocking as on-error says. The
+// shared part judged here goes to `shared` (when not null) for later tasks.
+TaskAnswer check_task(TaskView view, const Result<Profile>& profile, const PluginConfig& config, PhaseTimes* times,
+                      TaskAnswer* shared = nullptr);
 
 // The check cannot run: the reason to the slurmd log, and to the user from
 // the first task; the task is blocked when `block` (on-error=block).

@@ -15,26 +15,13 @@
 namespace launchguard::slurm {
 namespace {
 
-// Only the node's first task logs and tells a verdict, as when each judged alone.
-TaskAnswer for_this_task(TaskAnswer answer, bool first_task_on_node) {
-    if (!first_task_on_node) {
-        answer.log_info.clear();
-        answer.tell_user.clear();
-        if (answer.judged) answer.log_error.clear();
-    }
-    return answer;
-}
-
-// Gives up a claimed slot that the check ends without publishing to.
+// Gives up a claimed slot that the check leaves without publishing to.
 struct ClaimedSlot {
     static constexpr std::size_t kNone = ~std::size_t{0};
     SharedVerdicts* table = nullptr;
     std::size_t slot = kNone;
     ~ClaimedSlot() {
-        if (table != nullptr && slot != kNone) table->abandon(slot);
-    }
-    void publish(const TaskAnswer& answer) {
-        if (table != nullptr && slot != kNone) table->publish(std::exchange(slot, kNone), answer);
+        if (slot != kNone) table->abandon(slot);
     }
 };
 
@@ -69,38 +56,31 @@ int run_task_init(spank_t sp, const PluginConfig& config, PhaseTimes* times) {
     view.job_nodes = item_u32(sp, S_JOB_NNODES);
     view.first_task = first_task_on_node;
 
-    // The step's verdict for this key, when an earlier task of the node has
-    // it (step_verdict.h); a wait for one being judged is bounded by
-    // node-read-timeout=, as the step's read of the node is.
+    // The shared verdict of an earlier task with this key (step_verdict.h); a
+    // wait for one being judged is bounded by node-read-timeout=.
     PhaseTimer shared_timer(times, "shared_verdict");
     ClaimedSlot claimed{step_verdicts()};
     if (claimed.table != nullptr && profile) {
         if (auto inputs = current_verdict_inputs(view.env)) {
             auto lookup =
                 claimed.table->find_or_claim(verdict_key(*inputs), std::chrono::seconds(config.node_read_timeout));
-            if (lookup.outcome == SharedVerdicts::Outcome::reuse) {
-                shared_timer.stop();
-                return apply_task_answer(sp, for_this_task(std::move(lookup.answer), first_task_on_node));
-            }
-            if (lookup.outcome == SharedVerdicts::Outcome::timed_out) {
-                shared_timer.stop();
-                const std::string reason = "the step's check of this node was still running after " +
-                                           std::to_string(config.node_read_timeout) +
-                                           " s (node-read-timeout=); this task was not checked";
-                return apply_task_answer(sp,
-                                         cannot_check(reason, first_task_on_node, config.on_error == OnError::block));
-            }
+            if (lookup.outcome == SharedVerdicts::Outcome::reuse) view.shared = std::move(lookup.answer);
+            if (lookup.outcome == SharedVerdicts::Outcome::timed_out)
+                return apply_task_answer(sp, cannot_check("the step's check of this node was still running after " +
+                                                              std::to_string(config.node_read_timeout) +
+                                                              " s (node-read-timeout=); this task was not checked",
+                                                          first_task_on_node, config.on_error == OnError::block));
             claimed.slot = lookup.slot.value_or(ClaimedSlot::kNone);
         }
     }
     shared_timer.stop();
-    // A published answer holds the first task's lines, whichever task wrote it.
-    if (claimed.slot != ClaimedSlot::kNone) view.first_task = true;
-    if (view.first_task) view.node_name = short_hostname();
-    TaskAnswer answer = check_task(std::move(view), profile, config, times);
-    claimed.publish(answer);
+    view.node_name = short_hostname();
+    TaskAnswer shared;
+    TaskAnswer answer = check_task(std::move(view), profile, config, times, &shared);
+    if (claimed.slot != ClaimedSlot::kNone)
+        claimed.table->publish(std::exchange(claimed.slot, ClaimedSlot::kNone), shared);
     PhaseTimer patch_timer(times, "patch");
-    return apply_task_answer(sp, for_this_task(std::move(answer), first_task_on_node));
+    return apply_task_answer(sp, std::move(answer));
 }
 
 }  // namespace launchguard::slurm

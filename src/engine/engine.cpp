@@ -1,6 +1,7 @@
 #include "engine/engine.h"
 
 #include <algorithm>
+#include <array>
 #include <exception>
 
 #include "context/memo_file_view.h"
@@ -86,7 +87,31 @@ void add_patch_ops(const Finding& finding, std::vector<RemediationOp>& patch) {
     }
 }
 
+// The patch (in rule order) and the decision of the report's findings.
+void settle(Report& report) {
+    report.patch.clear();
+    for (const auto& finding : report.findings) {
+        if (finding.action == Action::patch) add_patch_ops(finding, report.patch);
+    }
+    bool any_block = std::any_of(report.findings.begin(), report.findings.end(),
+                                 [](const Finding& f) { return f.action == Action::block; });
+    if (any_block) {
+        report.decision = Decision::block;
+    } else if (!report.patch.empty()) {
+        report.decision = Decision::patch;
+    } else {
+        report.decision = Decision::allow;
+    }
+}
+
 }  // namespace
+
+bool is_per_task_rule(std::string_view rule_id) {
+    static constexpr std::array<std::string_view, 5> kPerTask{
+        "cpu.affinity-off-gpu", "cpu.affinity-partial", "cpu.bind-by-id",  // the CPU mask against the GPUs
+        "power.governor", "power.turbo-off"};                              // the settings of the task's CPUs
+    return std::find(kPerTask.begin(), kPerTask.end(), rule_id) != kPerTask.end();
+}
 
 bool rule_is_selected(const RuleInfo& info, const Profile& profile, const EvaluationOptions& options) {
     if ((info.scopes & options.scopes) == 0) return false;
@@ -94,6 +119,8 @@ bool rule_is_selected(const RuleInfo& info, const Profile& profile, const Evalua
         std::find(options.only_rules.begin(), options.only_rules.end(), info.id) == options.only_rules.end()) {
         return false;
     }
+    if (options.inputs != TaskInputs::any && is_per_task_rule(info.id) != (options.inputs == TaskInputs::per_task))
+        return false;
     return profile.action_for(info.id, info.default_action) != Action::off;
 }
 
@@ -156,20 +183,25 @@ Report evaluate(const LaunchContext& ctx, const Profile& profile, const Evaluati
             if (configured == Action::off) continue;
             finding.action = resolve_action(configured, options.mode, can_apply(finding, options), options.fix_blocking,
                                             finding.fix_or_block);
-            if (finding.action == Action::patch) add_patch_ops(finding, report.patch);
             report.findings.push_back(std::move(finding));
         }
         for (auto& unknown : out.unknowns()) report.unknowns.push_back(std::move(unknown));
     }
 
-    bool any_block = std::any_of(report.findings.begin(), report.findings.end(),
-                                 [](const Finding& f) { return f.action == Action::block; });
-    if (any_block) {
-        report.decision = Decision::block;
-    } else if (!report.patch.empty()) {
-        report.decision = Decision::patch;
-    }
+    settle(report);
     return report;
+}
+
+Report part_of(const Report& full, TaskInputs inputs) {
+    const auto outside = [inputs](const std::string& rule_id) {
+        return inputs != TaskInputs::any && is_per_task_rule(rule_id) != (inputs == TaskInputs::per_task);
+    };
+    Report part = full;
+    std::erase_if(part.findings, [&](const Finding& f) { return outside(f.rule); });
+    std::erase_if(part.unknowns, [&](const Unknown& u) { return outside(u.rule); });
+    std::erase_if(part.not_applicable, [&](const Unknown& u) { return outside(u.rule); });
+    settle(part);
+    return part;
 }
 
 }  // namespace launchguard

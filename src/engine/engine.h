@@ -20,6 +20,16 @@ namespace launchguard {
 enum class Decision { allow, patch, block };
 std::string_view to_string(Decision decision);
 
+// Which rules run, by whether they read the task's own CPU mask or GPUs
+// (is_per_task_rule): a Slurm step's tasks share the verdict of the rest and
+// judge only these each.
+enum class TaskInputs { any, shared, per_task };
+
+// The rules that read what differs between a Slurm step's tasks on one node:
+// the task's CPU mask or the GPUs assigned to it (--gpu-bind sets
+// CUDA_VISIBLE_DEVICES per task). A rule that reads either belongs here.
+bool is_per_task_rule(std::string_view rule_id);
+
 struct EvaluationOptions {
     Mode mode = Mode::enforce;
     // Scope bits (rules/rule.h) the front end evaluates: the SPANK task hook
@@ -39,6 +49,7 @@ struct EvaluationOptions {
     bool fix_blocking = false;
     // Only these rules (empty = all); used by tests and `--rule`.
     std::vector<std::string> only_rules;
+    TaskInputs inputs = TaskInputs::any;
 };
 
 struct Report {
@@ -61,6 +72,10 @@ Report evaluate(const LaunchContext& ctx, const Profile& profile, const Evaluati
 // The same over an explicit rule list (tests inject their own rules).
 Report evaluate(const LaunchContext& ctx, const Profile& profile, const EvaluationOptions& options,
                 const std::vector<const Rule*>& rules);
+
+// The part of `full` whose rules read `inputs`: the other rules' findings and
+// unknowns left out, the patch and decision settled again over the rest.
+Report part_of(const Report& full, TaskInputs inputs);
 
 // Every RemediationOp kind: the CLI prints them all.
 std::vector<RemediationOp::Kind> all_remediation_kinds();

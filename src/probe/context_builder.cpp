@@ -405,6 +405,7 @@ Result<LaunchContext> build_context(ProbeOptions o) {
     if (o.gpus && ctx.topology.is_known()) {
         if (auto resolved = resolve_gpu_list(*o.gpus, *ctx.topology, "--gpus"); !resolved) return resolved.error();
     }
+    if (o.per_task_facts_only) return ctx;
     PhaseTimer interfaces_timer(o.timings, "interfaces");
     // The snapshot's interfaces are the task's when it sees the same mount
     // and network namespaces they were read in: the caller's, or pid's.

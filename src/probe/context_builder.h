@@ -69,6 +69,10 @@ struct ProbeOptions {
     // topology's GPUs and NICs instead of every device. The Slurm task
     // plugin does; node checks and `check` read everything.
     bool task_facts_only = false;
+    // Only what the per-task rules read (is_per_task_rule): environment,
+    // files, CPU mask, node, topology and GPUs; no interfaces, container or
+    // host view. A Slurm task that shares its step's verdict judges these.
+    bool per_task_facts_only = false;
     // Where the node facts whose reading grows with the node are kept
     // between reads (probe/node_facts_cache.h: the CPUs' power settings, and
     // with task_facts_only the GPUs' and NICs' PCIe links), and for how long

@@ -276,10 +276,9 @@ if decision_logged "mode=patch decision=patch blocked=- patched=net.qps-low warn
 else
   fail "decision line for the patched job"; newlog | grep -i launchguard | show
 fi
-# A step's tasks share the first verdict when they look at the same things
-# (the same CPU mask here: --cpu-bind=none), and each still gets the patch;
-# tasks bound to different CPUs are judged each in full. timing=1 names the
-# phases: a task that took the shared verdict built no context.
+# A step's tasks share the first verdict when they look at the same things,
+# and each still gets the patch. timing=1 names the phases: a task that took
+# the shared verdict built only what the per-task rules read (per_task_context).
 stack "$(lg_line mode=patch timing=1)"
 mark
 if as_user srun -N1 -n4 --overcommit --cpu-bind=none "$big_job" printenv NCCL_IB_QPS_PER_CONNECTION >out 2>err \
@@ -295,8 +294,9 @@ fi
 mark
 if as_user srun -N1 -n2 --cpu-bind=map_cpu:0,1 "$big_job" printenv NCCL_IB_QPS_PER_CONNECTION >out 2>err \
    && [ "$(sort -u out)" = 4 ] && [ "$(wc -l <out)" -eq 2 ] \
-   && [ "$(newlog | grep 'timing task_init task ' | grep -c 'build_context=')" -eq 2 ]; then
-  pass "2 tasks on different CPUs: each judged in full (another CPU mask is another key)"
+   && [ "$(newlog | grep 'timing task_init task ' | grep -c 'build_context=')" -eq 1 ] \
+   && [ "$(newlog | grep 'timing task_init task ' | grep -c 'per_task_context=')" -eq 1 ]; then
+  pass "2 tasks on different CPUs: one check, one shared verdict (the CPU mask is judged per task), the patch in both"
 else
   fail "tasks with different CPU masks"; show out err; newlog | grep -i launchguard | show
 fi
@@ -742,6 +742,21 @@ if as_user srun -N1 -n2 true >out 2>err && read_power && ! newlog | grep 'timing
 else
   fail "node-facts-max-age=0"; show out err; newlog | grep -i launchguard | show
 fi
+# A per-task rule is judged by every task besides the step's shared verdict:
+# a governor off the profile's on CPU 1 alone warns the task bound to CPU 1,
+# and not the one on CPU 0, whichever of the two judged the shared part.
+echo powersave >"$psys/sys/devices/system/cpu/cpu1/cpufreq/scaling_governor"
+mark
+if as_user srun -N1 -n2 --cpu-bind=map_cpu:0,1 true >out 2>err \
+   && [ "$(grep -c "^launchguard: WARN  power.governor: cpufreq governor is 'powersave' on CPUs 1, " err)" -eq 1 ] \
+   && [ "$(grep -c 'power.governor' err)" -eq 1 ] \
+   && [ "$(newlog | grep 'timing task_init task ' | grep -c 'build_context=')" -eq 1 ] \
+   && [ "$(newlog | grep 'timing task_init task ' | grep -c 'per_task_context=')" -eq 1 ]; then
+  pass "2 tasks on CPUs 0 and 1, one check and one shared verdict: the governor of CPU 1 warns the task on CPU 1 alone"
+else
+  fail "per-task rule with a shared verdict"; show out err; newlog | grep -i launchguard | show
+fi
+set_governor schedutil
 
 # ------------------------------------------- 11. a read of the node that never returns
 # Without a topology cache the step's loading thread runs hwloc's live

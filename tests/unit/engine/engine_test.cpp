@@ -1,7 +1,9 @@
 #include "engine/engine.h"
+#include "engine/rule_selection.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "rules/rule.h"
@@ -204,6 +206,63 @@ TEST_F(EngineTest, FixBlockingPatchesABlockTheFrontEndCanFullyRemediate) {
     Report kept = evaluate(ctx, profile, options, {&mount_block});
     EXPECT_EQ(kept.findings[0].action, Action::block);
     EXPECT_TRUE(kept.patch.empty());
+}
+
+Finding finding_of(std::string_view rule, Action action, std::vector<RemediationOp> ops = {}) {
+    Finding finding;
+    finding.rule = std::string(rule);
+    finding.action = action;
+    finding.remediation = std::move(ops);
+    return finding;
+}
+
+// A Slurm step's tasks share the rules that read nothing per task and judge
+// the per-task ones (the CPU mask, the GPU binding) each.
+TEST(PerTaskRules, ThePerTaskRulesAreThoseThatReadTheTasksCpuMaskOrGpus) {
+    std::vector<std::string> per_task;
+    for (const Rule* rule : all_rules()) {
+        if (is_per_task_rule(rule->info().id)) per_task.emplace_back(rule->info().id);
+    }
+    EXPECT_EQ(per_task, (std::vector<std::string>{"cpu.affinity-off-gpu", "cpu.affinity-partial", "cpu.bind-by-id",
+                                                  "power.governor", "power.turbo-off"}));
+    const Profile profile = testing::profile_from_yaml("name: split\n");
+    EvaluationOptions options;
+    options.scopes = kScopeLive;
+    const auto all = selected_rule_ids(profile, options);
+    options.inputs = TaskInputs::per_task;
+    EXPECT_EQ(selected_rule_ids(profile, options), per_task);
+    options.inputs = TaskInputs::shared;
+    const auto shared = selected_rule_ids(profile, options);
+    EXPECT_EQ(shared.size() + per_task.size(), all.size());
+    for (const auto& id : per_task) EXPECT_EQ(std::count(shared.begin(), shared.end(), id), 0) << id;
+}
+
+TEST(PerTaskRules, APartKeepsItsRulesFindingsAndSettlesItsOwnDecision) {
+    Report full;
+    full.decision = Decision::block;
+    full.findings = {
+        finding_of("net.qps-low", Action::patch, {RemediationOp::set_env("NCCL_IB_QPS_PER_CONNECTION", "4")}),
+        finding_of("cpu.affinity-off-gpu", Action::block)};
+    full.unknowns = {{"power.governor", "no cpufreq"}, {"nccl", "could not resolve"}};
+
+    const Report shared = part_of(full, TaskInputs::shared);
+    ASSERT_EQ(shared.findings.size(), 1U);
+    EXPECT_EQ(shared.findings[0].rule, "net.qps-low");
+    EXPECT_EQ(shared.decision, Decision::patch) << "the per-task block is not the other tasks'";
+    ASSERT_EQ(shared.patch.size(), 1U);
+    EXPECT_EQ(shared.patch[0].name, "NCCL_IB_QPS_PER_CONNECTION");
+    ASSERT_EQ(shared.unknowns.size(), 1U);
+    EXPECT_EQ(shared.unknowns[0].rule, "nccl");
+
+    const Report own = part_of(full, TaskInputs::per_task);
+    ASSERT_EQ(own.findings.size(), 1U);
+    EXPECT_EQ(own.decision, Decision::block);
+    EXPECT_TRUE(own.patch.empty());
+    EXPECT_EQ(own.unknowns.size(), 1U);
+
+    full.findings.pop_back();
+    EXPECT_EQ(part_of(full, TaskInputs::per_task).decision, Decision::allow) << "nothing per task fired";
+    EXPECT_EQ(part_of(full, TaskInputs::any).decision, Decision::patch);
 }
 
 }  // namespace

@@ -20,7 +20,6 @@ VerdictInputs inputs_over(const Environment& env) {
     inputs.euid = 1000;
     inputs.egid = 1000;
     inputs.groups = {1000, 27};
-    inputs.cpu_mask = std::string("\x03", 1);
     inputs.env = &env;
     return inputs;
 }
@@ -48,13 +47,27 @@ TEST(StepVerdictKey, TheTasksOfAStepShareItWhateverTheirRank) {
     EXPECT_EQ(verdict_key(inputs_over(first)), verdict_key(inputs_over(later)));
 }
 
-TEST(StepVerdictKey, WhatTheCheckReadsMakesAnotherKey) {
-    const Environment env{{"NCCL_DEBUG", "WARN"}, {"CUDA_VISIBLE_DEVICES", "0"}};
+// The CPU mask and the GPU binding are judged by each task (the per-task
+// rules), so tasks bound to different CPUs and GPUs share the rest.
+TEST(StepVerdictKey, TheTasksOfAStepShareItWhateverTheirGpuBinding) {
+    const Environment first{{"NCCL_DEBUG", "WARN"},
+                            {"CUDA_VISIBLE_DEVICES", "0"},
+                            {"ROCR_VISIBLE_DEVICES", "0"},
+                            {"GPU_DEVICE_ORDINAL", "0"}};
+    const Environment later{{"NCCL_DEBUG", "WARN"},
+                            {"CUDA_VISIBLE_DEVICES", "1"},
+                            {"ROCR_VISIBLE_DEVICES", "1"},
+                            {"GPU_DEVICE_ORDINAL", "1"}};
+    EXPECT_EQ(verdict_key(inputs_over(first)), verdict_key(inputs_over(later)));
+}
+
+TEST(StepVerdictKey, WhatTheSharedRulesReadMakesAnotherKey) {
+    const Environment env{{"NCCL_DEBUG", "WARN"}, {"SLURM_STEP_GPUS", "0"}};
     const VerdictKey key = verdict_key(inputs_over(env));
 
-    const Environment other_gpu{{"NCCL_DEBUG", "WARN"}, {"CUDA_VISIBLE_DEVICES", "1"}};
-    EXPECT_NE(verdict_key(inputs_over(other_gpu)), key) << "GPU binding";
-    const Environment more{{"NCCL_DEBUG", "WARN"}, {"CUDA_VISIBLE_DEVICES", "0"}, {"NCCL_IB_HCA", "mlx5_0"}};
+    const Environment other_step_gpus{{"NCCL_DEBUG", "WARN"}, {"SLURM_STEP_GPUS", "1"}};
+    EXPECT_NE(verdict_key(inputs_over(other_step_gpus)), key) << "the step's GPUs";
+    const Environment more{{"NCCL_DEBUG", "WARN"}, {"SLURM_STEP_GPUS", "0"}, {"NCCL_IB_HCA", "mlx5_0"}};
     EXPECT_NE(verdict_key(inputs_over(more)), key) << "another variable";
     // A name and value moved across the '=' are another environment.
     const Environment a{{"AB", "C"}};
@@ -66,7 +79,6 @@ TEST(StepVerdictKey, WhatTheCheckReadsMakesAnotherKey) {
         change(inputs);
         return verdict_key(inputs);
     };
-    EXPECT_NE(changed([](VerdictInputs& i) { i.cpu_mask = std::string("\x01", 1); }), key) << "CPU mask";
     EXPECT_NE(changed([](VerdictInputs& i) { i.mount_namespace = MountNamespace{1, 101}; }), key) << "namespace";
     EXPECT_NE(changed([](VerdictInputs& i) { i.root_ino = 4; }), key) << "container root";
     EXPECT_NE(changed([](VerdictInputs& i) { i.euid = 1001; }), key) << "user";
@@ -82,6 +94,71 @@ TEST(StepVerdictKey, ThisProcessHasInputs) {
     ASSERT_TRUE(inputs.has_value());
     EXPECT_EQ(inputs->euid, ::geteuid());
     EXPECT_EQ(verdict_key(*inputs), verdict_key(*current_verdict_inputs(env)));
+}
+
+TaskAnswer clean_answer() {
+    TaskAnswer answer;
+    answer.judged = true;
+    answer.log_info = {"decision hook=task_init job=7 step=0 node=n1 decision=allow"};
+    return answer;
+}
+
+// A per-task rule (cpu.affinity-off-gpu) that fired on this task alone.
+TaskAnswer per_task_finding(bool block) {
+    TaskAnswer answer;
+    answer.judged = true;
+    answer.block = block;
+    answer.log_info = {"decision hook=task_init job=7 step=0 node=n1 decision=block blocked=cpu.affinity-off-gpu"};
+    answer.tell_user = {"BLOCK cpu.affinity-off-gpu: CPU mask 0 shares no CPU with GPU 0\n"};
+    return answer;
+}
+
+TaskAnswer nothing_per_task() {
+    TaskAnswer answer;
+    answer.judged = true;
+    return answer;
+}
+
+TEST(CombinedVerdict, APerTaskFindingBlocksItsTaskAfterACleanSharedVerdict) {
+    const TaskAnswer task1 = combine_verdicts(clean_answer(), per_task_finding(true), /*first_task=*/false);
+    EXPECT_TRUE(task1.judged);
+    EXPECT_TRUE(task1.block);
+    EXPECT_EQ(task1.tell_user, per_task_finding(true).tell_user) << "told by the task it fired for";
+    EXPECT_EQ(task1.log_info, per_task_finding(true).log_info) << "the shared line is the first task's";
+
+    const TaskAnswer warned = combine_verdicts(clean_answer(), per_task_finding(false), false);
+    EXPECT_FALSE(warned.block);
+    EXPECT_EQ(warned.tell_user, per_task_finding(false).tell_user);
+}
+
+TEST(CombinedVerdict, AnotherTasksPerTaskFindingStaysWithThatTask) {
+    // Task 0 judged everything: its per-task finding blocks it; what it
+    // publishes for the others is the shared part alone (clean here).
+    const TaskAnswer task0 = combine_verdicts(clean_answer(), per_task_finding(true), /*first_task=*/true);
+    EXPECT_TRUE(task0.block);
+    EXPECT_EQ(task0.log_info.size(), 2U) << "the shared line and its own";
+    const TaskAnswer task1 = combine_verdicts(clean_answer(), nothing_per_task(), /*first_task=*/false);
+    EXPECT_TRUE(task1.judged);
+    EXPECT_FALSE(task1.block);
+    EXPECT_TRUE(task1.log_info.empty());
+    EXPECT_TRUE(task1.tell_user.empty());
+}
+
+TEST(CombinedVerdict, BothPatchesApplyUnlessEitherPartBlocks) {
+    TaskAnswer own = nothing_per_task();
+    own.env_patch = {{"NCCL_OWN", "1"}};
+    const TaskAnswer patched = combine_verdicts(patching_answer(), own, true);
+    ASSERT_EQ(patched.env_patch.size(), 4U);
+    EXPECT_EQ(patched.env_patch.front().name, "NCCL_IB_QPS_PER_CONNECTION");
+    EXPECT_EQ(patched.env_patch.back().name, "NCCL_OWN");
+    EXPECT_EQ(patched.tell_user, patching_answer().tell_user);
+
+    EXPECT_TRUE(combine_verdicts(patching_answer(), per_task_finding(true), false).env_patch.empty());
+    TaskAnswer shared_block = clean_answer();
+    shared_block.block = true;
+    const TaskAnswer blocked = combine_verdicts(shared_block, own, false);
+    EXPECT_TRUE(blocked.block);
+    EXPECT_TRUE(blocked.env_patch.empty());
 }
 
 TEST(SharedAnswer, RoundTripsEveryField) {
