@@ -176,6 +176,8 @@ node_ok() {
   echo "--- slurmd.log tail ---"; tail -n 25 "$LG_SLURMD_LOG"
   fatal "node is '$st' before scenario '$1' (a failed job_prolog drains it)"
 }
+# task_phases NAME: how many of the last step's tasks went through phase NAME (timing=1)
+task_phases() { newlog | grep 'timing task_init task ' | grep -c "$1="; }
 decision_logged() {
   newlog | grep -E "launchguard: decision hook=task_init job=[0-9]+ step=[0-9a-z]+ node=$LG_SLURM_NODE profile=[^ ]+ $1" >/dev/null
 }
@@ -284,8 +286,8 @@ mark
 if as_user srun -N1 -n4 --overcommit --cpu-bind=none "$big_job" printenv NCCL_IB_QPS_PER_CONNECTION >out 2>err \
    && [ "$(sort -u out)" = 4 ] && [ "$(wc -l <out)" -eq 4 ] \
    && [ "$(grep -c '^launchguard: PATCH net.qps-low: ' err)" -eq 1 ] \
-   && [ "$(newlog | grep 'timing task_init task ' | grep -c 'build_context=')" -eq 1 ] \
-   && [ "$(newlog | grep 'timing task_init task ' | grep -c 'shared_verdict=')" -eq 4 ] \
+   && [ "$(task_phases build_context)" -eq 1 ] \
+   && [ "$(task_phases shared_verdict)" -eq 4 ] \
    && [ "$(newlog | grep -c 'decision hook=task_init ')" -eq 1 ]; then
   pass "4 tasks with one CPU mask: one check, three shared verdicts, the patch in every task, the findings once"
 else
@@ -294,8 +296,8 @@ fi
 mark
 if as_user srun -N1 -n2 --cpu-bind=map_cpu:0,1 "$big_job" printenv NCCL_IB_QPS_PER_CONNECTION >out 2>err \
    && [ "$(sort -u out)" = 4 ] && [ "$(wc -l <out)" -eq 2 ] \
-   && [ "$(newlog | grep 'timing task_init task ' | grep -c 'build_context=')" -eq 1 ] \
-   && [ "$(newlog | grep 'timing task_init task ' | grep -c 'per_task_context=')" -eq 1 ]; then
+   && [ "$(task_phases build_context)" -eq 1 ] \
+   && [ "$(task_phases per_task_context)" -eq 1 ]; then
   pass "2 tasks on different CPUs: one check, one shared verdict (the CPU mask is judged per task), the patch in both"
 else
   fail "tasks with different CPU masks"; show out err; newlog | grep -i launchguard | show
@@ -750,8 +752,8 @@ mark
 if as_user srun -N1 -n2 --cpu-bind=map_cpu:0,1 true >out 2>err \
    && [ "$(grep -c "^launchguard: WARN  power.governor: cpufreq governor is 'powersave' on CPUs 1, " err)" -eq 1 ] \
    && [ "$(grep -c 'power.governor' err)" -eq 1 ] \
-   && [ "$(newlog | grep 'timing task_init task ' | grep -c 'build_context=')" -eq 1 ] \
-   && [ "$(newlog | grep 'timing task_init task ' | grep -c 'per_task_context=')" -eq 1 ]; then
+   && [ "$(task_phases build_context)" -eq 1 ] \
+   && [ "$(task_phases per_task_context)" -eq 1 ]; then
   pass "2 tasks on CPUs 0 and 1, one check and one shared verdict: the governor of CPU 1 warns the task on CPU 1 alone"
 else
   fail "per-task rule with a shared verdict"; show out err; newlog | grep -i launchguard | show
