@@ -55,13 +55,20 @@ import yaml
 SNI = "launchguard.launchguard.svc"
 warnings.filterwarnings("ignore", category=DeprecationWarning)  # TLS 1.0/1.1 are set on purpose below
 failed_checks = []
+# Totals for the scripts that import these helpers and report on their own
+# (tests/integration/podman, tests/integration/image).
+passes = 0
+fails = 0
 
 
 def check(ok, what, detail=""):
     """A check that lets the case go on: the case fails at its end (conftest.py)."""
+    global passes, fails
     if ok:
+        passes += 1
         print(f"PASS: {what}")
     else:
+        fails += 1
         failed_checks.append(what)
         print(f"FAIL: {what}" + (f"\n    | {detail}" if detail else ""))
     sys.stdout.flush()
