@@ -10,6 +10,7 @@
 #include "engine/profile_loader.h"
 #include "slurm_script/script_launch.h"
 #include "slurm_script/script_review.h"
+#include "unit/slurm_script/script_review_support.h"
 
 namespace launchguard::slurm_script {
 namespace {
@@ -31,11 +32,7 @@ std::string azure_script(const std::string& mounts) {
 }
 
 ScriptReview review(const std::string& text, const std::string& profile_name = "azure-ndv5") {
-    auto profile = load_profile(profile_name);
-    EXPECT_TRUE(profile) << profile.error().to_string();
-    auto result = review_script(text, "job.sbatch", profile.value(), Mode::enforce);
-    EXPECT_TRUE(result) << result.error().to_string();
-    return result ? result.value() : ScriptReview{};
+    return testing::review_under(text, profile_name);
 }
 
 std::vector<std::string> fired(const ScriptReview& r) {

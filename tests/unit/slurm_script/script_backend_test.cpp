@@ -8,17 +8,12 @@
 
 #include "engine/profile_loader.h"
 #include "slurm_script/script_review.h"
+#include "unit/slurm_script/script_review_support.h"
 
 namespace launchguard::slurm_script {
 namespace {
 
-ScriptReview review(const std::string& text) {
-    auto profile = load_profile("azure-ndv5");
-    EXPECT_TRUE(profile) << profile.error().to_string();
-    auto result = review_script(text, "job.sbatch", profile.value(), Mode::enforce);
-    EXPECT_TRUE(result) << result.error().to_string();
-    return result ? result.value() : ScriptReview{};
-}
+ScriptReview review(const std::string& text) { return testing::review_under(text, "azure-ndv5"); }
 
 bool fired(const ScriptReview& r, const std::string& rule) {
     return std::any_of(r.report.findings.begin(), r.report.findings.end(),
