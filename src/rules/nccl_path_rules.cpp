@@ -16,20 +16,21 @@ namespace launchguard {
 namespace {
 
 // The model for this launch, or nullopt after saying why it is unknown.
-std::optional<nccl::NodePaths> launch_paths(const RuleInput& in, RuleOutput& out) {
+// Computed once per evaluation (SharedAnalysis::node_paths) for all four rules.
+const nccl::NodePaths* launch_paths(const RuleInput& in, RuleOutput& out) {
     std::string where;
     std::optional<nccl::Version> version = rules::image_nccl_version(in, where);
-    nccl::NodePaths paths = nccl::predict_node_paths(in.ctx, in.files, version);
-    if (paths.no_gpu) return std::nullopt;
+    const nccl::NodePaths& paths = in.shared.node_paths(in.ctx, in.files, version);
+    if (paths.no_gpu) return nullptr;
     if (!paths.unknown.empty()) {
         out.unknown("cannot predict NCCL's paths: " + paths.unknown);
-        return std::nullopt;
+        return nullptr;
     }
     if (!paths.model.built) {
         out.unknown("cannot predict NCCL's paths from " + paths.source + ": " + paths.model.error);
-        return std::nullopt;
+        return nullptr;
     }
-    return paths;
+    return &paths;
 }
 
 // net.gdr-path-off

@@ -17,4 +17,10 @@ const nccl::NcclLibrary& SharedAnalysis::nccl_library(const Environment* env, co
     return *nccl_library_;
 }
 
+const nccl::NodePaths& SharedAnalysis::node_paths(const LaunchContext& ctx, const FileView* files,
+                                                  std::optional<nccl::Version> version) {
+    if (!node_paths_) node_paths_ = nccl::predict_node_paths(ctx, files, version);
+    return *node_paths_;
+}
+
 }  // namespace launchguard

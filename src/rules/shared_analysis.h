@@ -11,6 +11,7 @@
 #include "context/file_view.h"
 #include "context/launch_context.h"
 #include "nccl/library_search.h"
+#include "nccl/node_paths.h"
 #include "nccl/topology_file.h"
 #include "util/error.h"
 
@@ -31,9 +32,16 @@ public:
     // the version ask. `arch`: the node's, as nccl::loader_dirs takes it.
     const nccl::NcclLibrary& nccl_library(const Environment* env, const FileView& files, std::string_view arch);
 
+    // NCCL's predicted paths for the launch (nccl/node_paths.h), computed on
+    // the first call: the nccl.path rules all judge the same model.
+    // `version`: the image's NCCL, the same for every rule of one evaluation.
+    const nccl::NodePaths& node_paths(const LaunchContext& ctx, const FileView* files,
+                                      std::optional<nccl::Version> version);
+
 private:
     std::map<std::string, ReadTopologyFile, std::less<>> topology_files_;
     std::optional<nccl::NcclLibrary> nccl_library_;
+    std::optional<nccl::NodePaths> node_paths_;
 };
 
 }  // namespace launchguard
