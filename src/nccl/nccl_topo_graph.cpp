@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
-#include <map>
 
 namespace launchguard::nccl::graph {
 namespace {
@@ -16,6 +16,13 @@ constexpr double kLocBw = 5000.0;
 constexpr double kArmBw = 6.0;
 constexpr double kP9Bw = 32.0;
 constexpr double kAmdBw = 16.0;
+constexpr double kZpiBw = 6.0;
+constexpr double kYongfengZpiBw = 9.0;
+
+// kvConvertToInt (xml.h): a dictionary entry matches when the text starts with it.
+bool starts_with(const std::string& text, std::string_view prefix) {
+    return text.compare(0, prefix.size(), prefix) == 0;
+}
 
 // kvDictPciClass (topo.cc): class prefixes, first match wins, PCI otherwise.
 enum class PciClass { bridge, nvswitch, cpu, gpu, nic };
@@ -96,7 +103,9 @@ public:
             if (e.name == "c2c") add_c2c(e);
             if (e.name == "pcilink") add_pcilink(e);
         }
+        flatten_bcm_switches();
         connect_cpus();
+        sort_links();
         return std::move(g_);
     }
 
@@ -138,20 +147,24 @@ private:
         cpu.numaid = *numa;
         if (const auto* v = e.attr("arch")) cpu.arch = *v;
         if (const auto* v = e.attr("vendor")) cpu.vendor = *v;
+        cpu.family = to_int(e.attr("familyid"), 0);
+        cpu.model = to_int(e.attr("modelid"), 0);
         int id = add_node(cpu);
-        cpu_of_element_[index] = id;
         for (std::size_t i = static_cast<std::size_t>(index) + 1; i < file_.elements.size(); ++i) {
             const auto& sub = file_.elements[i];
             if (sub.parent != index) continue;
-            if (sub.name == "pci") add_pci(static_cast<int>(i), id, cpu.numaid);
-            if (sub.name == "nic") add_cpu_nic(static_cast<int>(i), id, cpu.numaid);
+            if (sub.name == "pci") add_pci(static_cast<int>(i), id);
+            if (sub.name == "nic") add_cpu_nic(static_cast<int>(i), id);
             if (!g_.error.empty()) return;
         }
     }
 
-    // The <nic> directly under a <cpu> (ncclTopoAddCpu): one NIC per NUMA node.
-    void add_cpu_nic(int index, int cpu, const std::string& numaid) {
-        std::string key = "cpu" + numaid;
+    // The <nic> directly under a <cpu> (ncclTopoAddCpu). Its id is
+    // NCCL_TOPO_LOCAL_NIC_ID(numaid, 0) put through NCCL_TOPO_ID, whose mask
+    // drops the NUMA bits: every such <nic>, whatever its socket, is one NIC
+    // node, linked only to the first CPU that holds one.
+    void add_cpu_nic(int index, int cpu) {
+        const std::string key = "cpu-level";
         int nic = find_nic(key);
         if (nic < 0) {
             nic = add_node(make_node(NodeType::nic, "", elem(index).line));
@@ -170,7 +183,7 @@ private:
     }
 
     // ncclTopoAddPci
-    void add_pci(int index, int parent, const std::string& numaid) {
+    void add_pci(int index, int parent) {
         const auto& e = elem(index);
         const std::string* cls = required(e, "class");
         const std::string* busid_text = required(e, "busid");
@@ -196,6 +209,11 @@ private:
             gpu.sm = to_int(xg.attr("sm"), -1);
             gpu.dev = to_int(xg.attr("dev"), -1);
             if (const auto* v = xg.attr("gdr")) gpu.gdr = to_int(v, 0) != 0;
+            // ncclTopoGetXmlFromGpu asks NVML for the NVLinks of a <gpu> that
+            // lists none (sm 60 and later).
+            if (children(gpu_index, "nvlink").empty() && (gpu.sm < 0 || gpu.sm >= 60))
+                g_.notes.push_back("line " + std::to_string(xg.line) +
+                                   ": <gpu> lists no <nvlink>: NCCL asks NVML for its NVLinks at init; taken as none");
             int id = add_node(gpu);
             gpu_by_busid_.emplace_back(busid, id);
             connect(g_, id, parent, LinkType::pci, bw);
@@ -207,7 +225,10 @@ private:
         if (!nics.empty() || (kind == PciClass::nic && nics.empty())) {
             // With no <nic>, the network plugin adds one for a device it reports
             // (ncclTopoFillNet); we assume it reports every network-class device.
-            std::string key = numaid + "/" + busid;
+            // The NIC's id is its bus id alone: NCCL_TOPO_ID masks out the NUMA
+            // bits of NCCL_TOPO_LOCAL_NIC_ID, so <pci> elements with one bus id
+            // are one NIC (ncclTopoAddPci).
+            const std::string& key = busid;
             int nic = find_nic(key);
             if (nic < 0) {
                 nic = add_node(make_node(NodeType::nic, busid, e.line));
@@ -237,11 +258,12 @@ private:
             return;
         }
         if (kind != PciClass::bridge) return;
-        int sw = add_node(make_node(NodeType::pci, busid, e.line));
+        Node pci = make_node(NodeType::pci, busid, e.line);
+        pci.device = int_device(e);
+        int sw = add_node(std::move(pci));
         pci_by_busid_.emplace_back(busid, sw);
         for (std::size_t i = static_cast<std::size_t>(index) + 1; i < file_.elements.size() && g_.error.empty(); ++i) {
-            if (file_.elements[i].parent == index && file_.elements[i].name == "pci")
-                add_pci(static_cast<int>(i), sw, numaid);
+            if (file_.elements[i].parent == index && file_.elements[i].name == "pci") add_pci(static_cast<int>(i), sw);
         }
         connect(g_, sw, parent, LinkType::pci, bw);
         connect(g_, parent, sw, LinkType::pci, bw);
@@ -317,10 +339,10 @@ private:
         int gpu = enclosing_gpu(e);
         if (gpu < 0) return;
         const std::string* count_text = required(e, "count");
-        const std::string* tclass = required(e, "tclass");
-        if (!count_text || !tclass) return;
+        if (!count_text) return;
         const double bw = to_int(count_text, 0) * nvlink_bw(g_.nodes[static_cast<std::size_t>(gpu)].sm);
-        PciClass target = pci_class(*tclass);
+        const std::string* tclass = e.attr("tclass");
+        const PciClass target = tclass ? pci_class(*tclass) : missing_tclass(e);
         if (target == PciClass::gpu) {
             const std::string* t = required(e, "target");
             if (!t) return;
@@ -338,6 +360,18 @@ private:
         if (remote < 0) return;
         connect(g_, gpu, remote, LinkType::nvl, bw);
         connect(g_, remote, gpu, LinkType::nvl, bw);
+    }
+
+    // ncclTopoGetXmlFromGpu fills a missing tclass before the graph is built:
+    // the target's class from sysfs, or NVSwitch when the target is not
+    // visible. A target that is a GPU of this file is a GPU there too.
+    PciClass missing_tclass(const TopoElement& e) {
+        const std::string* target = e.attr("target");
+        const bool is_gpu = target && gpu_node(normalize_busid(*target)) >= 0;
+        g_.notes.push_back("line " + std::to_string(e.line) +
+                           ": <nvlink> has no tclass: NCCL reads the target's class " + "from sysfs; taken as " +
+                           (is_gpu ? "the GPU of this file" : "an NVSwitch"));
+        return is_gpu ? PciClass::gpu : PciClass::nvswitch;
     }
 
     // ncclTopoAddC2c
@@ -371,34 +405,139 @@ private:
         if (to >= 0) connect(g_, from, to, LinkType::loc, kLocBw);
     }
 
-    // ncclTopoConnectCpus / ncclTopoGetInterCpuBw
+    // ncclTopoGetInterCpuBw: the SYS bandwidth out of one CPU, by the arch,
+    // vendor and model ncclTopoAddCpu read (kvDictCpuArch, kvDictCpuVendor).
+    static double inter_cpu_bw(const Node& c) {
+        if (starts_with(c.arch, "ppc64")) return kP9Bw;
+        if (starts_with(c.arch, "arm64")) return kArmBw;
+        if (!starts_with(c.arch, "x86_64")) return kLocBw;
+        if (starts_with(c.vendor, "GenuineIntel")) {
+            if (c.family == 6 && c.model >= 0xCF) return 40.0;  // ERP_QPI_BW
+            if (c.family == 6 && c.model >= 0x8F) return 22.0;  // SRP_QPI_BW
+            if (c.family == 6 && c.model >= 0x55) return 10.0;  // SKL_QPI_BW
+            return 6.0;                                         // BDW_QPI_BW
+        }
+        if (starts_with(c.vendor, "AuthenticAMD")) return kAmdBw;
+        if (starts_with(c.vendor, "CentaurHauls") || starts_with(c.vendor, "  Shanghai  "))
+            return c.family == 7 && c.model == 0x5B ? kYongfengZpiBw : kZpiBw;
+        return kLocBw;
+    }
+
+    // ncclTopoConnectCpus: every CPU to every other, SYS links.
     void connect_cpus() {
         auto cpus = g_.of_type(NodeType::cpu);
         for (int a : cpus) {
-            const auto& c = g_.nodes[static_cast<std::size_t>(a)];
-            double bw = kLocBw;
-            if (c.arch == "ppc64") bw = kP9Bw;
-            if (c.arch == "arm64") bw = kArmBw;
-            if (c.arch == "x86_64" && c.vendor == "GenuineIntel") bw = intel_qpi_bw(a);
-            if (c.arch == "x86_64" && c.vendor == "AuthenticAMD") bw = kAmdBw;
+            const double bw = inter_cpu_bw(g_.nodes[static_cast<std::size_t>(a)]);
             for (int b : cpus) {
                 if (a != b) connect(g_, a, b, LinkType::sys, bw);
             }
         }
     }
 
-    double intel_qpi_bw(int cpu) const {
-        // familyid/modelid of the <cpu>: ERP 40, SRP 22, SKL 10, else BDW 6.
-        for (const auto& [element, node] : cpu_of_element_) {
-            if (node != cpu) continue;
-            const auto& e = elem(element);
-            int family = to_int(e.attr("familyid"), 0);
-            int model = to_int(e.attr("modelid"), 0);
-            if (family == 6 && model >= 0xCF) return 40.0;
-            if (family == 6 && model >= 0x8F) return 22.0;
-            if (family == 6 && model >= 0x55) return 10.0;
+    // ncclTopoGetIntDevice: the four PCI ids of a <pci>, read as C's strtol
+    // with base 0 reads them.
+    std::uint64_t int_device(const TopoElement& e) const {
+        auto id = [&e](std::string_view key) -> std::uint64_t {
+            const std::string* v = e.attr(key);
+            return v ? static_cast<std::uint64_t>(std::strtol(v->c_str(), nullptr, 0)) : 0;
+        };
+        return (id("vendor") << 48) + (id("device") << 32) + (id("subsystem_vendor") << 16) + id("subsystem_device");
+    }
+
+    // getBcmGen: a Broadcom PEX Gen4 switch shows the same ids at both levels,
+    // a Gen5 one subsystem device 0x0xxx on top and 0x1xxx below.
+    static int bcm_gen(std::uint64_t device, int level) {
+        if ((device & 0xfffffffffffff000ULL) == 0x1000c0101000a000ULL) return 4;
+        if ((device & 0xfffffffffffff000ULL) == (0x1000c03010000000ULL | static_cast<std::uint64_t>(level) * 0x1000))
+            return 5;
+        return 0;
+    }
+
+    // ncclTopoFlattenBcmSwitches: a Broadcom switch presents itself as a top
+    // switch over sub switches with matching ids; the sub switches are
+    // removed and what hung below them hangs off the top switch directly, so
+    // a GPU and a NIC on two of its sub switches are PIX, not PXB. The top
+    // switch's ids are then marked (subsystem device 0xffff) so it is not
+    // flattened twice, and the scan starts over.
+    void flatten_bcm_switches() {
+        for (bool again = true; again;) {
+            again = false;
+            for (int top : g_.of_type(NodeType::pci)) {
+                Node& sw = g_.nodes[static_cast<std::size_t>(top)];
+                const int gen = bcm_gen(sw.device, 0);
+                if (gen == 0) continue;
+                std::vector<int> subs;
+                std::erase_if(sw.links, [&](const Link& l) {
+                    const Node& sub = g_.nodes[static_cast<std::size_t>(l.remote)];
+                    if (sub.type != NodeType::pci || bcm_gen(sub.device, 1) != gen) return false;
+                    subs.push_back(l.remote);
+                    return true;
+                });
+                for (int sub : subs) {
+                    for (const Link& l : g_.nodes[static_cast<std::size_t>(sub)].links) {
+                        if (l.remote == top) continue;
+                        // Appended as is, not merged or re-sorted.
+                        g_.nodes[static_cast<std::size_t>(top)].links.push_back(l);
+                        auto& back = g_.nodes[static_cast<std::size_t>(l.remote)].links;
+                        auto it =
+                            std::find_if(back.begin(), back.end(), [sub](const Link& b) { return b.remote == sub; });
+                        if (it != back.end()) it->remote = top;
+                    }
+                }
+                remove_nodes(subs);
+                g_.nodes[static_cast<std::size_t>(top - count_below(subs, top))].device |= 0xffff;
+                again = true;
+                break;
+            }
         }
-        return 6.0;
+    }
+
+    static int count_below(const std::vector<int>& removed, int index) {
+        return static_cast<int>(std::count_if(removed.begin(), removed.end(), [index](int r) { return r < index; }));
+    }
+
+    // ncclTopoRemoveNode: the nodes go, with every link that points at them.
+    void remove_nodes(const std::vector<int>& removed) {
+        if (removed.empty()) return;
+        std::vector<int> new_index(g_.nodes.size(), -1);
+        std::vector<Node> kept;
+        for (std::size_t i = 0; i < g_.nodes.size(); ++i) {
+            if (std::find(removed.begin(), removed.end(), static_cast<int>(i)) != removed.end()) continue;
+            new_index[i] = static_cast<int>(kept.size());
+            kept.push_back(std::move(g_.nodes[i]));
+        }
+        for (Node& n : kept) {
+            std::erase_if(n.links, [&](const Link& l) { return new_index[static_cast<std::size_t>(l.remote)] < 0; });
+            for (Link& l : n.links) l.remote = new_index[static_cast<std::size_t>(l.remote)];
+            if (n.nic >= 0) n.nic = new_index[static_cast<std::size_t>(n.nic)];
+        }
+        g_.nodes = std::move(kept);
+        auto remap = [&new_index](int& id) {
+            if (id >= 0) id = new_index[static_cast<std::size_t>(id)];
+        };
+        for (auto& entry : nic_keys_) remap(entry.second);
+        for (auto& entry : gpu_by_busid_) remap(entry.second);
+        for (auto& entry : pci_by_busid_) remap(entry.second);
+        remap(nvswitch_);
+    }
+
+    // ncclTopoSortSystem / ncclTopoSort: from each CPU down the PCI tree,
+    // every node's link towards the CPU moves to the end of its list, so the
+    // search walks NVLinks, then PCI down, then PCI up, then SYS.
+    void sort_links() {
+        for (int cpu : g_.of_type(NodeType::cpu)) sort_below(cpu, -1);
+    }
+
+    void sort_below(int node, int up) {
+        auto& links = g_.nodes[static_cast<std::size_t>(node)].links;
+        if (up >= 0) {
+            auto it = std::find_if(links.begin(), links.end(), [up](const Link& l) { return l.remote == up; });
+            if (it != links.end()) std::rotate(it, it + 1, links.end());
+        }
+        for (std::size_t l = 0; l < g_.nodes[static_cast<std::size_t>(node)].links.size(); ++l) {
+            const Link link = g_.nodes[static_cast<std::size_t>(node)].links[l];
+            if (link.type == LinkType::pci && link.remote != up) sort_below(link.remote, node);
+        }
     }
 
     const TopologyTree& file_;
@@ -406,7 +545,6 @@ private:
     std::vector<std::pair<std::string, int>> nic_keys_;
     std::vector<std::pair<std::string, int>> gpu_by_busid_;
     std::vector<std::pair<std::string, int>> pci_by_busid_;
-    std::map<int, int> cpu_of_element_;
     int nvswitch_ = -1;
     int next_plugin_dev_ = 0;
 };
@@ -463,10 +601,19 @@ std::vector<int> Graph::of_type(NodeType type) const {
 }
 
 std::string normalize_busid(const std::string& busid) {
-    std::string out = busid;
-    std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-    // NCCL dumps write "0000:1b:00.0"; a bus id without the domain gets one.
-    if (std::count(out.begin(), out.end(), ':') == 1) out = "0000:" + out;
+    // busIdToInt64 (utils.cc): the hex digits up to the first other character,
+    // ':' and '.' skipped, at most 16. Written back as dddd:bb:dd.f, so
+    // "1B:00.0", "0000:1b:00.0" and "00000000:1b:00.0" are one device.
+    std::string digits;
+    for (char c : busid) {
+        if (c == ':' || c == '.') continue;
+        if (!std::isxdigit(static_cast<unsigned char>(c)) || digits.size() == 16) break;
+        digits += c;
+    }
+    const unsigned long long id = digits.empty() ? 0 : std::strtoull(digits.c_str(), nullptr, 16);
+    char out[40];
+    std::snprintf(out, sizeof out, "%04llx:%02llx:%02llx.%llx", id >> 20, (id >> 12) & 0xff, (id >> 4) & 0xff,
+                  id & 0xf);
     return out;
 }
 

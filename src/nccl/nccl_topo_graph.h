@@ -3,6 +3,7 @@
 // (src/graph/paths.cc, ncclTopoSetPaths). Internal to nccl_paths.cpp.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,12 @@ struct Node {
     bool from_plugin = false;  // NIC/NET without <nic>/<net>: the net plugin adds it
     double net_bw = 0;         // NET: speed / 8000
     int nic = -1;              // NET: its NIC node
+    // PCI switch: vendor<<48 | device<<32 | subsystem_vendor<<16 | subsystem_device
+    // (ncclTopoGetIntDevice), what Broadcom switch flattening matches on.
+    std::uint64_t device = 0;
+    // CPU: familyid/modelid (ncclTopoAddCpu reads them for Intel and Zhaoxin).
+    int family = 0;
+    int model = 0;
 };
 
 struct PathInfo {

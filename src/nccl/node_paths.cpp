@@ -17,10 +17,30 @@ std::string link_speed_text(double gts) {
     return buf;
 }
 
-std::string link_attrs(const PciLinkState& link) {
-    if (!link.current || link.current->width <= 0 || link.current->speed_gts <= 0) return "";
-    return " link_speed=\"" + link_speed_text(link.current->speed_gts) + "\" link_width=\"" +
-           std::to_string(link.current->width) + "\"";
+std::string link_attrs(const std::optional<PcieLink>& link) {
+    if (!link || link->width <= 0 || link->speed_gts <= 0) return "";
+    return " link_speed=\"" + link_speed_text(link->speed_gts) + "\" link_width=\"" + std::to_string(link->width) +
+           "\"";
+}
+
+// ncclTopoGetXmlFromSys: a GPU's link is what NVML reports now (current
+// generation and width); any other device's is its sysfs max_link_speed and
+// max_link_width (NCCL also caps them by the port above, which we do not read).
+std::string gpu_link_attrs(const PciLinkState& link) { return link_attrs(link.current); }
+std::string nic_link_attrs(const PciLinkState& link) { return link_attrs(link.max ? link.max : link.current); }
+
+// ncclTopoGetXmlFromSys climbs the device's sysfs path two directories at a
+// time: the parent of a device or switch is the bridge two levels up (a
+// switch's downstream port and a root port are skipped), and a root complex
+// met on the way ends the climb at the CPU. Of the bridges above a device,
+// nearest the CPU first, that keeps the second from the device, the fourth,
+// and so on.
+std::vector<std::string> nccl_parent_bridges(const std::vector<std::string>& bridges) {
+    std::vector<std::string> kept;
+    for (auto i = static_cast<std::ptrdiff_t>(bridges.size()) - 2; i >= 0; i -= 2) {
+        kept.insert(kept.begin(), bridges[static_cast<std::size_t>(i)]);
+    }
+    return kept;
 }
 
 // A PCI subtree under one CPU: bridges by bus id, then the devices below them.
@@ -52,19 +72,19 @@ std::map<std::string, std::string> nccl_variables(const Environment& env) {
 std::string topology_xml_from_node(const NodeTopology& node) {
     std::map<int, Subtree> cpus;
     auto place = [&cpus](int numa, const std::vector<std::string>& bridges, std::string element) {
-        Subtree* at = &cpus[numa < 0 ? 0 : numa];
-        for (const auto& b : bridges) at = &at->bridges[b];
+        Subtree* at = &cpus[numa];  // sysfs numa_node as NCCL copies it, -1 included
+        for (const auto& b : nccl_parent_bridges(bridges)) at = &at->bridges[b];
         at->devices.push_back(std::move(element));
     };
     for (const auto& g : node.gpus) {
         place(g.numa_node, g.pci_bridges,
-              "<pci busid=\"" + g.busid + "\" class=\"0x030200\"" + link_attrs(g.link) + "/>");
+              "<pci busid=\"" + g.busid + "\" class=\"0x030200\"" + gpu_link_attrs(g.link) + "/>");
     }
     std::set<std::string> nics;
     for (const auto& n : node.nics) {
         if (n.busid.empty() || !nics.insert(n.busid).second) continue;
         place(n.numa_node, n.pci_bridges,
-              "<pci busid=\"" + n.busid + "\" class=\"0x020700\"" + link_attrs(n.link) + "/>");
+              "<pci busid=\"" + n.busid + "\" class=\"0x020700\"" + nic_link_attrs(n.link) + "/>");
     }
     std::string out = "<system version=\"1\">\n";
     for (const auto& [numa, tree] : cpus) {
