@@ -204,7 +204,14 @@ private:
         auto gpus = children(index, "gpu");
         for (int gpu_index : gpus) {
             const auto& xg = elem(gpu_index);
-            if (!xg.attr("rank")) return;  // NCCL skips the whole <pci> (ncclTopoAddPci)
+            // ncclTopoAddPci skips a <pci> whose <gpu> has no rank, but by then
+            // ncclTopoGetSystem has set the rank of every GPU a rank of the job
+            // runs on (ncclTopoFillGpu); the model takes every GPU as used.
+            if (!xg.attr("rank"))
+                g_.notes.push_back(
+                    "line " + std::to_string(xg.line) +
+                    ": <gpu> has no rank: NCCL sets it for a GPU the job uses and drops the GPU otherwise; "
+                    "taken as used");
             Node gpu = make_node(NodeType::gpu, busid, e.line);
             gpu.sm = to_int(xg.attr("sm"), -1);
             gpu.dev = to_int(xg.attr("dev"), -1);
@@ -280,11 +287,9 @@ private:
             int mbps = to_int(xn.attr("speed"), 0);
             if (mbps <= 0) mbps = 10000;
             net.net_bw = mbps / 8000.0;
-            if (const auto* v = xn.attr("gdr")) {
-                net.gdr = to_int(v, 0) != 0;
-            } else {
-                net.gdr = false;  // xmlGetAttrIntDefault(..., "gdr", 0)
-            }
+            // Without gdr in the file the plugin's answer fills it in
+            // (ncclTopoPopulateNics, for a <net> of the name it reports): unknown.
+            if (const auto* v = xn.attr("gdr")) net.gdr = to_int(v, 0) != 0;
             net.nic = nic;
             add_net_node(net, nic);
         }

@@ -1,5 +1,6 @@
 #include "nccl/node_paths.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -59,6 +60,14 @@ void write(const Subtree& tree, std::string& out, int depth) {
     for (const auto& d : tree.devices) out += indent + d + "\n";
 }
 
+// NCCL's IB plugin reports one device per ACTIVE port and none for an HCA
+// whose ports are all down (ncclIbInit): such a NIC is not in NCCL's graph.
+// Unknown ports keep the NIC.
+bool no_active_port(const Nic& nic) {
+    if (nic.ports.empty()) return false;
+    return std::none_of(nic.ports.begin(), nic.ports.end(), [](const IbPort& p) { return p.state == "ACTIVE"; });
+}
+
 }  // namespace
 
 std::map<std::string, std::string> nccl_variables(const Environment& env) {
@@ -82,7 +91,7 @@ std::string topology_xml_from_node(const NodeTopology& node) {
     }
     std::set<std::string> nics;
     for (const auto& n : node.nics) {
-        if (n.busid.empty() || !nics.insert(n.busid).second) continue;
+        if (n.busid.empty() || no_active_port(n) || !nics.insert(n.busid).second) continue;
         place(n.numa_node, n.pci_bridges,
               "<pci busid=\"" + n.busid + "\" class=\"0x020700\"" + nic_link_attrs(n.link) + "/>");
     }

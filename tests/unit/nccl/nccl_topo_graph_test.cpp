@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -52,7 +53,9 @@ const GpuPathVerdict& gpu(const PathModel& m, const std::string& busid) { return
 const GpuPairVerdict& pair(const PathModel& m, const std::string& a, const std::string& b) {
     return testing::pair_verdict(m, a, b);
 }
-Path path_to(const PathModel& m, const std::string& g, const std::string& nic) { return testing::path_to_nic(m, g, nic); }
+Path path_to(const PathModel& m, const std::string& g, const std::string& nic) {
+    return testing::path_to_nic(m, g, nic);
+}
 
 std::string bus(int b) {
     char text[16];
@@ -240,8 +243,8 @@ TEST(NcclTopoGraph, P4deTwoGpusShareTheirSwitchEfa) {
 // outside 0x1xxx they stay: PXB.
 TEST(NcclTopoGraph, BroadcomGen5PairIsFlattened) {
     EXPECT_EQ(gpu(model_of(fixture("bcm-gen5-pair.xml")), "0000:43:00.0").path, std::optional<Path>(Path::pix));
-    auto kept = model_of(replace_all(fixture("bcm-gen5-pair.xml"), "subsystem_device=\"0x1000\"",
-                                     "subsystem_device=\"0x2000\""));
+    auto kept = model_of(
+        replace_all(fixture("bcm-gen5-pair.xml"), "subsystem_device=\"0x1000\"", "subsystem_device=\"0x2000\""));
     EXPECT_EQ(gpu(kept, "0000:43:00.0").path, std::optional<Path>(Path::pxb));
 }
 
@@ -265,6 +268,23 @@ TEST(NcclTopoGraph, BusIdsCompareAsNumbers) {
     ASSERT_EQ(m.gpus.size(), 2U);
     EXPECT_EQ(m.gpus[1].busid, "0000:1d:00.0");
     EXPECT_EQ(pair(m, "0000:1b:00.0", "0000:1d:00.0").path, std::optional<Path>(Path::nvl));
+}
+
+// A <net> without gdr: ncclTopoPopulateNics fills it with the plugin's answer,
+// so GDR is unknown, not off. A <gpu> without rank: ncclTopoFillGpu sets it for
+// every GPU a rank uses, so the GPU stays (ncclTopoAddPci would drop it only
+// when no rank runs on it).
+TEST(NcclTopoGraph, MissingNetGdrAndGpuRankAreFilledByNccl) {
+    auto no_net_gdr = model_of(replace_all(fixture("hgx-h100.xml"), " gdr=\"1\"/>", "/>"));
+    const auto& g0 = gpu(no_net_gdr, bus(0x18));
+    EXPECT_EQ(g0.path, std::optional<Path>(Path::pix));
+    EXPECT_FALSE(g0.gdr.has_value());
+    EXPECT_NE(g0.gdr_why.find("network plugin"), std::string::npos) << g0.gdr_why;
+
+    auto no_rank = model_of(std::regex_replace(fixture("hgx-h100.xml"), std::regex(" rank=\"[0-9]+\""), ""));
+    EXPECT_EQ(no_rank.gpus.size(), 8U);
+    EXPECT_EQ(gpu(no_rank, bus(0x18)).nic, bus(0x19));
+    EXPECT_FALSE(no_rank.notes.empty());
 }
 
 // The live node: ncclTopoGetXmlFromSys climbs sysfs two levels at a time, so
@@ -296,6 +316,31 @@ TEST(NcclTopoGraph, LiveNodeKeepsTheBridgesNcclKeeps) {
     ASSERT_EQ(m.nics.size(), 2U);
     EXPECT_EQ(m.gpus[0].nic_paths[0], Path::pix);
     EXPECT_EQ(m.gpus[0].nic_paths[1], Path::phb);
+}
+
+// ncclIbInit reports a device per ACTIVE port only: an HCA whose ports are
+// all down is no NIC for NCCL; one with unknown ports is kept.
+TEST(NcclTopoGraph, LiveNodeLeavesOutNicsWithoutAnActivePort) {
+    NodeTopology node;
+    Gpu g;
+    g.busid = "0000:1b:00.0";
+    g.numa_node = 0;
+    node.gpus.push_back(g);
+    Nic down;
+    down.busid = "0000:1c:00.0";
+    down.numa_node = 0;
+    down.ports.push_back(IbPort{1, "DOWN", "Polling", std::nullopt, "InfiniBand"});
+    node.nics.push_back(down);
+    Nic active = down;
+    active.busid = "0000:1d:00.0";
+    active.ports.push_back(IbPort{2, "ACTIVE", "LinkUp", 400.0, "InfiniBand"});
+    node.nics.push_back(active);
+    Nic unknown;
+    unknown.busid = "0000:1e:00.0";
+    unknown.numa_node = 0;
+    node.nics.push_back(unknown);
+    auto m = model_of(topology_xml_from_node(node));
+    EXPECT_EQ(m.nics, (std::vector<std::string>{"0000:1d:00.0", "0000:1e:00.0"}));
 }
 
 // Public files, read at run time. ndv5 (Azure ND H100 v5): a skeleton where
