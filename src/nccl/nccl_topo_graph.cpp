@@ -103,6 +103,7 @@ public:
             if (e.name == "c2c") add_c2c(e);
             if (e.name == "pcilink") add_pcilink(e);
         }
+        note_fused_ports();
         flatten_bcm_switches();
         connect_cpus();
         sort_links();
@@ -437,6 +438,36 @@ private:
                 if (a != b) connect(g_, a, b, LinkType::sys, bw);
             }
         }
+    }
+
+    // ncclTopoGetPath (topo.cc) calls NICs whose bus ids differ in the last
+    // character only, under one parent, two ports of one device (PATH_PORT),
+    // and ncclTopoAutoMerge fuses them at the default NCCL_NET_MERGE_LEVEL
+    // when the plugin can (the IB plugin, NCCL_IB_MERGE_NICS=1): one virtual
+    // NIC of their summed speed at a made-up bus id. Not modelled: said.
+    void note_fused_ports() {
+        const auto nics = g_.of_type(NodeType::nic);
+        for (std::size_t i = 0; i < nics.size(); ++i) {
+            const Node& a = g_.nodes[static_cast<std::size_t>(nics[i])];
+            for (std::size_t j = i + 1; j < nics.size(); ++j) {
+                const Node& b = g_.nodes[static_cast<std::size_t>(nics[j])];
+                if (a.busid.empty() || a.busid.size() != b.busid.size() ||
+                    a.busid.compare(0, a.busid.size() - 1, b.busid, 0, b.busid.size() - 1) != 0 ||
+                    pci_parent(nics[i]) != pci_parent(nics[j]))
+                    continue;
+                g_.notes.push_back("NICs " + a.busid + " and " + b.busid +
+                                   " are two ports of one device: with the IB plugin NCCL fuses them into one "
+                                   "virtual NIC of their summed speed (NCCL_NET_MERGE_LEVEL=PORT, "
+                                   "NCCL_IB_MERGE_NICS=1 by default); the model keeps them apart");
+            }
+        }
+    }
+
+    int pci_parent(int node) const {
+        for (const Link& l : g_.nodes[static_cast<std::size_t>(node)].links) {
+            if (l.type == LinkType::pci) return l.remote;
+        }
+        return -1;
     }
 
     // ncclTopoGetIntDevice: the four PCI ids of a <pci>, read as C's strtol

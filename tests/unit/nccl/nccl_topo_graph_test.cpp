@@ -6,6 +6,7 @@
 // described in tests/fixtures/nccl-paths/README.md.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <regex>
@@ -285,6 +286,22 @@ TEST(NcclTopoGraph, MissingNetGdrAndGpuRankAreFilledByNccl) {
     EXPECT_EQ(no_rank.gpus.size(), 8U);
     EXPECT_EQ(gpu(no_rank, bus(0x18)).nic, bus(0x19));
     EXPECT_FALSE(no_rank.notes.empty());
+}
+
+// Two functions of one NIC (bus ids differing in the last character, one
+// parent) are ports NCCL fuses (ncclTopoGetPath: PATH_PORT, ncclTopoAutoMerge);
+// the model keeps them apart and says so. Two NICs on two devices: no note.
+TEST(NcclTopoGraph, PortsOfOneNicAreNotedAsFusedByNccl) {
+    auto dual = model_of(replace_all(fixture("hgx-h100-nics-root-ports.xml"), "0000:2d:00.0", "0000:1d:00.1"));
+    auto mentions = [](const PathModel& m, const std::string& text) {
+        return std::any_of(m.notes.begin(), m.notes.end(),
+                           [&text](const std::string& n) { return n.find(text) != std::string::npos; });
+    };
+    EXPECT_TRUE(mentions(dual, "0000:1d:00.0 and 0000:1d:00.1 are two ports of one device")) << dual.notes.size();
+    EXPECT_FALSE(mentions(model_of(fixture("hgx-h100-nics-root-ports.xml")), "two ports of one device"));
+    // On two sub switches the ports' parents differ: not PATH_PORT.
+    EXPECT_FALSE(mentions(model_of(replace_all(fixture("dgx-a100.xml"), "0000:14:00.0", "0000:0c:00.1")),
+                          "two ports of one device"));
 }
 
 // The live node: ncclTopoGetXmlFromSys climbs sysfs two levels at a time, so
