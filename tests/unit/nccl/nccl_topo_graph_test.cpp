@@ -238,6 +238,24 @@ TEST(NcclTopoGraph, P4deTwoGpusShareTheirSwitchEfa) {
     EXPECT_EQ(path_to(m, bus(0x12), bus(0x26)), Path::pxn);
 }
 
+// NCCL_NET_GDR_LEVEL=PIX refuses the EFA device's PXB (ncclTopoCheckGdr), so
+// ncclTopoComputePaths routes GPU->NIC through the CPU (PHB, 12.5 GB/s) and
+// no GPU relays for another (PXN needs GDR at the peer): each GPU's two
+// socket EFAs tie at PHB and both are local (ncclTopoGetLocal); four GPUs
+// share them, and ncclTopoGetLocalNetType gives dev d NIC mirrorBits(d % 4, 2)
+// = d & 1.
+TEST(NcclTopoGraph, P4deGdrLevelPixSendsEveryGpuThroughTheCpu) {
+    auto m = model_of(fixture("p4de-like.xml"), {{"NCCL_NET_GDR_LEVEL", "PIX"}});
+    const std::vector<std::string> socket0{bus(0x16), bus(0x26)};
+    const std::string gpus[] = {bus(0x12), bus(0x13), bus(0x22), bus(0x23)};
+    for (int dev = 0; dev < 4; ++dev) {
+        const auto& g = gpu(m, gpus[dev]);
+        EXPECT_EQ(g.nics, socket0) << g.busid;
+        EXPECT_EQ(g.nic, socket0[static_cast<std::size_t>(dev & 1)]) << g.busid;
+        EXPECT_EQ(g.gdr, std::optional<bool>(false)) << g.busid;
+    }
+}
+
 // bcm-gen5-pair.xml: a Broadcom PEX Gen5 top switch (subsystem device 0x0xxx)
 // over two sub switches (0x1xxx): getBcmGen(level 1) matches, the GPU and the
 // NIC end up on the top switch, PIX. With the sub switches' subsystem device
