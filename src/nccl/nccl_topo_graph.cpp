@@ -447,6 +447,17 @@ private:
     // NIC of their summed speed at a made-up bus id. Not modelled: said.
     void note_fused_ports() {
         const auto nics = g_.of_type(NodeType::nic);
+        for (int nic : nics) {
+            const auto& links = g_.nodes[static_cast<std::size_t>(nic)].links;
+            const auto nets =
+                std::count_if(links.begin(), links.end(), [](const Link& l) { return l.type == LinkType::net; });
+            if (nets > 1)
+                g_.notes.push_back("NIC " + g_.nodes[static_cast<std::size_t>(nic)].busid + " has " +
+                                   std::to_string(nets) +
+                                   " <net> ports: with the IB plugin NCCL fuses them into one virtual NIC of their "
+                                   "summed speed (NCCL_NET_MERGE_LEVEL=PORT, NCCL_IB_MERGE_NICS=1 by default); the "
+                                   "model keeps them apart");
+        }
         for (std::size_t i = 0; i < nics.size(); ++i) {
             const Node& a = g_.nodes[static_cast<std::size_t>(nics[i])];
             for (std::size_t j = i + 1; j < nics.size(); ++j) {

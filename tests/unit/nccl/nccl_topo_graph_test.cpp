@@ -317,6 +317,14 @@ TEST(NcclTopoGraph, PortsOfOneNicAreNotedAsFusedByNccl) {
     };
     EXPECT_TRUE(mentions(dual, "0000:1d:00.0 and 0000:1d:00.1 are two ports of one device")) << dual.notes.size();
     EXPECT_FALSE(mentions(model_of(fixture("hgx-h100-nics-root-ports.xml")), "two ports of one device"));
+    // Two <net> under one <nic>: their common parent is the <nic>, PATH_PORT.
+    const std::string second_port =
+        "<net name=\"mlx5_0\" dev=\"0\" speed=\"400000\" port=\"1\" latency=\"0.000000\" "
+        "guid=\"0x946dae0300000000\" maxconn=\"131072\" gdr=\"1\"/>";
+    auto two_nets =
+        model_of(replace_all(fixture("hgx-h100.xml"), second_port,
+                             second_port + "<net name=\"mlx5_0_2\" dev=\"8\" speed=\"400000\" port=\"2\"/>"));
+    EXPECT_TRUE(mentions(two_nets, "NIC 0000:19:00.0 has 2 <net> ports")) << two_nets.notes.size();
     // On two sub switches the ports' parents differ: not PATH_PORT.
     EXPECT_FALSE(mentions(model_of(replace_all(fixture("dgx-a100.xml"), "0000:14:00.0", "0000:0c:00.1")),
                           "two ports of one device"));
