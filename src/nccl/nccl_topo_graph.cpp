@@ -103,6 +103,7 @@ public:
             if (e.name == "c2c") add_c2c(e);
             if (e.name == "pcilink") add_pcilink(e);
         }
+        note_c2c_from_driver();
         note_fused_ports();
         flatten_bcm_switches();
         connect_cpus();
@@ -437,6 +438,22 @@ private:
             for (int b : cpus) {
                 if (a != b) connect(g_, a, b, LinkType::sys, bw);
             }
+        }
+    }
+
+    // ncclTopoGetXmlFromGpu asks NVML for the C2C links of a <gpu> of sm 90
+    // or later that lists none; only a Grace (arm64) CPU has them.
+    void note_c2c_from_driver() {
+        for (int gpu : g_.of_type(NodeType::gpu)) {
+            const Node& n = g_.nodes[static_cast<std::size_t>(gpu)];
+            if (n.from_driver || n.sm < 90) continue;
+            const bool has_c2c =
+                std::any_of(n.links.begin(), n.links.end(), [](const Link& l) { return l.type == LinkType::c2c; });
+            const int cpu = local_cpu(gpu);
+            if (has_c2c || cpu < 0 || !starts_with(g_.nodes[static_cast<std::size_t>(cpu)].arch, "arm64")) continue;
+            g_.notes.push_back("line " + std::to_string(n.line) + ": GPU " + n.busid +
+                               " on an arm64 CPU lists no <c2c>: NCCL asks NVML for its C2C links at init; taken as "
+                               "none");
         }
     }
 

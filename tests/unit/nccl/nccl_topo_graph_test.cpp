@@ -330,6 +330,20 @@ TEST(NcclTopoGraph, PortsOfOneNicAreNotedAsFusedByNccl) {
                           "two ports of one device"));
 }
 
+// ncclTopoGetXmlFromGpu asks NVML for the C2C links of an sm >= 90 <gpu>
+// without <c2c>: on an arm64 (Grace) CPU that may add one, so it is noted;
+// a <gpu> with its <c2c> is not.
+TEST(NcclTopoGraph, GraceGpuWithoutC2cIsNoted) {
+    auto mentions_c2c = [](const PathModel& m) {
+        return std::any_of(m.notes.begin(), m.notes.end(),
+                           [](const std::string& n) { return n.find("lists no <c2c>") != std::string::npos; });
+    };
+    const std::string with_c2c = fixture("grace-c2c.xml");
+    EXPECT_FALSE(mentions_c2c(model_of(with_c2c)));
+    EXPECT_TRUE(mentions_c2c(model_of(replace_all(with_c2c, "<c2c bw=\"40000\" count=\"10\"/>", ""))));
+    EXPECT_FALSE(mentions_c2c(model_of(fixture("hgx-h100.xml"))));
+}
+
 // The live node: ncclTopoGetXmlFromSys climbs sysfs two levels at a time, so
 // of root port / switch upstream port / downstream port it keeps the upstream
 // port alone: a GPU and a NIC on two downstream ports of one switch are PIX.
