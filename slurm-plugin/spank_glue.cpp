@@ -3,9 +3,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <cstring>
 #include <exception>
 
+#include "probe/environment_entries.h"
 #include "util/text_escape.h"
 
 namespace launchguard::slurm {
@@ -27,15 +27,9 @@ std::vector<std::string> plugin_args(int ac, char** av) {
 }
 
 Environment job_environment(spank_t sp) {
-    Environment env;
     char** envp = nullptr;
-    if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS || envp == nullptr) return env;
-    for (char** p = envp; *p != nullptr; ++p) {
-        const char* eq = std::strchr(*p, '=');
-        if (eq == nullptr || eq == *p) continue;
-        env.emplace(std::string(*p, static_cast<std::size_t>(eq - *p)), std::string(eq + 1));
-    }
-    return env;
+    if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS || envp == nullptr) return {};
+    return environment_from_entries(envp);
 }
 
 std::optional<std::uint32_t> item_u32(spank_t sp, spank_item_t item) {

@@ -26,6 +26,14 @@ enum class FileKind {
 
 std::string_view to_string(FileKind kind);
 
+// Which file a path reaches, as the kernel names it: two paths with one
+// identity are one file however they are spelled (links, bind mounts).
+struct FileIdentity {
+    std::uint64_t device = 0;
+    std::uint64_t inode = 0;
+    auto operator<=>(const FileIdentity&) const = default;
+};
+
 struct FileInfo {
     FileKind kind = FileKind::unknown;
     std::uint64_t size = 0;  // for regular files
@@ -34,6 +42,8 @@ struct FileInfo {
     bool size_known = true;
     std::string resolved_path;  // path after following symlinks, inside the view
     std::string detail;         // why unknown / unreadable, or where the answer came from
+    // Set by views that stat real files; a recorded or synthetic view leaves it empty.
+    std::optional<FileIdentity> identity;
 
     // A regular file that is not known to be empty.
     [[nodiscard]] bool non_empty_regular() const { return kind == FileKind::regular && (!size_known || size > 0); }

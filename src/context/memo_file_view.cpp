@@ -2,6 +2,10 @@
 
 namespace launchguard {
 
+bool listing_refused(const FileView& files, std::string_view dir) {
+    return files.stat(dir).detail.starts_with(kCheckBoundDetail);
+}
+
 FileInfo MemoFileView::stat(std::string_view path) const {
     auto found = stats_.find(path);
     if (found != stats_.end()) return found->second;
@@ -26,10 +30,15 @@ Result<std::string> MemoFileView::read(std::string_view path, std::size_t max_by
 std::vector<std::string> MemoFileView::list(std::string_view dir) const {
     const FileInfo info = stat(dir);
     if (info.kind == FileKind::unknown && info.detail.starts_with(kCheckBoundDetail)) return {};
-    // Links, "//", "/./" and ".." all resolve to one path inside the view.
-    const std::string key = info.resolved_path.empty() ? std::string(dir) : info.resolved_path;
-    auto found = lists_.find(key);
-    if (found != lists_.end()) return found->second;
+    // Links, "//", "/./" and ".." all resolve to one path inside the view;
+    // bind mounts only to one identity (device and inode).
+    const std::string path_key = info.resolved_path.empty() ? std::string(dir) : info.resolved_path;
+    if (info.identity) {
+        if (auto found = lists_by_identity_.find(*info.identity); found != lists_by_identity_.end())
+            return found->second;
+    } else if (auto found = lists_.find(path_key); found != lists_.end()) {
+        return found->second;
+    }
     std::vector<std::string> names;
     if (listed_ < max_listed_) names = inner_.list(dir);
     if (listed_ + names.size() > max_listed_ || listed_ >= max_listed_) {
@@ -41,7 +50,8 @@ std::vector<std::string> MemoFileView::list(std::string_view dir) const {
         return {};
     }
     listed_ += names.size();
-    return lists_.emplace(key, std::move(names)).first->second;
+    if (info.identity) return lists_by_identity_.emplace(*info.identity, std::move(names)).first->second;
+    return lists_.emplace(path_key, std::move(names)).first->second;
 }
 
 }  // namespace launchguard

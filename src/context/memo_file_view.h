@@ -7,7 +7,9 @@
 // looks at come from the task (LD_LIBRARY_PATH, ld.so.conf), so thousands of
 // entries, links or aliases of one directory must not make a check run for
 // minutes or hold gigabytes. A directory is listed once however many paths
-// name it (by the path its links resolve to in the view); past kMaxLookupsPerCheck paths, stat()
+// name it: by its identity (device and inode) where the view knows it, so
+// that bind-mount aliases count once, else by the path its links resolve to
+// in the view. Past kMaxLookupsPerCheck paths, stat()
 // answers unknown with the reason, and a listing that would pass
 // kMaxListedPerCheck entries returns nothing and leaves that directory's
 // stat() unknown, so that no rule takes "not listed" for "empty".
@@ -29,6 +31,11 @@ inline constexpr std::size_t kMaxListedPerCheck = 250'000;
 // How FileInfo::detail begins when a bound, not the file, made it unknown.
 inline constexpr std::string_view kCheckBoundDetail = "not looked at: launchguard's bound";
 
+// Whether a bound of the check, not the directory, emptied files.list(dir):
+// then the empty list says nothing about what is there, and the reason is
+// files.stat(dir).detail.
+bool listing_refused(const FileView& files, std::string_view dir);
+
 class MemoFileView final : public FileView {
 public:
     explicit MemoFileView(const FileView& inner, std::size_t max_lookups = kMaxLookupsPerCheck,
@@ -46,7 +53,9 @@ private:
     std::size_t max_listed_;
     mutable std::map<std::string, FileInfo, std::less<>> stats_;
     mutable std::map<std::pair<std::string, std::size_t>, Result<std::string>> reads_;
-    // By the directory's path after links where the view knows it, else as named.
+    // By the directory's identity where the view knows it; else by its path
+    // after links where the view knows that, else as named.
+    mutable std::map<FileIdentity, std::vector<std::string>> lists_by_identity_;
     mutable std::map<std::string, std::vector<std::string>, std::less<>> lists_;
     mutable std::size_t lookups_ = 0;
     mutable std::size_t listed_ = 0;

@@ -45,7 +45,7 @@ const std::vector<std::string>& system_library_dirs() {
     return kDirs;
 }
 
-std::vector<std::string> loader_dirs(const Environment* env, const FileView* files, std::string_view arch) {
+LoaderDirs loader_dirs(const Environment* env, const FileView* files, std::string_view arch) {
     std::vector<std::string> dirs;
     if (env != nullptr) {
         if (auto it = env->find("LD_LIBRARY_PATH"); it != env->end()) {
@@ -63,20 +63,37 @@ std::vector<std::string> loader_dirs(const Environment* env, const FileView* fil
     const std::string_view other = arch == "x86_64"    ? std::string_view("aarch64-linux-gnu")
                                    : arch == "aarch64" ? std::string_view("x86_64-linux-gnu")
                                                        : std::string_view();
-    // One directory named many ways (links, "//", "/./", "..") is searched
-    // once: by the path it resolves to in the view.
-    std::vector<std::string> unique;
+    // One directory named many ways (links, "//", "/./", "..", bind mounts)
+    // is searched once: by its identity where the view knows it, else by the
+    // path it resolves to in the view.
+    LoaderDirs unique;
     std::set<std::string> seen;
+    std::set<FileIdentity> seen_identities;
+    std::size_t left_out = 0;
     for (auto& dir : dirs) {
         if (!other.empty() && dir.ends_with(other)) continue;
         if (!seen.insert(dir).second) continue;
+        // Past the bound an entry is not even looked at: it is told apart
+        // from the others by its spelling alone.
+        if (unique.dirs.size() >= kMaxLoaderDirsPerCheck) {
+            ++left_out;
+            continue;
+        }
         if (files != nullptr) {
             const FileInfo info = files->stat(dir);
+            if (info.kind == FileKind::directory && info.identity && !seen_identities.insert(*info.identity).second)
+                continue;
             if (info.kind == FileKind::directory && !info.resolved_path.empty() && info.resolved_path != dir &&
                 !seen.insert(info.resolved_path).second)
                 continue;
         }
-        unique.push_back(std::move(dir));
+        unique.dirs.push_back(std::move(dir));
+    }
+    if (left_out > 0) {
+        unique.not_searched =
+            std::string(kCheckBoundDetail) + " of " + std::to_string(kMaxLoaderDirsPerCheck) +
+            " library directories per check was reached; " + std::to_string(left_out) +
+            " more (LD_LIBRARY_PATH, ld.so.conf and the system directories, in that order) not searched";
     }
     return unique;
 }
@@ -109,11 +126,11 @@ std::optional<Version> version_from_file_name(std::string_view name) {
     return parse_version(name);
 }
 
-LibraryFound find_in_dirs(const FileView& files, const std::vector<std::string>& dirs, std::string_view file_name) {
+LibraryFound find_in_dirs(const FileView& files, const LoaderDirs& dirs, std::string_view file_name) {
     constexpr std::size_t kMaxUndecidedNamed = 16;
     LibraryFound found;
     bool over_bound = false;
-    for (const auto& dir : dirs) {
+    for (const auto& dir : dirs.dirs) {
         std::string path = dir + "/" + std::string(file_name);
         FileInfo info = files.stat(path);
         if (info.kind == FileKind::regular) {
@@ -131,10 +148,11 @@ LibraryFound find_in_dirs(const FileView& files, const std::vector<std::string>&
             found.undecided.push_back(path);
         }
     }
+    if (!dirs.not_searched.empty()) found.undecided.push_back(dirs.not_searched);
     return found;
 }
 
-NcclLibrary find_nccl_library(const FileView& files, const std::vector<std::string>& dirs) {
+NcclLibrary find_nccl_library(const FileView& files, const LoaderDirs& dirs) {
     NcclLibrary lib;
     lib.found = find_in_dirs(files, dirs, kNcclSoname);
     if (lib.found.path.empty()) return lib;

@@ -8,6 +8,7 @@
 // program would load.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,8 +29,20 @@ const std::vector<std::string>& system_library_dirs();
 // other architecture's multiarch name ("...aarch64-linux-gnu" on x86_64)
 // holds nothing the task's loader would take, and is left out, so that no
 // finding or unknown reason names it. With `files`, a directory named
-// several ways (links, "//", "..") is kept once, by the path it resolves to.
-std::vector<std::string> loader_dirs(const Environment* env, const FileView* files, std::string_view arch);
+// several ways (links, "//", "..", bind mounts) is kept once: by its identity
+// where the view knows it, else by the path it resolves to.
+//
+// LD_LIBRARY_PATH and ld.so.conf come from the task, so at most
+// kMaxLoaderDirsPerCheck distinct directories are kept; `not_searched` then
+// says why the rest were left out (it begins with kCheckBoundDetail,
+// context/memo_file_view.h), and a search of `dirs` that finds nothing is
+// undecided with that reason rather than "not there".
+inline constexpr std::size_t kMaxLoaderDirsPerCheck = 256;
+struct LoaderDirs {
+    std::vector<std::string> dirs;
+    std::string not_searched;  // empty when every directory is in `dirs`
+};
+LoaderDirs loader_dirs(const Environment* env, const FileView* files, std::string_view arch);
 
 struct Version {
     int major = 0;
@@ -47,13 +60,13 @@ std::optional<Version> version_from_file_name(std::string_view name);
 // First `file_name` in `dirs` under the view: the path found ("" when none),
 // the path after links, and the paths the view could not answer for (the
 // first 16; past the check's bound (context/memo_file_view.h) one, with the
-// bound as the reason).
+// bound as the reason; dirs.not_searched when nothing was found).
 struct LibraryFound {
     std::string path;
     std::string resolved;
     std::vector<std::string> undecided;
 };
-LibraryFound find_in_dirs(const FileView& files, const std::vector<std::string>& dirs, std::string_view file_name);
+LibraryFound find_in_dirs(const FileView& files, const LoaderDirs& dirs, std::string_view file_name);
 
 // The NCCL a task would load: libnccl.so.2 along `dirs`, and its version
 // from the name its soname link resolves to (NCCL's packages install
@@ -67,6 +80,6 @@ struct NcclLibrary {
     std::optional<Version> version;
     std::string version_source;  // "libnccl.so.2 -> /usr/lib/x86_64-linux-gnu/libnccl.so.2.21.5"
 };
-NcclLibrary find_nccl_library(const FileView& files, const std::vector<std::string>& dirs);
+NcclLibrary find_nccl_library(const FileView& files, const LoaderDirs& dirs);
 
 }  // namespace launchguard::nccl

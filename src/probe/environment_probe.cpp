@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "probe/environment_entries.h"
 #include "probe/text_file.h"
 #include "util/text_escape.h"
 
@@ -10,20 +11,13 @@ extern char** environ;  // NOLINT: POSIX declares it nowhere in a header
 namespace launchguard {
 namespace {
 
-// "NAME=value" as the kernel stores it; an entry without a name is invisible to getenv().
-void add_raw_entry(Environment& env, std::string_view entry) {
-    std::size_t eq = entry.find('=');
-    if (eq != std::string_view::npos && eq > 0)
-        env[std::string(entry.substr(0, eq))] = std::string(entry.substr(eq + 1));
-}
-
 Environment parse_environ_block(std::string_view text) {
     Environment env;
     std::size_t pos = 0;
     while (pos < text.size()) {
         std::size_t end = text.find('\0', pos);
         if (end == std::string_view::npos) end = text.size();
-        add_raw_entry(env, text.substr(pos, end - pos));
+        add_environ_entry(env, text.substr(pos, end - pos));
         pos = end + 1;
     }
     return env;
@@ -88,10 +82,6 @@ Result<Environment> read_process_environ(int pid, const std::string& proc_root) 
     return parse_env_text(*text, path);
 }
 
-Environment current_process_environment() {
-    Environment env;
-    for (char** e = environ; e != nullptr && *e != nullptr; ++e) add_raw_entry(env, *e);
-    return env;
-}
+Environment current_process_environment() { return environment_from_entries(environ); }
 
 }  // namespace launchguard

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "context/launch_context.h"
+#include "probe/environment_entries.h"  // environment_from_entries, for environ and Slurm's job environment
 #include "util/error.h"
 
 namespace launchguard {
@@ -15,9 +16,11 @@ namespace launchguard {
 //  - KEY=VALUE lines (an env file): blank lines and lines starting with '#'
 //    are skipped; a line without '=', with a name that is not
 //    [A-Za-z_][A-Za-z0-9_]*, or holding a NUL byte is an error "origin:line: ...".
+//    A name given twice keeps its last value, as a shell would.
 //  - NUL-separated entries (/proc/PID/environ), which end with a NUL: taken as the kernel holds
-//    them; entries without '=' are skipped, because getenv() cannot return them.
-// A name given twice keeps its last value, as a shell would.
+//    them and read as getenv() reads them: an entry without '=' or without a name ("=x") is
+//    skipped, because getenv() cannot return it, and the rest are kept; of a name given twice
+//    the first counts, the one getenv() finds.
 Result<Environment> parse_env_text(std::string_view text, std::string origin);
 
 Result<Environment> read_env_file(const std::string& path);

@@ -230,6 +230,7 @@ FileInfo RootedFileView::stat(std::string_view path) const {
         return info;
     }
     ::close(fd);
+    info.identity = FileIdentity{static_cast<std::uint64_t>(w.st.st_dev), static_cast<std::uint64_t>(w.st.st_ino)};
     if (w.kind == FileKind::regular) info.size = static_cast<std::uint64_t>(w.st.st_size);
     return info;
 }

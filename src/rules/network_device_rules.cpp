@@ -90,7 +90,7 @@ std::vector<const Nic*> used_hcas(const RuleInput& in) {
     return nics;
 }
 
-void check_verbs_library(const RuleInput& in, const std::vector<std::string>& dirs, VerbsProblems& problems) {
+void check_verbs_library(const RuleInput& in, const nccl::LoaderDirs& dirs, VerbsProblems& problems) {
     // buildIbvSymbols (src/misc/ibvsymbols.cc) dlopens NCCL_IBVERBS_LIB when
     // set (recent NCCL), then libibverbs.so, then libibverbs.so.1.
     std::vector<std::string> names;
@@ -121,13 +121,13 @@ void check_verbs_library(const RuleInput& in, const std::vector<std::string>& di
         "ibverbs-providers; RHEL: libibverbs), or mount the host's MOFED/DOCA libraries into the container");
 }
 
-void check_verbs_providers(const RuleInput& in, const std::vector<std::string>& dirs,
-                           const std::vector<const Nic*>& hcas, VerbsProblems& problems) {
+void check_verbs_providers(const RuleInput& in, const nccl::LoaderDirs& dirs, const std::vector<const Nic*>& hcas,
+                           VerbsProblems& problems) {
     // rdma-core loads providers from <libdir>/libibverbs/lib<name>-rdmav<ABI>.so.
     std::vector<std::string> provider_dirs;
     if (!problems.library.empty())
         provider_dirs.push_back(problems.library.substr(0, problems.library.rfind('/')) + "/libibverbs");
-    for (const auto& dir : dirs) provider_dirs.push_back(dir + "/libibverbs");
+    for (const auto& dir : dirs.dirs) provider_dirs.push_back(dir + "/libibverbs");
     std::set<std::string> providers;
     for (const Nic* nic : hcas) {
         std::string provider = verbs_provider(nic->driver, nic->hca);
@@ -137,6 +137,9 @@ void check_verbs_providers(const RuleInput& in, const std::vector<std::string>& 
     for (const auto& provider : providers) {
         std::string prefix = "lib" + provider + "-rdmav";
         bool found = false;
+        // Past a bound of the check the rest was not looked at: the provider
+        // may be there, so it is undecided, not missing.
+        std::string not_looked_at = dirs.not_searched;
         for (const auto& dir : provider_dirs) {
             if (!seen.insert(dir + "|" + provider).second) continue;
             for (const auto& name : in.files->list(dir)) {
@@ -144,18 +147,21 @@ void check_verbs_providers(const RuleInput& in, const std::vector<std::string>& 
             }
             if (found) break;
             // A listing past the check's bound is not "empty" (context/memo_file_view.h).
-            if (const FileInfo info = in.files->stat(dir); info.detail.starts_with(kCheckBoundDetail)) {
-                problems.undecided.push_back(dir + " (" + info.detail + ")");
+            if (listing_refused(*in.files, dir)) {
+                not_looked_at = dir + " (" + in.files->stat(dir).detail + ")";
                 break;
             }
         }
-        if (!found) {
-            problems.missing.push_back("no " + prefix + "*.so verbs provider for the node's HCAs");
-            problems.fixes.emplace_back(
-                "install rdma-core's providers in the image (ibverbs-providers, or the "
-                "MOFED/DOCA libibverbs and lib" +
-                provider + " packages)");
+        if (found) continue;
+        if (!not_looked_at.empty()) {
+            problems.undecided.push_back(std::move(not_looked_at));
+            continue;
         }
+        problems.missing.push_back("no " + prefix + "*.so verbs provider for the node's HCAs");
+        problems.fixes.emplace_back(
+            "install rdma-core's providers in the image (ibverbs-providers, or the "
+            "MOFED/DOCA libibverbs and lib" +
+            provider + " packages)");
     }
 }
 
@@ -182,6 +188,10 @@ void check_uverbs_devices(const RuleInput& in, const std::vector<const Nic*>& hc
             return;
         }
         auto names = in.files->list("/dev/infiniband");
+        if (listing_refused(*in.files, "/dev/infiniband")) {
+            problems.undecided.push_back("/dev/infiniband/uverbs* (" + in.files->stat("/dev/infiniband").detail + ")");
+            return;
+        }
         if (std::none_of(names.begin(), names.end(), [](const std::string& n) { return n.starts_with("uverbs"); }))
             absent.emplace_back("/dev/infiniband/uverbs*");
     }
@@ -211,7 +221,7 @@ void check_verbs_missing(const RuleInput& in, RuleOutput& out) {
         in.files != nullptr ? Condition::known(true) : Condition::unknown("the task's file view is unknown");
     if (!all_hold(out, "whether the container can open the node's RDMA devices", {rdma, multi_node, view})) return;
 
-    std::vector<std::string> dirs = nccl::loader_dirs(rules::task_env(in), in.files, rules::node_arch(in));
+    const nccl::LoaderDirs dirs = nccl::loader_dirs(rules::task_env(in), in.files, rules::node_arch(in));
     std::vector<const Nic*> hcas = used_hcas(in);
     VerbsProblems problems;
     check_verbs_library(in, dirs, problems);
@@ -237,7 +247,7 @@ void check_verbs_missing(const RuleInput& in, RuleOutput& out) {
     if (!hca_names.empty()) finding.evidence.emplace_back("hcas", join(hca_names));
     finding.evidence.emplace_back("job_nodes", std::to_string(*in.ctx.job.nodes));
     add_rdma_evidence(finding, in);
-    finding.evidence.emplace_back("searched", join(dirs, ":"));
+    finding.evidence.emplace_back("searched", join(dirs.dirs, ":"));
     finding.evidence.emplace_back("container_view", in.files->describe());
     rules::add_container_evidence(finding, in.ctx);
     for (auto& fix : problems.fixes) finding.remediation.push_back(RemediationOp::manual_step(std::move(fix)));
@@ -300,6 +310,10 @@ void check_imex_channel_missing(const RuleInput& in, RuleOutput& out) {
         if (name.starts_with("channel")) channels.push_back(name);
     }
     if (!channels.empty()) return;
+    if (listing_refused(*in.files, kDir)) {
+        out.unknown("cannot tell whether the container has an IMEX channel because " + in.files->stat(kDir).detail);
+        return;
+    }
 
     std::string where;
     auto version = rules::image_nccl_version(in, where);

@@ -95,10 +95,11 @@ struct LibraryLookup {
     std::vector<std::string> undecided;  // paths the container view could not answer for
 };
 
-LibraryLookup find_library(const FileView& files, const std::vector<std::string>& dirs,
+LibraryLookup find_library(const FileView& files, const nccl::LoaderDirs& dirs,
                            const std::vector<std::string>& file_names) {
     LibraryLookup lookup;
     bool over_bound = false;
+    bool named_not_searched = false;
     auto probe = [&](const std::string& path) {
         FileInfo info = files.stat(path);
         if (info.kind == FileKind::regular) return true;
@@ -123,7 +124,7 @@ LibraryLookup find_library(const FileView& files, const std::vector<std::string>
             }
             continue;
         }
-        for (const auto& dir : dirs) {
+        for (const auto& dir : dirs.dirs) {
             // Most loader directories do not exist in a given image. Asking
             // for the file alone costs nothing more then (a view remembers
             // the directories on the way: rooted_file_view.h), while a look
@@ -133,12 +134,18 @@ LibraryLookup find_library(const FileView& files, const std::vector<std::string>
                 return lookup;
             }
         }
+        // The directories past nccl::loader_dirs' bound may hold it.
+        if (!dirs.not_searched.empty() && !named_not_searched) {
+            lookup.undecided.push_back(dirs.not_searched);
+            named_not_searched = true;
+        }
     }
     for (const auto& file : file_names) {
         if (file.find('/') != std::string::npos) continue;
         for (auto dir : kPluginInstallDirs) {
             std::string path = std::string(dir) + "/" + file;
-            if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end() && files.stat(path).kind == FileKind::regular) {
+            if (std::find(dirs.dirs.begin(), dirs.dirs.end(), dir) == dirs.dirs.end() &&
+                files.stat(path).kind == FileKind::regular) {
                 lookup.off_path = path;
                 return lookup;
             }
@@ -385,7 +392,7 @@ void check_plugin_missing(const RuleInput& in, RuleOutput& out) {
         return;
     }
 
-    std::vector<std::string> dirs = nccl::loader_dirs(rules::task_env(in), in.files, rules::node_arch(in));
+    const nccl::LoaderDirs dirs = nccl::loader_dirs(rules::task_env(in), in.files, rules::node_arch(in));
     std::vector<std::string> tried;
     std::vector<std::string> undecided;
     std::string off_path;
@@ -417,7 +424,7 @@ void check_plugin_missing(const RuleInput& in, RuleOutput& out) {
         finding.evidence.emplace_back("profile_net_plugin", *in.profile.nccl.net_plugin);
     }
     finding.evidence.emplace_back("library_files", join(tried));
-    finding.evidence.emplace_back("searched", join(dirs, ":"));
+    finding.evidence.emplace_back("searched", join(dirs.dirs, ":"));
     if (!off_path.empty()) finding.evidence.emplace_back("found_off_path", off_path);
     finding.evidence.emplace_back("container_view", in.files->describe());
     if (!off_path.empty()) {

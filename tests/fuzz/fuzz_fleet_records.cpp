@@ -1,8 +1,9 @@
 // `launchguard fleet`: node records as a directory or stream holds them,
 // and Prometheus's answers as `fleet --prometheus` reads them. The first
 // byte picks the parser. Whatever the input, every host ends with one
-// record, a host whose sources disagree does not conform, and the report
-// renders.
+// record, a host whose sources disagree does not conform, the history (from
+// records at several times, or from range answers) stays within its bounds,
+// and the report renders.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -16,6 +17,16 @@
 namespace {
 
 using namespace launchguard::fleet;
+
+void check_history(const std::vector<ClassHistory>& history) {
+    if (history.size() > kMaxHistoryClasses) std::abort();
+    for (const auto& h : history) {
+        if (h.points.size() > kMaxHistoryPoints) std::abort();
+        for (const auto& p : h.points) {
+            if (p.time < 0 || p.conforming > p.nodes) std::abort();
+        }
+    }
+}
 
 void check_report(FleetInput input) {
     std::set<std::string> hosts;
@@ -40,6 +51,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const std::size_t half = text.find('\x1e');
         read_records_text(text.substr(0, half), "records/node-a1.json", input, true);
         if (half != std::string_view::npos) read_records_text(text.substr(half + 1), "records/x.jsonl", input, true);
+        // As read_fleet does: history from every record, before keep_newest.
+        input.history = history_of_records(input.nodes);
+        bound_history(input.history);
+        check_history(input.history);
         keep_newest(input);
         check_report(std::move(input));
         return 0;
@@ -52,6 +67,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (!records.add(q.metric, *series, error)) return 0;
     }
     check_report(records.finish());
-    (void)history_from_series(*series, *series);
+    check_history(history_from_series(*series, *series));
     return 0;
 }

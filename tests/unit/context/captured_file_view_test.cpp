@@ -4,7 +4,9 @@
 
 #include <memory>
 
+#include "probe/rooted_file_view.h"
 #include "support/memory_file_view.h"
+#include "unit/probe/temp_tree.h"
 
 namespace launchguard {
 namespace {
@@ -67,6 +69,17 @@ TEST(CapturedFileView, ARecordedReadAnswersTheReadsItCovers) {
     cut.release();
     EXPECT_FALSE(cut.read("/big", 10).ok());  // the recorded error covers that bound
     EXPECT_FALSE(cut.read("/big", 50).ok());  // a larger bound was never asked: not known
+}
+
+TEST(CapturedFileView, KeepsWhatTheLiveViewSaidOfAFilesIdentity) {
+    // The host's folders are told apart by device and inode in task_init too.
+    test::TempTree tree;
+    tree.mkdir("lib");
+    auto view = std::make_shared<CapturedFileView>(std::make_shared<RootedFileView>(tree.root()), "host, captured");
+    const FileInfo live = view->stat("/lib");
+    ASSERT_TRUE(live.identity.has_value());
+    view->release();
+    EXPECT_EQ(view->stat("/lib").identity, live.identity);
 }
 
 }  // namespace

@@ -4,8 +4,11 @@
 // draws no finding, and environments that draw a warning, a patch or a
 // block. The workload is /usr/bin/env or a shell that prints its arguments,
 // so each test sees exactly what the gate exec'd.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <csignal>
@@ -14,6 +17,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "gate/gate.h"
 #include "probe/temp_tree.h"
@@ -74,6 +78,61 @@ TEST_F(GateRun, AllowExecsTheWorkloadWithItsEnvironmentUnchanged) {
     EXPECT_EQ(lines_of(r.out), (std::set<std::string>{"HOME=/root", "PATH=/usr/bin:/bin", "LANG=C.UTF-8",
                                                       "NCCL_DEBUG=WARN", "ODD=a b=c", "EMPTY="}));
     EXPECT_FALSE(std::filesystem::exists(log()));
+}
+
+// execve(2) takes any string as an environment entry, "=x" too, which no
+// shell or `env` can pass: the gate is started here with exactly `envp`.
+testing::CommandResult exec_gate(const test::TempTree& tree, const std::vector<std::string>& argv,
+                                 const std::vector<std::string>& envp) {
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    std::vector<char*> env;
+    for (const auto& e : envp) env.push_back(const_cast<char*>(e.c_str()));
+    env.push_back(nullptr);
+    const std::string out = tree.path("exec.out");
+    const std::string err = tree.path("exec.err");
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        const int out_fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        const int err_fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (out_fd < 0 || err_fd < 0 || ::dup2(out_fd, 1) < 0 || ::dup2(err_fd, 2) < 0) ::_exit(126);
+        ::execve(args[0], args.data(), env.data());
+        ::_exit(127);
+    }
+    int status = 0;
+    testing::CommandResult result;
+    if (pid < 0 || ::waitpid(pid, &status, 0) != pid) return result;
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    result.out = slurp(out);
+    result.err = slurp(err);
+    return result;
+}
+
+TEST_F(GateRun, AnEnvironmentEntryWithoutANameIsJudgedAroundNotSkipped) {
+    const std::vector<std::string> argv = {LAUNCHGUARD_GATE,
+                                           "run",
+                                           "--root",
+                                           tree.path("root"),
+                                           "--hwloc-xml",
+                                           fixture_path("hwloc/32em64t-2n8c2t-pci-normalio.xml"),
+                                           "--sysfs-root",
+                                           fixture_path("sysfs/dev-machine-gathered"),
+                                           "--cpus",
+                                           "0-7",
+                                           "--termination-log",
+                                           log(),
+                                           "--profile",
+                                           "default",
+                                           "--",
+                                           "/usr/bin/env"};
+    auto r = exec_gate(tree, argv, {"=x", "HOME=/root", "PATH=/usr/bin:/bin", "=", "NCCL_DEBUG=INFO"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err.rfind("launchguard: warning: nccl.debug-verbose: NCCL_DEBUG=INFO", 0), 0U) << r.err;
+    // Warned, not changed: the workload gets the entries as they were.
+    EXPECT_EQ(lines_of(r.out),
+              (std::set<std::string>{"=x", "HOME=/root", "PATH=/usr/bin:/bin", "=", "NCCL_DEBUG=INFO"}))
+        << r.out;
 }
 
 TEST_F(GateRun, AllowKeepsEveryArgumentAsGivenEvenDashesAndOptions) {

@@ -517,6 +517,17 @@ TEST(KubernetesEnvironment, AnEnvFromConfigMapTheReviewHasIsRead) {
     EXPECT_EQ(finding_of(reviewed, "net.ib-disabled")->action, Action::block);
 }
 
+TEST(KubernetesEnvironment, AnEnvEntryWithoutANameIsRefusedNamingItNeverSkipped) {
+    // The API server requires a name, but validates only after the mutating
+    // webhook: the review refuses the object (the webhook denies it at
+    // /validate), never judges the container as if it had no such entry.
+    json::value pod = good_pod();
+    first_container(pod)["env"] = json::array{json::object{{"name", ""}, {"value", "x"}}};
+    auto refused = review_workload(pod, default_profile(), {});
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().field, "spec.containers[0].env[0].name") << refused.error().to_string();
+}
+
 TEST(KubernetesEnvironment, AConfigMapOfAnotherNamespaceIsNotApplied) {
     json::value pod = good_job();
     pod.at("metadata").as_object()["namespace"] = "ml";

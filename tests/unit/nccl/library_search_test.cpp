@@ -26,7 +26,7 @@ TEST(LibrarySearch, LoaderDirsInOrderWithoutRepeats) {
         .add_file("/etc/ld.so.conf.d/cuda.conf", "/usr/local/cuda/lib64\n/opt/a\n")
         .add_file("/etc/ld.so.conf.d/ignored.txt", "/nope\n");
     Environment env{{"LD_LIBRARY_PATH", "/opt/nccl/lib::/usr/lib"}};
-    auto dirs = loader_dirs(&env, &view, "");
+    const auto dirs = loader_dirs(&env, &view, "").dirs;
     ASSERT_GE(dirs.size(), 4U);
     EXPECT_EQ(dirs[0], "/opt/nccl/lib");
     EXPECT_EQ(dirs[1], "/usr/lib");
@@ -43,16 +43,16 @@ TEST(LibrarySearch, LoaderDirsLeaveOutTheOtherArchitecture) {
     auto has = [](const std::vector<std::string>& dirs, const std::string& dir) {
         return std::find(dirs.begin(), dirs.end(), dir) != dirs.end();
     };
-    const auto x86 = loader_dirs(&env, &view, "x86_64");
+    const auto x86 = loader_dirs(&env, &view, "x86_64").dirs;
     for (const auto& dir : x86) EXPECT_FALSE(dir.ends_with("aarch64-linux-gnu")) << dir;
     EXPECT_TRUE(has(x86, "/usr/lib/x86_64-linux-gnu"));
     EXPECT_TRUE(has(x86, "/opt/x86_64-linux-gnu"));
-    const auto arm = loader_dirs(&env, &view, "aarch64");
+    const auto arm = loader_dirs(&env, &view, "aarch64").dirs;
     for (const auto& dir : arm) EXPECT_FALSE(dir.ends_with("x86_64-linux-gnu")) << dir;
     EXPECT_TRUE(has(arm, "/opt/nccl/lib/aarch64-linux-gnu"));
     EXPECT_TRUE(has(arm, "/usr/lib/aarch64-linux-gnu"));
     // An unknown architecture keeps both.
-    const auto unknown = loader_dirs(&env, &view, "");
+    const auto unknown = loader_dirs(&env, &view, "").dirs;
     EXPECT_TRUE(has(unknown, "/usr/lib/aarch64-linux-gnu"));
     EXPECT_TRUE(has(unknown, "/usr/lib/x86_64-linux-gnu"));
     EXPECT_TRUE(has(unknown, "/opt/amazon/ofi-nccl/lib/aarch64-linux-gnu"));
@@ -74,7 +74,7 @@ TEST(LibrarySearch, TheFirstLibnccl2AndItsLinkTarget) {
 TEST(LibrarySearch, AViewThatCannotTellIsUndecided) {
     MemoryFileView view;
     view.add_unknown("/usr/lib/x86_64-linux-gnu/libnccl.so.2");
-    NcclLibrary lib = find_nccl_library(view, {"/usr/lib/x86_64-linux-gnu"});
+    NcclLibrary lib = find_nccl_library(view, LoaderDirs{.dirs = {"/usr/lib/x86_64-linux-gnu"}, .not_searched = {}});
     EXPECT_TRUE(lib.found.path.empty());
     EXPECT_EQ(lib.found.undecided, std::vector<std::string>{"/usr/lib/x86_64-linux-gnu/libnccl.so.2"});
 }

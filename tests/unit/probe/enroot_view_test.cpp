@@ -37,12 +37,13 @@ TEST(EnrootFstab, MalformedLineNamesFileAndLine) {
 
 TEST(EnrootEnviron, FollowsEnvfmt) {
     Environment env = parse_enroot_environ(
-        "  PATH=/usr/bin\n# comment\n\nNCCL_DEBUG=\"INFO\"\nnot a line\nENROOT_ROOTFS=/x\nA=1\nA=2\n1BAD=x\n");
+        "  PATH=/usr/bin\n# comment\n\nNCCL_DEBUG=\"INFO\"\nnot a line\nENROOT_ROOTFS=/x\nA=1\n=x\nA=2\n1BAD=x\n");
     EXPECT_EQ(env.at("PATH"), "/usr/bin");
     EXPECT_EQ(env.at("NCCL_DEBUG"), "INFO");  // surrounding quotes stripped
     EXPECT_EQ(env.at("A"), "2");              // last duplicate wins
     EXPECT_EQ(env.count("ENROOT_ROOTFS"), 0U);
     EXPECT_EQ(env.count("1BAD"), 0U);
+    EXPECT_EQ(env.count(""), 0U);  // "=x" is dropped as envfmt drops it; the lines around it count
     EXPECT_EQ(env.size(), 3U);
 }
 

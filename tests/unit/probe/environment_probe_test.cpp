@@ -58,6 +58,31 @@ TEST(EnvProbeTest, AnEntryWithoutANameIsNoReasonToSkipTheRest) {
     EXPECT_EQ(env->at("LD_LIBRARY_PATH"), "/opt/lib");
 }
 
+TEST(EnvProbeTest, AnEntriesArrayIsReadAsGetenvReadsIt) {
+    // environ as execve passed it, or Slurm's job environment: "=x", "=" and
+    // an entry without '=' are none getenv() can return; the second of a
+    // name is not the one it returns.
+    const char* entries[] = {
+        "=x", "NCCL_IB_HCA=mlx5_0", "=", "NOEQUALS", "LD_LIBRARY_PATH=/opt/lib", "NCCL_IB_HCA=mlx5_9", nullptr};
+    const Environment env = environment_from_entries(entries);
+    EXPECT_EQ(env, (Environment{{"NCCL_IB_HCA", "mlx5_0"}, {"LD_LIBRARY_PATH", "/opt/lib"}}));
+    EXPECT_TRUE(environment_from_entries(nullptr).empty());
+}
+
+TEST(EnvProbeTest, AProcEnvironBlockKeepsTheFirstOfANameAsGetenvDoes) {
+    using namespace std::string_literals;
+    auto env = parse_env_text("NCCL_NET=IB\0NCCL_NET=Socket\0"s, "/proc/1/environ");
+    ASSERT_TRUE(env.ok());
+    EXPECT_EQ(env->at("NCCL_NET"), "IB");
+}
+
+TEST(EnvProbeTest, AnEnvFileLineWithoutANameIsAnErrorNamingTheLine) {
+    // An env file is the user's own input to `check`: refused, never skipped.
+    auto env = parse_env_text("NCCL_DEBUG=WARN\n=x\n", "job.env");
+    ASSERT_FALSE(env.ok());
+    EXPECT_EQ(env.error().to_string().substr(0, 10), "job.env:2:") << env.error().to_string();
+}
+
 TEST(EnvProbeTest, ReadsFilesAndNamesMissingOnes) {
     test::TempTree tree;
     tree.write("job.env", "CUDA_VISIBLE_DEVICES=0,1\n");

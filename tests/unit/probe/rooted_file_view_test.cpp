@@ -78,6 +78,34 @@ TEST_F(RootedFileViewTest, SymlinkLoopStopsWithAReason) {
     EXPECT_NE(info.detail.find("40"), std::string::npos) << info.detail;
 }
 
+TEST_F(RootedFileViewTest, FortyLinksInAPathResolveAndFortyOneDoNot) {
+    // Linux's MAXSYMLINKS: a path may pass through 40 links, and no more.
+    tree.symlink("/opt/topo", "chain/c40");
+    for (int i = 1; i < 40; ++i) tree.symlink("/chain/c" + std::to_string(i + 1), "chain/c" + std::to_string(i));
+    RootedFileView view(tree.root());
+    const FileInfo forty = view.stat("/chain/c1");
+    EXPECT_EQ(forty.kind, FileKind::directory) << forty.detail;
+    EXPECT_EQ(forty.resolved_path, "/opt/topo");
+    const FileInfo through = view.stat("/chain/c1/ndv5-topo.xml");
+    EXPECT_EQ(through.kind, FileKind::regular) << "the file itself is no link";
+    tree.symlink("/chain/c1", "chain/c0");
+    const FileInfo over = view.stat("/chain/c0");
+    EXPECT_EQ(over.kind, FileKind::unreadable);
+    EXPECT_NE(over.detail.find("more than 40 symlinks"), std::string::npos) << over.detail;
+}
+
+TEST_F(RootedFileViewTest, AFileCarriesItsDeviceAndInode) {
+    RootedFileView view(tree.root());
+    struct stat st {};
+    ASSERT_EQ(::stat(tree.path("opt/topo").c_str(), &st), 0);
+    const FileInfo direct = view.stat("/opt/topo");
+    ASSERT_TRUE(direct.identity.has_value());
+    EXPECT_EQ(direct.identity->device, static_cast<std::uint64_t>(st.st_dev));
+    EXPECT_EQ(direct.identity->inode, static_cast<std::uint64_t>(st.st_ino));
+    EXPECT_EQ(view.stat("/opt/topolink").identity, direct.identity) << "a link reaches the same folder";
+    EXPECT_FALSE(view.stat("/opt/missing").identity.has_value());
+}
+
 TEST_F(RootedFileViewTest, UnreadableFile) {
     tree.write("etc/secret.conf", "x");
     ASSERT_EQ(::chmod(tree.path("etc/secret.conf").c_str(), 0), 0);

@@ -297,6 +297,19 @@ TEST(NetFallbackUnguarded, APluginOffTheLibraryPathIsNotInUse) {
     EXPECT_TRUE(result.fired());
 }
 
+TEST(NetFallbackUnguarded, PastTheLibraryDirectoryBoundAPluginLaterOnIsUndecided) {
+    // The system directory's plugin keeps the rule quiet within the bound
+    // (QuietWhenGuardedOrWhenAPluginIsInCharge); 300 entries before it leave
+    // it unsearched.
+    std::string path;
+    for (int i = 0; i < 300; ++i) path += (i > 0 ? ":/d" : "/d") + std::to_string(i);
+    auto result = run_rule("net.fallback-unguarded",
+                           launch_from_yaml(kNode + "job: {nodes: 4}\nenv: {LD_LIBRARY_PATH: \"" + path +
+                                            "\"}\nfiles: {/usr/lib/x86_64-linux-gnu/libnccl-net.so: elf}"));
+    ASSERT_TRUE(result.undecided());
+    EXPECT_TRUE(mentions(reasons(result), "of 256 library directories per check was reached"));
+}
+
 TEST(NetFallbackUnguarded, QuietForSingleNodeJobsAndNodesWithoutRdma) {
     EXPECT_TRUE(run_rule("net.fallback-unguarded", launch_from_yaml(kNode + "job: {nodes: 1}")).quiet());
     EXPECT_TRUE(run_rule("net.fallback-unguarded", launch_from_yaml(kDgx2 + "job: {nodes: 4}")).quiet());

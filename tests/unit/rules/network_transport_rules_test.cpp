@@ -5,8 +5,11 @@
 // the uverbs devices, IMEX channels and a versioned libnccl.so.2.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 
+#include "context/memo_file_view.h"
+#include "probe/rooted_file_view.h"
 #include "probe/sysfs_probe.h"
 #include "support/launch_fixture.h"
 #include "support/rule_harness.h"
@@ -193,6 +196,53 @@ TEST(NetVerbsMissing, UnknownWhenTheViewCannotTell) {
     EXPECT_TRUE(undecided_because(no_nodes, "net.verbs-missing", "node count"));
 }
 
+// A real container root with libibverbs but none of the mlx5 provider in
+// /lib/libibverbs and /other/libibverbs, 100 other providers in each, and a
+// uverbs device; the check's view of it bounded as the engine bounds it, or
+// tighter.
+struct VerbsRoot {
+    test::TempTree tree;
+    RootedFileView rooted{tree.path("root")};
+
+    VerbsRoot() {
+        tree.write("root/lib/libibverbs.so.1", "elf");
+        tree.write("root/dev/infiniband/uverbs0", "");
+        for (int i = 0; i < 100; ++i) {
+            tree.write("root/lib/libibverbs/libp" + std::to_string(i) + "-rdmav34.so", "");
+            tree.write("root/other/libibverbs/libq" + std::to_string(i) + "-rdmav34.so", "");
+        }
+    }
+    [[nodiscard]] testing::RuleResult check(const std::string& library_path, std::size_t max_listed) const {
+        LaunchContext ctx = launch_from_yaml(kIbNode + "env: {LD_LIBRARY_PATH: \"" + library_path + "\"}\n");
+        ctx.files = std::make_shared<MemoFileView>(rooted, kMaxLookupsPerCheck, max_listed);
+        return run_rule("net.verbs-missing", ctx);
+    }
+};
+
+TEST(NetVerbsMissing, OnARealRootAMissingProviderBlocks) {
+    const VerbsRoot root;
+    auto result = root.check("/lib:/other", kMaxListedPerCheck);
+    ASSERT_TRUE(result.fired());
+    EXPECT_TRUE(mentions(result.finding().message, "no libmlx5-rdmav*.so verbs provider"));
+}
+
+TEST(NetVerbsMissing, AProviderFolderPastTheListingBoundIsUnknownNotMissing) {
+    // Room for /lib/libibverbs, not for /other/libibverbs as well.
+    const VerbsRoot root;
+    auto result = root.check("/lib:/other", 150);
+    EXPECT_TRUE(undecided_because(result, "net.verbs-missing",
+                                  "/other/libibverbs (not looked at: launchguard's bound of 150 directory entries"))
+        << (result.fired() ? result.findings.front().message : "");
+}
+
+TEST(NetVerbsMissing, ProvidersPastTheLibraryDirectoryBoundAreUnknownNotMissing) {
+    const VerbsRoot root;
+    std::string path = "/lib";
+    for (int i = 0; i < 300; ++i) path += ":/d" + std::to_string(i);
+    auto result = root.check(path, kMaxListedPerCheck);
+    EXPECT_TRUE(undecided_because(result, "net.verbs-missing", "of 256 library directories per check was reached"));
+}
+
 // --- net.imex-channel-missing --------------------------------------------
 
 const char* kNvl72 = "name: nvl72\nnode: {mnnvl: true, grace: true}\n";
@@ -212,6 +262,20 @@ TEST(NetImexChannelMissing, FatalFromNccl227) {
     EXPECT_TRUE(mentions(finding.message, "Check the IMEX channel configuration"));
     EXPECT_TRUE(mentions(result.evidence("nccl_version"), "2.27.3 (/usr/lib/aarch64-linux-gnu/libnccl.so.2 -> "));
     EXPECT_TRUE(mentions(manual_steps(finding)[0], "NVIDIA_IMEX_CHANNELS=0"));
+}
+
+TEST(NetImexChannelMissing, AChannelFolderTheCheckCouldNotListIsUnknownNotEmpty) {
+    test::TempTree tree;
+    tree.write("root/dev/nvidia-caps-imex-channels/channel0", "");
+    const RootedFileView rooted(tree.path("root"));
+    auto check = [&](std::size_t max_listed) {
+        LaunchContext ctx = launch_from_yaml("job: {nodes: 18}\n");
+        ctx.files = std::make_shared<MemoFileView>(rooted, kMaxLookupsPerCheck, max_listed);
+        return run_rule("net.imex-channel-missing", ctx, profile_from_yaml(kNvl72));
+    };
+    EXPECT_TRUE(check(kMaxListedPerCheck).quiet());
+    // No listing left in the check (the library path took it): not "no channel".
+    EXPECT_TRUE(undecided_because(check(0), "net.imex-channel-missing", "not looked at: launchguard's bound"));
 }
 
 TEST(NetImexChannelMissing, SilentFallbackBefore227) {
