@@ -302,8 +302,7 @@ private:
         if (distance > gdr_level_) {
             r.on = false;
             r.why = "path " + std::string(to_string(distance)) + " is farther than NCCL_NET_GDR_LEVEL " + level;
-            r.cause = gdr_level_from_env_ ? "setting NCCL_NET_GDR_LEVEL" : "slot";
-            if (c2c_gpu && !gdr_c2c_) r.cause = "setting NCCL_NET_GDR_C2C";
+            r.cause = "slot";  // or a setting: compute_paths tries the model without it
             return r;
         }
         // Through PCI on a C2C GPU the mapping is forced to PCIe: any distance
@@ -419,7 +418,9 @@ private:
                 v.gdr_mode = gdr.on.value_or(false) ? gdr.mode : "";
                 v.gdr_read = check_gdr(g, used, true).on;
                 // An NVLink peer the driver may add could relay at a nearer distance (PXN).
-                if (node(g).from_driver && !pxn_disabled_ && v.path && *v.path > Path::pxn && gdr.cause == "slot") {
+                // The nearest a relay can be is PIX, so a level below PIX rules it out.
+                if (node(g).from_driver && !pxn_disabled_ && v.path && *v.path > Path::pxn && gdr.cause == "slot" &&
+                    gdr_level_ >= Path::pix) {
                     v.gdr = std::nullopt;
                     v.gdr_read = std::nullopt;
                     v.gdr_why +=
@@ -521,7 +522,9 @@ std::string unmodelled_nccl_version(const Version& version) {
            kOldestModelledNcclVersion.to_string() + " to " + std::to_string(kModelNcclVersion.major) + ".x)";
 }
 
-PathModel compute_paths(const TopologyTree& tree, const PathSettings& settings) {
+namespace {
+
+PathModel compute_once(const TopologyTree& tree, const PathSettings& settings) {
     PathModel out;
     const TopologyFile& file = tree.file;
     if (file.outcome != TopoOutcome::accepted) {
@@ -549,6 +552,30 @@ PathModel compute_paths(const TopologyTree& tree, const PathSettings& settings) 
         out.notes.push_back("NCCL before 2.26 has no C2C links: this file's <c2c> is modelled as 2.26 reads it");
     }
     out.notes.insert(out.notes.end(), g.notes.begin(), g.notes.end());
+    return out;
+}
+
+}  // namespace
+
+PathModel compute_paths(const TopologyTree& tree, const PathSettings& settings) {
+    PathModel out = compute_once(tree, settings);
+    // A GPU the distance refuses GDR is blamed on a setting only when the
+    // model without that setting gives it GDR (directly or through PXN);
+    // otherwise on its slot.
+    for (const char* name : {"NCCL_NET_GDR_LEVEL", "NCCL_NET_GDR_C2C"}) {
+        const bool blamed_on_slot = std::any_of(out.gpus.begin(), out.gpus.end(), [](const GpuPathVerdict& g) {
+            return g.gdr == std::optional<bool>(false) && g.gdr_cause == "slot";
+        });
+        if (!blamed_on_slot || !settings.env.contains(name)) continue;
+        PathSettings without = settings;
+        without.env.erase(name);
+        const PathModel other = compute_once(tree, without);
+        for (std::size_t i = 0; i < out.gpus.size() && i < other.gpus.size(); ++i) {
+            GpuPathVerdict& g = out.gpus[i];
+            if (g.gdr == std::optional<bool>(false) && g.gdr_cause == "slot" && other.gpus[i].gdr == true)
+                g.gdr_cause = std::string("setting ") + name;
+        }
+    }
     return out;
 }
 

@@ -69,6 +69,23 @@ TEST(NcclVerdicts, GdrLevelPhbAllowsTheRootPortNic) {
     EXPECT_EQ(g.gdr, std::optional<bool>(true));
 }
 
+// The blame: a GPU refused GDR is blamed on NCCL_NET_GDR_LEVEL only when the
+// model without it gives GDR. With PIX and PXN off, 9b's root-port NIC (PHB)
+// is beyond the default P2C as well: its slot. Under LOC, 9b would get GDR
+// through PXN without the setting: the setting.
+TEST(NcclVerdicts, GdrRefusalIsBlamedOnASettingOnlyWhenUnsettingHelps) {
+    auto pix = model_of(own_fixture(kTwoSocket), {{"NCCL_NET_GDR_LEVEL", "PIX"}, {"NCCL_PXN_DISABLE", "1"}});
+    EXPECT_EQ(gpu(pix, kGpu9b).gdr, std::optional<bool>(false));
+    EXPECT_EQ(gpu(pix, kGpu9b).gdr_cause, "slot");
+    EXPECT_EQ(gpu(pix, kGpu1b).gdr, std::optional<bool>(true));
+    auto loc = model_of(own_fixture(kTwoSocket), {{"NCCL_NET_GDR_LEVEL", "LOC"}});
+    EXPECT_EQ(gpu(loc, kGpu9b).gdr_cause, "setting NCCL_NET_GDR_LEVEL");
+    // 2.26 defaults NCCL_NET_GDR_C2C to 0: no variable to unset, the slot.
+    auto grace = model_of(own_fixture("grace-c2c.xml"), {}, Version{2, 26, 6});
+    EXPECT_EQ(gpu(grace, "0000:01:00.0").gdr, std::optional<bool>(false));
+    EXPECT_EQ(gpu(grace, "0000:01:00.0").gdr_cause, "slot");
+}
+
 // The numbers of levelsOldToNew: 0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 and above SYS;
 // names are matched exactly (strcmp), and P2C is a name only from 2.27.
 TEST(NcclVerdicts, GdrLevelNumbersAndNames) {
