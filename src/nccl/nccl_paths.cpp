@@ -42,6 +42,7 @@ struct ReleaseLogic {
     bool default_level_p2c = true;    // 2.29.2: the default level is P2C with NET_GDR_C2C
     // ncclTopoComputePaths
     enum class P2c { none, phb_of_c2c_gpu, merged_every_net, merged_local_nets } p2c = P2c::merged_local_nets;
+    bool merge_c2c_phb = true;           // addInterStep: C2C then PHB is P2C (2.27.5, mergePathType)
     bool pxn_c2c_param = true;           // NCCL_PXN_C2C exists (2.27)
     long pxn_c2c_default = 1;            // 0 in 2.27, 1 from 2.28
     Path pxn_avoids_beyond = Path::pxn;  // PXB before 2.27.5
@@ -66,6 +67,7 @@ ReleaseLogic logic_of(const Version& v) {
             : v < Version{2, 27, 5} ? P2c::phb_of_c2c_gpu
             : v < Version{2, 29, 2} ? P2c::merged_every_net
                                     : P2c::merged_local_nets;
+    r.merge_c2c_phb = v >= Version{2, 27, 5};
     r.pxn_c2c_param = v >= Version{2, 27, 0};
     r.pxn_c2c_default = v >= Version{2, 28, 0} ? 1 : 0;
     r.pxn_avoids_beyond = v >= Version{2, 27, 5} ? Path::pxn : Path::pxb;
@@ -239,7 +241,8 @@ private:
         const PathInfo b = path(via, to);
         PathInfo& p = path(from, to);
         p.count = a.count + b.count;
-        p.type = pxn ? Path::pxn : merge_path_type(a.type, b.type);
+        // Before 2.27.5 (no mergePathType) the worse of the two types.
+        p.type = pxn ? Path::pxn : logic_.merge_c2c_phb ? merge_path_type(a.type, b.type) : std::max(a.type, b.type);
         p.bw = std::min(a.bw, b.bw);
     }
 

@@ -310,6 +310,23 @@ TEST(NcclVerdicts, GraceGdrAcrossReleases) {
     EXPECT_EQ(model_of(xml, {}, Version{2, 29, 1}).gdr_level, Path::pxb);
 }
 
+// addInterStep: from 2.27.5 (mergePathType) C2C to the CPU then PHB to the
+// NIC is P2C; before, the worse type, PHB. Seen where GDR is refused to a NIC
+// on the C2C GPU's own switch and NCCL reroutes the pair through the CPU.
+TEST(NcclVerdicts, RerouteThroughTheCpuOfAC2cGpuFollowsTheRelease) {
+    std::string xml = own_fixture("grace-c2c.xml");
+    xml = replace_all(xml, "    <pci busid=\"0000:01:00.0\"",
+                      "    <pci busid=\"0000:00:01.0\" class=\"0x060400\" link_speed=\"32.0 GT/s PCIe\" "
+                      "link_width=\"16\">\n    <pci busid=\"0000:01:00.0\"");
+    xml = replace_all(xml, "    </pci>\n  </cpu>", "    </pci>\n    </pci>\n  </cpu>");
+    auto now = model_of(xml, {{"NCCL_NET_GDR_LEVEL", "LOC"}});
+    ASSERT_TRUE(now.built) << now.error;
+    EXPECT_EQ(gpu(now, "0000:01:00.0").path, std::optional<Path>(Path::pix));
+    EXPECT_EQ(gpu(now, "0000:01:00.0").nccl_path, std::optional<Path>(Path::p2c));
+    auto before = model_of(xml, {{"NCCL_NET_GDR_LEVEL", "LOC"}}, Version{2, 26, 6});
+    EXPECT_EQ(gpu(before, "0000:01:00.0").nccl_path, std::optional<Path>(Path::phb));
+}
+
 // A release outside the modelled range gets the nearest modelled logic and says so.
 TEST(NcclVerdicts, UnmodelledReleaseIsNamed) {
     EXPECT_TRUE(unmodelled_nccl_version(Version{2, 23, 4}).empty());
