@@ -297,6 +297,7 @@ void print_path_model(const nccl::PathModel& model, const std::string& source, c
             j["path"] = path_json(p.path);
             j["pci_path"] = path_json(p.pci_path);
             j["nccl_path"] = path_json(p.nccl_path);
+            if (!p.transport.empty()) j["transport"] = p.transport;
             j["p2p"] = optional_json(p.p2p);
             j["p2p_why"] = p.p2p_why;
             if (!p.unknown.empty()) j["unknown"] = p.unknown;

@@ -345,6 +345,44 @@ private:
         }
     }
 
+    // ncclTopoCheckNet: the network is used between two GPUs of the node when
+    // both reach a NIC at PXB or better faster than their path to each other.
+    bool network_faster(int a, int b) {
+        if (param(s_, "NCCL_NET_DISABLE_INTRA", 0) == 1) return false;
+        const double between = path(a, b).bw;
+        auto best_net = [this](int gpu) {
+            double bw = 0;
+            for (int n : nets_) {
+                if (path(gpu, n).type <= Path::pxb) bw = std::max(bw, path(gpu, n).bw);
+            }
+            return bw;
+        };
+        return best_net(a) > between && best_net(b) > between;
+    }
+
+    // ncclTopoComputePaths, the transport step for receiver g (p2pCanConnect,
+    // shmCanConnect): P2P needs the P2P level and, unless it goes through an
+    // intermediate GPU (NVB), no faster network; SHM needs NCCL_SHM_DISABLE
+    // unset and no faster network. With neither, NCCL marks the path NET.
+    void choose_transports(int g) {
+        const bool shm_disabled = param(s_, "NCCL_SHM_DISABLE", 0) == 1;
+        for (int p : gpus_) {
+            if (p == g) continue;
+            const Path checked = original_of(p, g).type;
+            const bool use_net = network_faster(p, g);
+            const bool p2p = checked <= p2p_level_ && (checked == Path::nvb || !use_net);
+            const bool shm = !shm_disabled && !use_net;
+            transport_[{p, g}] = p2p ? "P2P" : shm ? "SHM" : "NET";
+            if (!p2p && !shm) path(p, g).type = Path::net;
+        }
+    }
+
+    const PathInfo& original_of(int a, int b) const {
+        const auto ia = static_cast<std::size_t>(std::find(gpus_.begin(), gpus_.end(), a) - gpus_.begin());
+        const auto ib = static_cast<std::size_t>(std::find(gpus_.begin(), gpus_.end(), b) - gpus_.begin());
+        return original_pair_[ia][ib];
+    }
+
     // ncclTopoComputePaths after the base paths.
     void compute(PathModel& out) {
         // P2P between GPUs; without it traffic goes through the receiver's CPU.
@@ -358,6 +396,7 @@ private:
                     if (cpu >= 0) inter_step(cpu, p, g, false);
                 }
             }
+            choose_transports(g);
         }
         mark_p2c();
         for (int n : nets_) {
@@ -387,6 +426,12 @@ private:
             }
         }
         for (int n : nets_) out.nics.push_back(node(n).busid);
+        if (std::any_of(transport_.begin(), transport_.end(), [](const auto& t) { return t.second == "NET"; })) {
+            out.notes.push_back(
+                "some GPU pairs of this node talk through the network (ncclTopoCheckNet); NCCL then keeps in each "
+                "rank's view only the GPUs it reaches without it (ncclTopoTrimSystem), which this model does not "
+                "do");
+        }
     }
 
     void report(PathModel& out) {
@@ -453,6 +498,7 @@ private:
                 if (!driver) {
                     pair.path = p;
                     pair.nccl_path = path(gpus_[i], gpus_[j]).type;
+                    pair.transport = transport_[{gpus_[i], gpus_[j]}];
                     pair.p2p = p <= p2p_level_;
                     pair.p2p_why = "path " + std::string(to_string(p)) +
                                    (*pair.p2p ? " is within " : " is farther than ") + "P2P level " + level;
@@ -490,6 +536,7 @@ private:
     std::map<std::pair<int, int>, int> pxn_via_;
     std::map<std::pair<int, int>, Path> checked_path_;
     std::map<std::pair<int, int>, Gdr> gdr_;
+    std::map<std::pair<int, int>, std::string> transport_;  // (sender, receiver)
     std::vector<std::vector<PathInfo>> original_pair_;
 };
 

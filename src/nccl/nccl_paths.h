@@ -63,7 +63,8 @@ struct GpuPairVerdict {
     std::string b;
     std::optional<Path> path;       // nullopt: NVLinks unknown (the driver adds them)
     std::optional<Path> pci_path;   // the path without NVLink
-    std::optional<Path> nccl_path;  // what NCCL keeps (through the CPU when P2P is off)
+    std::optional<Path> nccl_path;  // what NCCL keeps (through the CPU when P2P is off; NET, see transport)
+    std::string transport;          // "P2P", "SHM" or "NET" (ncclTopoCheckNet); "" when unknown
     std::optional<bool> p2p;
     std::string p2p_why;
     std::string unknown;

@@ -215,6 +215,50 @@ TEST(NcclVerdicts, AmdPairDefaultsToSys) {
     EXPECT_EQ(pair(model_of(intel), "0000:01:00.0", "0000:81:00.0").p2p, std::optional<bool>(false));
 }
 
+// ncclTopoCheckNet, asked by p2pCanConnect and shmCanConnect: two GPUs on
+// two Sapphire Rapids sockets (QPI 22 GB/s), each with a NIC on its own
+// switch (24 GB/s). P2P is off (SYS > PXB), and through the CPUs (22) is
+// slower than either GPU's NIC (24): NCCL marks the pair NET. With
+// NCCL_NET_DISABLE_INTRA=1, or a CPU link of 40 (Emerald Rapids), SHM.
+TEST(NcclVerdicts, CrossSocketPairGoesThroughTheNetworkWhenThatIsFaster) {
+    std::string xml = "<system version=\"1\">\n";
+    for (const std::string socket : {"0", "1"}) {
+        const std::string bus = socket == "0" ? "1" : "9";
+        xml += "<cpu numaid=\"" + socket +
+               "\" arch=\"x86_64\" vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"143\">\n"
+               "<pci busid=\"0000:" +
+               bus +
+               "0:00.0\" class=\"0x060400\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">\n"
+               "<pci busid=\"0000:" +
+               bus +
+               "1:00.0\" class=\"0x030200\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">"
+               "<gpu dev=\"" +
+               socket + "\" sm=\"90\" rank=\"" + socket +
+               "\" gdr=\"1\"/></pci>\n"
+               "<pci busid=\"0000:" +
+               bus +
+               "2:00.0\" class=\"0x020700\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">"
+               "<nic><net name=\"mlx5_" +
+               socket + "\" dev=\"" + socket +
+               "\" speed=\"400000\" port=\"1\" gdr=\"1\"/></nic></pci>\n"
+               "</pci>\n</cpu>\n";
+    }
+    xml += "</system>\n";
+    auto m = model_of(xml);
+    ASSERT_TRUE(m.built) << m.error;
+    const auto& p = pair(m, "0000:11:00.0", "0000:91:00.0");
+    EXPECT_EQ(p.path, std::optional<Path>(Path::sys));
+    EXPECT_EQ(p.p2p, std::optional<bool>(false));
+    EXPECT_EQ(p.transport, "NET");
+    EXPECT_EQ(p.nccl_path, std::optional<Path>(Path::net));
+    EXPECT_FALSE(m.notes.empty());
+    EXPECT_EQ(pair(model_of(xml, {{"NCCL_NET_DISABLE_INTRA", "1"}}), "0000:11:00.0", "0000:91:00.0").transport, "SHM");
+    const std::string emerald = replace_all(xml, "modelid=\"143\"", "modelid=\"207\"");
+    EXPECT_EQ(pair(model_of(emerald), "0000:11:00.0", "0000:91:00.0").transport, "SHM");
+    // P2P allowed at SYS: the network is still faster, and P2P (no intermediate GPU) gives way to it.
+    EXPECT_EQ(pair(model_of(xml, {{"NCCL_P2P_LEVEL", "SYS"}}), "0000:11:00.0", "0000:91:00.0").transport, "NET");
+}
+
 // ---- NCCL_NVB_DISABLE and the path search (ncclTopoSetPaths)
 
 // verdict-nvlink-chain.xml: GPUs 11 and 12 share a switch (PIX, 24 GB/s) and
