@@ -336,7 +336,8 @@ void print_path_model(const nccl::PathModel& model, const std::string& source, c
     if (!model.pairs.empty()) std::cout << "GPU pair                       path  P2P      why\n";
     for (const auto& p : model.pairs) {
         std::cout << std::left << std::setw(31) << (p.a + " " + p.b) << std::setw(6) << path_text(p.path)
-                  << std::setw(9) << yes_no(p.p2p) << printable_text(p.p2p_why) << "\n";
+                  << std::setw(9) << yes_no(p.p2p) << printable_text(p.p2p_why)
+                  << (p.transport == "NET" ? "; NCCL sends it through the network (a NIC is faster)" : "") << "\n";
     }
     // The matrix: GPUs and NICs as rows and columns, as nvidia-smi topo -m lays them out.
     std::vector<std::string> names;

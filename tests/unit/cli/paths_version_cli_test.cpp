@@ -76,6 +76,16 @@ TEST(PathsVersionCli, NcclVersionPicksTheReleaseLogic) {
     EXPECT_EQ(gpu_of(grace, "0000:01:00.0").at("gdr").as_bool(), false);
 }
 
+// ncclTopoCheckNet: the cross-socket pair goes through the network, in JSON and text.
+TEST(PathsVersionCli, PairThroughTheNetworkIsShown) {
+    auto o = json_of("verdict-cross-socket-nics.xml", "");
+    const auto& p = o.at("gpu_pairs").as_array().at(0).as_object();
+    EXPECT_EQ(p.at("transport").as_string(), "NET");
+    EXPECT_EQ(p.at("nccl_path").as_string(), "NET");
+    auto text = run_command(topo_paths("verdict-cross-socket-nics.xml", ""));
+    EXPECT_NE(text.out.find("NCCL sends it through the network"), std::string::npos) << text.out;
+}
+
 TEST(PathsVersionCli, BadNcclVersionIsAClearError) {
     auto junk = run_command(topo_paths("grace-c2c.xml", " --nccl-version 2.x"));
     EXPECT_EQ(junk.exit_code, 2);

@@ -215,35 +215,13 @@ TEST(NcclVerdicts, AmdPairDefaultsToSys) {
     EXPECT_EQ(pair(model_of(intel), "0000:01:00.0", "0000:81:00.0").p2p, std::optional<bool>(false));
 }
 
-// ncclTopoCheckNet, asked by p2pCanConnect and shmCanConnect: two GPUs on
-// two Sapphire Rapids sockets (QPI 22 GB/s), each with a NIC on its own
+// ncclTopoCheckNet, asked by p2pCanConnect and shmCanConnect
+// (verdict-cross-socket-nics.xml): two GPUs on two Sapphire Rapids sockets (QPI 22 GB/s), each with a NIC on its own
 // switch (24 GB/s). P2P is off (SYS > PXB), and through the CPUs (22) is
 // slower than either GPU's NIC (24): NCCL marks the pair NET. With
 // NCCL_NET_DISABLE_INTRA=1, or a CPU link of 40 (Emerald Rapids), SHM.
 TEST(NcclVerdicts, CrossSocketPairGoesThroughTheNetworkWhenThatIsFaster) {
-    std::string xml = "<system version=\"1\">\n";
-    for (const std::string socket : {"0", "1"}) {
-        const std::string bus = socket == "0" ? "1" : "9";
-        xml += "<cpu numaid=\"" + socket +
-               "\" arch=\"x86_64\" vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"143\">\n"
-               "<pci busid=\"0000:" +
-               bus +
-               "0:00.0\" class=\"0x060400\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">\n"
-               "<pci busid=\"0000:" +
-               bus +
-               "1:00.0\" class=\"0x030200\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">"
-               "<gpu dev=\"" +
-               socket + "\" sm=\"90\" rank=\"" + socket +
-               "\" gdr=\"1\"/></pci>\n"
-               "<pci busid=\"0000:" +
-               bus +
-               "2:00.0\" class=\"0x020700\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">"
-               "<nic><net name=\"mlx5_" +
-               socket + "\" dev=\"" + socket +
-               "\" speed=\"400000\" port=\"1\" gdr=\"1\"/></nic></pci>\n"
-               "</pci>\n</cpu>\n";
-    }
-    xml += "</system>\n";
+    const std::string xml = own_fixture("verdict-cross-socket-nics.xml");
     auto m = model_of(xml);
     ASSERT_TRUE(m.built) << m.error;
     const auto& p = pair(m, "0000:11:00.0", "0000:91:00.0");
