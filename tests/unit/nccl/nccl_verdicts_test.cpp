@@ -403,5 +403,22 @@ TEST(NcclVerdicts, AwsP4dSkeletonPairsShareTheirSwitchNic) {
     EXPECT_FALSE(pair(m, "0000:10:1c.0", "0000:90:1c.0").p2p.has_value());
 }
 
+// Settings on the public skeletons: NCCL_P2P_DISABLE=1 refuses every pair,
+// NVLink or not (level LOC); NCCL_P2P_LEVEL=SYS admits even the SYS pairs of
+// ndv4's four AMD NUMA nodes (eight GPUs: the AMD default stays PXB); a GDR
+// level of PIX leaves the support question (unknown), LOC answers it (off).
+TEST(NcclVerdicts, SettingsOnThePublicSkeletons) {
+    const std::string p4d = shared_fixture("p4d-24xl-topo.xml");
+    for (const auto& p : model_of(p4d, {{"NCCL_P2P_DISABLE", "1"}}).pairs)
+        EXPECT_EQ(p.p2p, std::optional<bool>(false)) << p.a << " " << p.b;
+    EXPECT_FALSE(gpu(model_of(p4d, {{"NCCL_NET_GDR_LEVEL", "PIX"}}), "0000:10:1c.0").gdr.has_value());
+    EXPECT_EQ(gpu(model_of(p4d, {{"NCCL_NET_GDR_LEVEL", "LOC"}}), "0000:10:1c.0").gdr, std::optional<bool>(false));
+    const std::string ndv4 = shared_fixture("ndv4-topo.xml");
+    EXPECT_EQ(model_of(ndv4).p2p_level, Path::pxb);
+    auto sys = model_of(ndv4, {{"NCCL_P2P_LEVEL", "SYS"}});
+    EXPECT_EQ(pair(sys, "0001:00:00.0", "0003:00:00.0").pci_path, std::optional<Path>(Path::sys));
+    EXPECT_EQ(pair(sys, "0001:00:00.0", "0003:00:00.0").p2p, std::optional<bool>(true));
+}
+
 }  // namespace
 }  // namespace launchguard::nccl
