@@ -27,6 +27,7 @@ struct TopoArgs {
     bool live = false;
     bool paths = false;
     std::string env_file;
+    std::string nccl_version;
     std::string format = "text";
 };
 
@@ -72,6 +73,17 @@ std::string path_text(const std::optional<nccl::Path>& p) { return p ? std::stri
 
 int run_topo_paths(const TopoArgs& args, std::string_view text) {
     nccl::PathSettings settings;
+    if (!args.nccl_version.empty()) {
+        auto version = nccl::parse_version(args.nccl_version);
+        if (!version) {
+            return bad_input("--nccl-version " + printable_text(args.nccl_version) +
+                             ": not an NCCL release number (expected MAJOR.MINOR or MAJOR.MINOR.PATCH, e.g. 2.27.3)");
+        }
+        if (auto why = nccl::unmodelled_nccl_version(*version); !why.empty())
+            return bad_input("--nccl-version " + args.nccl_version + ": " + why);
+        settings.nccl_version = version;
+        settings.version_source = "--nccl-version";
+    }
     if (auto error = read_nccl_env(args.env_file, settings.env); !error.empty()) return bad_input(error);
     nccl::PathModel model = nccl::compute_paths(nccl::parse_topology_tree(text), settings);
     print_path_model(model, args.file, args.format);
@@ -266,6 +278,7 @@ void print_path_model(const nccl::PathModel& model, const std::string& source, c
                 nic_paths[model.nics[i]] = nccl::to_string(g.nic_paths[i]);
             j["nic_paths"] = std::move(nic_paths);
             j["path"] = path_json(g.path);
+            j["nccl_path"] = path_json(g.nccl_path);
             if (!g.pxn_via.empty()) j["pxn_via"] = g.pxn_via;
             j["gdr"] = optional_json(g.gdr);
             j["gdr_read"] = optional_json(g.gdr_read);
@@ -283,6 +296,8 @@ void print_path_model(const nccl::PathModel& model, const std::string& source, c
             j["b"] = p.b;
             j["path"] = path_json(p.path);
             j["pci_path"] = path_json(p.pci_path);
+            j["nccl_path"] = path_json(p.nccl_path);
+            if (!p.transport.empty()) j["transport"] = p.transport;
             j["p2p"] = optional_json(p.p2p);
             j["p2p_why"] = p.p2p_why;
             if (!p.unknown.empty()) j["unknown"] = p.unknown;
@@ -321,7 +336,8 @@ void print_path_model(const nccl::PathModel& model, const std::string& source, c
     if (!model.pairs.empty()) std::cout << "GPU pair                       path  P2P      why\n";
     for (const auto& p : model.pairs) {
         std::cout << std::left << std::setw(31) << (p.a + " " + p.b) << std::setw(6) << path_text(p.path)
-                  << std::setw(9) << yes_no(p.p2p) << printable_text(p.p2p_why) << "\n";
+                  << std::setw(9) << yes_no(p.p2p) << printable_text(p.p2p_why)
+                  << (p.transport == "NET" ? "; NCCL sends it through the network (a NIC is faster)" : "") << "\n";
     }
     // The matrix: GPUs and NICs as rows and columns, as nvidia-smi topo -m lays them out.
     std::vector<std::string> names;
@@ -361,6 +377,8 @@ void add_topo_command(CLI::App& app, CommandRunner& runner) {
     cmd->add_flag("--paths", args->paths,
                   "Predict NCCL's paths: each GPU's NICs, path and GPUDirect RDMA, each GPU pair's path and P2P");
     cmd->add_option("--env-file", args->env_file, "NCCL environment (KEY=VALUE lines) on top of the process's");
+    cmd->add_option("--nccl-version", args->nccl_version,
+                    "With --paths: the NCCL release whose logic to apply (e.g. 2.27.3; default 2.30.7)");
     cmd->add_option("--format", args->format, "text or json")
         ->check(CLI::IsMember({"text", "json"}))
         ->capture_default_str();

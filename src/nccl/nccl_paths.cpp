@@ -1,6 +1,7 @@
 // NCCL's path decisions on one node: ncclTopoComputePaths, ncclTopoCheckP2p,
-// ncclTopoCheckGdr, ncclTopoGetLocal and ncclTopoGetLocalNet (NCCL 2.30,
-// src/graph/paths.cc and topo.cc), re-derived on the graph of nccl_topo_graph.
+// ncclTopoCheckGdr, ncclTopoGetLocal and ncclTopoGetLocalNet (NCCL 2.30.7,
+// src/graph/paths.cc and topo.cc, with the differences of the releases back
+// to 2.23 in ReleaseLogic), re-derived on the graph of nccl_topo_graph.
 #include "nccl/nccl_paths.h"
 
 #include <algorithm>
@@ -30,15 +31,52 @@ long param(const PathSettings& s, const std::string& name, long fallback) {
     return std::strtol(v->c_str(), nullptr, 0);
 }
 
-// The releases whose logic differs here: before 2.27 there is no P2C path and
-// NCCL_NET_GDR_C2C defaults to 0; 2.27 to 2.29.1 count a P2C NIC as C2C inside
-// ncclTopoCheckGdr; from 2.29.2 the default GDR level itself is P2C.
-enum class Release { before_2_27, v2_27, v2_29_2 };
-Release release_of(const std::optional<Version>& v) {
-    if (!v) return Release::v2_29_2;
-    if (*v < Version{2, 27, 0}) return Release::before_2_27;
-    if (*v < Version{2, 29, 2}) return Release::v2_27;
-    return Release::v2_29_2;
+// What differs between the NCCL releases this model knows (git tags
+// v2.23.4-1 to v2.30.7-1 of NVIDIA/nccl, src/graph/paths.cc and topo.cc).
+struct ReleaseLogic {
+    // ncclTopoCheckGdr
+    bool gdr_c2c_param = true;        // NCCL_NET_GDR_C2C exists (2.26)
+    long gdr_c2c_default = 1;         // 0 in 2.26, 1 from 2.27
+    bool gdr_c2c_phb_as_c2c = false;  // 2.26: PHB of a C2C GPU counts as C2C
+    bool gdr_c2c_p2c_as_c2c = false;  // 2.27 to 2.29.1: P2C counts as C2C
+    bool default_level_p2c = true;    // 2.29.2: the default level is P2C with NET_GDR_C2C
+    // ncclTopoComputePaths
+    enum class P2c { none, phb_of_c2c_gpu, merged_every_net, merged_local_nets } p2c = P2c::merged_local_nets;
+    bool merge_c2c_phb = true;           // addInterStep: C2C then PHB is P2C (2.27.5, mergePathType)
+    bool pxn_c2c_param = true;           // NCCL_PXN_C2C exists (2.27)
+    long pxn_c2c_default = 1;            // 0 in 2.27, 1 from 2.28
+    Path pxn_avoids_beyond = Path::pxn;  // PXB before 2.27.5
+    bool pxn_needs_peer_gdr = true;      // 2.30.3
+    // ncclTopoGetLocalNet
+    bool netdevs_policy = true;    // NCCL_NETDEVS_POLICY (2.28)
+    bool dev_modulo_local = true;  // 2.30.7: gpu.dev % local GPUs before mirroring
+    // ncclGetLocalCpu and ncclTopoSetPaths
+    bool local_cpu_by_bw = true;    // 2.30.7: ncclTopoGetLocal, then fewest hops; before: fewest hops
+    bool search_type_first = true;  // 2.30.7: best type, then bandwidth, then hops
+};
+
+ReleaseLogic logic_of(const Version& v) {
+    ReleaseLogic r;
+    r.gdr_c2c_param = v >= Version{2, 26, 0};
+    r.gdr_c2c_default = v >= Version{2, 27, 0} ? 1 : 0;
+    r.gdr_c2c_phb_as_c2c = v >= Version{2, 26, 0} && v < Version{2, 27, 0};
+    r.gdr_c2c_p2c_as_c2c = v >= Version{2, 27, 0} && v < Version{2, 29, 2};
+    r.default_level_p2c = v >= Version{2, 29, 2};
+    using P2c = ReleaseLogic::P2c;
+    r.p2c = v < Version{2, 27, 0}   ? P2c::none
+            : v < Version{2, 27, 5} ? P2c::phb_of_c2c_gpu
+            : v < Version{2, 29, 2} ? P2c::merged_every_net
+                                    : P2c::merged_local_nets;
+    r.merge_c2c_phb = v >= Version{2, 27, 5};
+    r.pxn_c2c_param = v >= Version{2, 27, 0};
+    r.pxn_c2c_default = v >= Version{2, 28, 0} ? 1 : 0;
+    r.pxn_avoids_beyond = v >= Version{2, 27, 5} ? Path::pxn : Path::pxb;
+    r.pxn_needs_peer_gdr = v >= Version{2, 30, 3};
+    r.netdevs_policy = v >= Version{2, 28, 0};
+    r.dev_modulo_local = v >= Version{2, 30, 7};
+    r.local_cpu_by_bw = v >= Version{2, 30, 7};
+    r.search_type_first = v >= Version{2, 30, 7};
+    return r;
 }
 
 Path merge_path_type(Path a, Path b) {
@@ -50,7 +88,8 @@ Path merge_path_type(Path a, Path b) {
 
 class Model {
 public:
-    Model(Graph& g, const PathSettings& s) : g_(g), s_(s), release_(release_of(s.nccl_version)) {
+    Model(Graph& g, const PathSettings& s, const Version& version)
+        : g_(g), s_(s), version_(version), logic_(logic_of(version)) {
         gpus_ = g_.of_type(NodeType::gpu);
         nets_ = g_.of_type(NodeType::net);
         assign_devs();
@@ -59,7 +98,11 @@ public:
     PathModel run() {
         PathModel out;
         out.built = true;
-        out.nccl_version = s_.nccl_version ? s_.nccl_version->to_string() + " (from the image)" : "2.30 (assumed)";
+        out.nccl_version = version_.to_string() + " (" +
+                           (!s_.nccl_version            ? std::string("assumed")
+                            : s_.version_source.empty() ? std::string("from the image")
+                                                        : s_.version_source) +
+                           ")";
         settle_levels(out);
         compute(out);
         report(out);
@@ -81,12 +124,11 @@ private:
 
     void settle_levels(PathModel& out) {
         // ncclTopoCheckGdr: the default level, then NCCL_NET_GDR_LEVEL.
-        const long c2c = param(s_, "NCCL_NET_GDR_C2C", release_ == Release::before_2_27 ? 0 : 1);
-        gdr_c2c_ = c2c != 0;
-        gdr_level_ = (release_ == Release::v2_29_2 && gdr_c2c_) ? Path::p2c : Path::pxb;
+        gdr_c2c_ = logic_.gdr_c2c_param && param(s_, "NCCL_NET_GDR_C2C", logic_.gdr_c2c_default) != 0;
+        gdr_level_ = (logic_.default_level_p2c && gdr_c2c_) ? Path::p2c : Path::pxb;
         out.gdr_level_source = "NCCL default for " + out.nccl_version;
         if (auto v = env_value(s_, "NCCL_NET_GDR_LEVEL")) {
-            if (auto level = parse_level(*v)) {
+            if (auto level = parse_level(*v, version_)) {
                 gdr_level_ = *level;
                 out.gdr_level_source = "NCCL_NET_GDR_LEVEL=" + *v;
                 gdr_level_from_env_ = true;
@@ -110,7 +152,7 @@ private:
             p2p_level_ = Path::loc;
             out.p2p_level_source = "NCCL_P2P_DISABLE=1";
         } else if (auto v = env_value(s_, "NCCL_P2P_LEVEL")) {
-            if (auto level = parse_level(*v)) {
+            if (auto level = parse_level(*v, version_)) {
                 p2p_level_ = *level;
                 out.p2p_level_source = "NCCL_P2P_LEVEL=" + *v;
             }
@@ -118,13 +160,22 @@ private:
         out.p2p_level = p2p_level_;
         pxn_disabled_ = param(s_, "NCCL_PXN_DISABLE", 0) == 1;
         out.pxn_disabled = pxn_disabled_;
-        pxn_type_ = (release_ != Release::before_2_27 && param(s_, "NCCL_PXN_C2C", 1) != 0) ? Path::p2c : Path::pxb;
+        pxn_type_ =
+            (logic_.pxn_c2c_param && param(s_, "NCCL_PXN_C2C", logic_.pxn_c2c_default) != 0) ? Path::p2c : Path::pxb;
     }
 
-    // ncclGetLocalCpu: the CPU a GPU is closest to (ncclTopoGetLocal GPU->CPU).
+    // ncclGetLocalCpu: from 2.30.7 the local CPUs of ncclTopoGetLocal, the
+    // first with the fewest hops among them; before, the first CPU with the
+    // fewest hops.
     int local_cpu(int gpu) {
-        auto l = local(gpu, g_.of_type(NodeType::cpu));
-        return l.empty() ? -1 : l[0];
+        const std::vector<int> cpus =
+            logic_.local_cpu_by_bw ? local(gpu, g_.of_type(NodeType::cpu)) : g_.of_type(NodeType::cpu);
+        int best = -1;
+        for (int c : cpus) {
+            const int hops = path(gpu, c).count;
+            if (hops > 0 && (best < 0 || hops < path(gpu, best).count)) best = c;
+        }
+        return best;
     }
 
     // ncclTopoGetLocal: highest bandwidth, then best path type.
@@ -153,14 +204,15 @@ private:
         const int local_gpus = std::max<int>(1, static_cast<int>(gpus.size()));
         const int count = static_cast<int>(nets.size());
         int per_gpu = (count + local_gpus - 1) / local_gpus;
-        if (auto policy = env_value(s_, "NCCL_NETDEVS_POLICY")) {
+        auto policy = logic_.netdevs_policy ? env_value(s_, "NCCL_NETDEVS_POLICY") : std::nullopt;
+        if (policy) {
             std::string p = *policy;
             std::transform(p.begin(), p.end(), p.begin(), [](unsigned char c) { return std::toupper(c); });
             if (p == "ALL") per_gpu = count;
             if (p.rfind("MAX:", 0) == 0 && std::atoi(p.c_str() + 4) > 0)
                 per_gpu = std::min(std::atoi(p.c_str() + 4), count);
         }
-        int n = node(gpu).dev % local_gpus;
+        int n = logic_.dev_modulo_local ? node(gpu).dev % local_gpus : node(gpu).dev;
         if ((count & (count - 1)) == 0) {
             int mirror = 0;
             for (int b = 1, mb = count >> 1; b < count; b <<= 1, mb >>= 1) {
@@ -189,7 +241,8 @@ private:
         const PathInfo b = path(via, to);
         PathInfo& p = path(from, to);
         p.count = a.count + b.count;
-        p.type = pxn ? Path::pxn : merge_path_type(a.type, b.type);
+        // Before 2.27.5 (no mergePathType) the worse of the two types.
+        p.type = pxn ? Path::pxn : logic_.merge_c2c_phb ? merge_path_type(a.type, b.type) : std::max(a.type, b.type);
         p.bw = std::min(a.bw, b.bw);
     }
 
@@ -222,7 +275,8 @@ private:
         if (!gn.gdr) unknown = "whether the driver reports GPUDirect RDMA for the GPU (nvidia-peermem or DMA-BUF)";
         if (read) {
             const long gdr_read = param(s_, "NCCL_NET_GDR_READ", -2);
-            if (gdr_read == 0) return refused("NCCL_NET_GDR_READ=0 disables GPUDirect RDMA for sends", "setting");
+            if (gdr_read == 0)
+                return refused("NCCL_NET_GDR_READ=0 disables GPUDirect RDMA for sends", "setting NCCL_NET_GDR_READ");
             if (gdr_read < 0 && gn.sm >= 0 && gn.sm < 80) {
                 bool nvlink = gpus_.size() == 1;
                 for (int o : gpus_) {
@@ -245,17 +299,19 @@ private:
         }
         const int cpu = local_cpu(g);
         const bool c2c_gpu = cpu >= 0 && path(g, cpu).type == Path::c2c;
-        if (release_ == Release::before_2_27 && gdr_c2c_ && distance == Path::phb && c2c_gpu) distance = Path::c2c;
-        if (release_ == Release::v2_27 && gdr_c2c_ && distance == Path::p2c) distance = Path::c2c;
+        if (logic_.gdr_c2c_phb_as_c2c && gdr_c2c_ && distance == Path::phb && c2c_gpu) distance = Path::c2c;
+        if (logic_.gdr_c2c_p2c_as_c2c && gdr_c2c_ && distance == Path::p2c) distance = Path::c2c;
         const std::string level = std::string(to_string(gdr_level_)) + (gdr_level_from_env_ ? "" : " (default)");
         if (distance > gdr_level_) {
             r.on = false;
             r.why = "path " + std::string(to_string(distance)) + " is farther than NCCL_NET_GDR_LEVEL " + level;
-            r.cause = gdr_level_from_env_ ? "setting NCCL_NET_GDR_LEVEL" : "slot";
-            if (c2c_gpu && !gdr_c2c_) r.cause = "setting NCCL_NET_GDR_C2C";
+            r.cause = "slot";  // or a setting: compute_paths tries the model without it
             return r;
         }
-        r.mode = (c2c_gpu && distance != Path::p2c && distance != Path::c2c) ? "pci" : "default";
+        // Through PCI on a C2C GPU the mapping is forced to PCIe: any distance
+        // but P2C (C2C before 2.29.2, where P2C was counted as C2C).
+        const Path direct = logic_.default_level_p2c ? Path::p2c : Path::c2c;
+        r.mode = (c2c_gpu && distance != direct) ? "pci" : "default";
         if (!unknown.empty()) {
             r.on = std::nullopt;
             r.why = "path " + std::string(to_string(distance)) + " is within NCCL_NET_GDR_LEVEL " + level +
@@ -265,6 +321,66 @@ private:
         r.on = true;
         r.why = "path " + std::string(to_string(distance)) + " is within NCCL_NET_GDR_LEVEL " + level;
         return r;
+    }
+
+    // ncclTopoComputePaths, the C2C + PHB step: a GPU joined to its CPU over
+    // C2C reaches a NIC under that CPU at P2C. 2.27.3 marks every NIC at PHB;
+    // 2.27.5 every NIC whose merged type is P2C; from 2.29.2 only the GPU's
+    // local NICs (ncclTopoGetLocal), so a nearer NIC elsewhere keeps PXN.
+    void mark_p2c() {
+        using P2c = ReleaseLogic::P2c;
+        if (logic_.p2c == P2c::none) return;
+        for (int g : gpus_) {
+            const int c = local_cpu(g);
+            if (c < 0) continue;
+            const bool c2c_gpu = path(g, c).type == Path::c2c;
+            for (int n : logic_.p2c == P2c::merged_local_nets ? local(g, nets_) : nets_) {
+                const bool p2c = logic_.p2c == P2c::phb_of_c2c_gpu
+                                     ? c2c_gpu && path(g, n).type == Path::phb
+                                     : merge_path_type(path(g, c).type, path(n, c).type) == Path::p2c;
+                if (!p2c) continue;
+                path(g, n).type = std::min(Path::p2c, path(g, n).type);
+                path(n, g).type = std::min(Path::p2c, path(n, g).type);
+            }
+        }
+    }
+
+    // ncclTopoCheckNet: the network is used between two GPUs of the node when
+    // both reach a NIC at PXB or better faster than their path to each other.
+    bool network_faster(int a, int b) {
+        if (param(s_, "NCCL_NET_DISABLE_INTRA", 0) == 1) return false;
+        const double between = path(a, b).bw;
+        auto best_net = [this](int gpu) {
+            double bw = 0;
+            for (int n : nets_) {
+                if (path(gpu, n).type <= Path::pxb) bw = std::max(bw, path(gpu, n).bw);
+            }
+            return bw;
+        };
+        return best_net(a) > between && best_net(b) > between;
+    }
+
+    // ncclTopoComputePaths, the transport step for receiver g (p2pCanConnect,
+    // shmCanConnect): P2P needs the P2P level and, unless it goes through an
+    // intermediate GPU (NVB), no faster network; SHM needs NCCL_SHM_DISABLE
+    // unset and no faster network. With neither, NCCL marks the path NET.
+    void choose_transports(int g) {
+        const bool shm_disabled = param(s_, "NCCL_SHM_DISABLE", 0) == 1;
+        for (int p : gpus_) {
+            if (p == g) continue;
+            const Path checked = original_of(p, g).type;
+            const bool use_net = network_faster(p, g);
+            const bool p2p = checked <= p2p_level_ && (checked == Path::nvb || !use_net);
+            const bool shm = !shm_disabled && !use_net;
+            transport_[{p, g}] = p2p ? "P2P" : shm ? "SHM" : "NET";
+            if (!p2p && !shm) path(p, g).type = Path::net;
+        }
+    }
+
+    const PathInfo& original_of(int a, int b) const {
+        const auto ia = static_cast<std::size_t>(std::find(gpus_.begin(), gpus_.end(), a) - gpus_.begin());
+        const auto ib = static_cast<std::size_t>(std::find(gpus_.begin(), gpus_.end(), b) - gpus_.begin());
+        return original_pair_[ia][ib];
     }
 
     // ncclTopoComputePaths after the base paths.
@@ -280,29 +396,18 @@ private:
                     if (cpu >= 0) inter_step(cpu, p, g, false);
                 }
             }
+            choose_transports(g);
         }
-        // P2C: a C2C GPU whose local NIC hangs off the same CPU.
-        if (release_ != Release::before_2_27) {
-            for (int g : gpus_) {
-                int c = local_cpu(g);
-                if (c < 0) continue;
-                for (int n : local(g, nets_)) {
-                    if (merge_path_type(path(g, c).type, path(n, c).type) == Path::p2c) {
-                        path(g, n).type = std::min(Path::p2c, path(g, n).type);
-                        path(n, g).type = std::min(Path::p2c, path(n, g).type);
-                    }
-                }
-            }
-        }
+        mark_p2c();
         for (int n : nets_) {
             for (int g : gpus_) {
                 if (!pxn_disabled_) {
                     int peer = local_gpu_of(n);
                     if (peer != g && peer != -1) {
-                        Gdr peer_gdr = check_gdr(peer, n, true);
-                        if (path(peer, n).type <= pxn_type_ && peer_gdr.on.value_or(true) &&
-                            path(peer, g).type <= Path::nvl &&
-                            (path(peer, n).bw > path(g, n).bw || path(g, n).type > Path::pxn)) {
+                        // From 2.30.3 the relay must itself use GDR (sends) to the NIC.
+                        const bool peer_gdr = !logic_.pxn_needs_peer_gdr || check_gdr(peer, n, true).on.value_or(true);
+                        if (path(peer, n).type <= pxn_type_ && peer_gdr && path(peer, g).type <= Path::nvl &&
+                            (path(peer, n).bw > path(g, n).bw || path(g, n).type > logic_.pxn_avoids_beyond)) {
                             inter_step(peer, g, n, true);
                             pxn_via_[{g, n}] = peer;
                         }
@@ -321,6 +426,12 @@ private:
             }
         }
         for (int n : nets_) out.nics.push_back(node(n).busid);
+        if (std::any_of(transport_.begin(), transport_.end(), [](const auto& t) { return t.second == "NET"; })) {
+            out.notes.push_back(
+                "some GPU pairs of this node talk through the network (ncclTopoCheckNet); NCCL then keeps in each "
+                "rank's view only the GPUs it reaches without it (ncclTopoTrimSystem), which this model does not "
+                "do");
+        }
     }
 
     void report(PathModel& out) {
@@ -330,7 +441,11 @@ private:
             v.busid = node(g).busid;
             v.line = node(g).line;
             v.dev = node(g).dev;
-            for (int n : local(g, nets_)) v.nics.push_back(node(n).busid);
+            // A NIC with several ports (several <net>) is one bus id: named once.
+            for (int n : local(g, nets_)) {
+                if (std::find(v.nics.begin(), v.nics.end(), node(n).busid) == v.nics.end())
+                    v.nics.push_back(node(n).busid);
+            }
             for (int n : nets_) v.nic_paths.push_back(checked_path_[{g, n}]);
             const int used = net_for_channel(g, 0);
             if (node(g).from_driver) {
@@ -341,6 +456,7 @@ private:
             if (used >= 0) {
                 v.nic = node(used).busid;
                 v.path = checked_path_[{g, used}];
+                v.nccl_path = path(g, used).type;
                 auto via = pxn_via_.find({g, used});
                 if (via != pxn_via_.end()) v.pxn_via = node(via->second).busid;
                 const Gdr& gdr = gdr_[{g, used}];
@@ -350,7 +466,9 @@ private:
                 v.gdr_mode = gdr.on.value_or(false) ? gdr.mode : "";
                 v.gdr_read = check_gdr(g, used, true).on;
                 // An NVLink peer the driver may add could relay at a nearer distance (PXN).
-                if (node(g).from_driver && !pxn_disabled_ && v.path && *v.path > Path::pxn && gdr.cause == "slot") {
+                // The nearest a relay can be is PIX, so a level below PIX rules it out.
+                if (node(g).from_driver && !pxn_disabled_ && v.path && *v.path > Path::pxn && gdr.cause == "slot" &&
+                    gdr_level_ >= Path::pix) {
                     v.gdr = std::nullopt;
                     v.gdr_read = std::nullopt;
                     v.gdr_why +=
@@ -379,6 +497,8 @@ private:
                 const std::string level = std::string(to_string(p2p_level_));
                 if (!driver) {
                     pair.path = p;
+                    pair.nccl_path = path(gpus_[i], gpus_[j]).type;
+                    pair.transport = transport_[{gpus_[i], gpus_[j]}];
                     pair.p2p = p <= p2p_level_;
                     pair.p2p_why = "path " + std::string(to_string(p)) +
                                    (*pair.p2p ? " is within " : " is farther than ") + "P2P level " + level;
@@ -403,7 +523,8 @@ private:
 
     Graph& g_;
     const PathSettings& s_;
-    Release release_;
+    Version version_;
+    ReleaseLogic logic_;
     std::vector<int> gpus_;
     std::vector<int> nets_;
     Path gdr_level_ = Path::pxb;
@@ -415,6 +536,7 @@ private:
     std::map<std::pair<int, int>, int> pxn_via_;
     std::map<std::pair<int, int>, Path> checked_path_;
     std::map<std::pair<int, int>, Gdr> gdr_;
+    std::map<std::pair<int, int>, std::string> transport_;  // (sender, receiver)
     std::vector<std::vector<PathInfo>> original_pair_;
 };
 
@@ -426,9 +548,13 @@ std::string_view to_string(Path path) {
     return names[static_cast<int>(path)];
 }
 
-std::optional<Path> parse_level(std::string_view text) {
+std::optional<Path> parse_level(std::string_view text, const Version& version) {
     for (int i = 0; i <= static_cast<int>(Path::sys); ++i) {
-        if (text == to_string(static_cast<Path>(i))) return static_cast<Path>(i);
+        const auto p = static_cast<Path>(i);
+        // The names a release knows: C2C from 2.26, P2C from 2.27.
+        if ((p == Path::c2c && version < Version{2, 26, 0}) || (p == Path::p2c && version < Version{2, 27, 0}))
+            continue;
+        if (text == to_string(p)) return p;
     }
     if (!text.empty() && text[0] >= '0' && text[0] <= '9') {
         // Old numbering: 0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 and above SYS.
@@ -440,7 +566,15 @@ std::optional<Path> parse_level(std::string_view text) {
     return std::nullopt;
 }
 
-PathModel compute_paths(const TopologyTree& tree, const PathSettings& settings) {
+std::string unmodelled_nccl_version(const Version& version) {
+    if (version.major == kModelNcclVersion.major && version >= kOldestModelledNcclVersion) return "";
+    return "NCCL " + version.to_string() + " is outside the releases this model follows (" +
+           kOldestModelledNcclVersion.to_string() + " to " + std::to_string(kModelNcclVersion.major) + ".x)";
+}
+
+namespace {
+
+PathModel compute_once(const TopologyTree& tree, const PathSettings& settings) {
     PathModel out;
     const TopologyFile& file = tree.file;
     if (file.outcome != TopoOutcome::accepted) {
@@ -453,9 +587,45 @@ PathModel compute_paths(const TopologyTree& tree, const PathSettings& settings) 
                     " (NCCL fails communicator init)";
         return out;
     }
-    graph::compute_base_paths(g, param(settings, "NCCL_NVB_DISABLE", 0) != 0);
-    out = Model(g, settings).run();
+    // A release outside the modelled range gets the nearest modelled logic, said in a note.
+    Version version = settings.nccl_version.value_or(kModelNcclVersion);
+    std::string unmodelled = unmodelled_nccl_version(version);
+    if (!unmodelled.empty())
+        version = version < kOldestModelledNcclVersion ? kOldestModelledNcclVersion : kModelNcclVersion;
+    graph::compute_base_paths(g, param(settings, "NCCL_NVB_DISABLE", 0) != 0, !logic_of(version).search_type_first);
+    out = Model(g, settings, version).run();
+    if (!unmodelled.empty()) out.notes.push_back(unmodelled + ": the logic of " + version.to_string() + " was applied");
+    if (version < Version{2, 26, 0} && std::any_of(g.nodes.begin(), g.nodes.end(), [](const graph::Node& n) {
+            return std::any_of(n.links.begin(), n.links.end(),
+                               [](const graph::Link& l) { return l.type == graph::LinkType::c2c; });
+        })) {
+        out.notes.push_back("NCCL before 2.26 has no C2C links: this file's <c2c> is modelled as 2.26 reads it");
+    }
     out.notes.insert(out.notes.end(), g.notes.begin(), g.notes.end());
+    return out;
+}
+
+}  // namespace
+
+PathModel compute_paths(const TopologyTree& tree, const PathSettings& settings) {
+    PathModel out = compute_once(tree, settings);
+    // A GPU the distance refuses GDR is blamed on a setting only when the
+    // model without that setting gives it GDR (directly or through PXN);
+    // otherwise on its slot.
+    for (const char* name : {"NCCL_NET_GDR_LEVEL", "NCCL_NET_GDR_C2C"}) {
+        const bool blamed_on_slot = std::any_of(out.gpus.begin(), out.gpus.end(), [](const GpuPathVerdict& g) {
+            return g.gdr == std::optional<bool>(false) && g.gdr_cause == "slot";
+        });
+        if (!blamed_on_slot || !settings.env.contains(name)) continue;
+        PathSettings without = settings;
+        without.env.erase(name);
+        const PathModel other = compute_once(tree, without);
+        for (std::size_t i = 0; i < out.gpus.size() && i < other.gpus.size(); ++i) {
+            GpuPathVerdict& g = out.gpus[i];
+            if (g.gdr == std::optional<bool>(false) && g.gdr_cause == "slot" && other.gpus[i].gdr == true)
+                g.gdr_cause = std::string("setting ") + name;
+        }
+    }
     return out;
 }
 

@@ -614,8 +614,10 @@ private:
 };
 
 // ncclTopoSetPaths: breadth first from `base`, keeping for each node the
-// best path by type, then bandwidth, then hop count.
-void set_paths(Graph& g, int base, bool nvb_disabled) {
+// best path by type, then bandwidth, then hop count (NCCL 2.30.7); releases
+// before it (`first_reach`) keep the first path to reach a node, replaced
+// only by a wider one of no more hops.
+void set_paths(Graph& g, int base, bool nvb_disabled, bool first_reach) {
     auto& to_base = g.paths[static_cast<std::size_t>(base)];
     to_base.assign(g.nodes.size(), PathInfo{});
     to_base[static_cast<std::size_t>(base)] = PathInfo{Path::loc, kLocBw, 0};
@@ -643,8 +645,11 @@ void set_paths(Graph& g, int base, bool nvb_disabled) {
                 type = std::max(static_cast<int>(here.type), type);
                 PathInfo& there = to_base[static_cast<std::size_t>(link.remote)];
                 const Path new_type = static_cast<Path>(type);
-                if (new_type < there.type || (new_type == there.type && there.bw < bw) ||
-                    (new_type == there.type && there.bw == bw && there.count > here.count + 1)) {
+                const bool better =
+                    first_reach ? (there.bw == 0 || there.count > here.count) && there.bw < bw
+                                : new_type < there.type || (new_type == there.type && there.bw < bw) ||
+                                      (new_type == there.type && there.bw == bw && there.count > here.count + 1);
+                if (better) {
                     there = PathInfo{new_type, bw, here.count + 1};
                     if (std::find(next.begin(), next.end(), link.remote) == next.end()) next.push_back(link.remote);
                 }
@@ -683,12 +688,12 @@ std::string normalize_busid(const std::string& busid) {
 
 Graph build_graph(const TopologyTree& tree) { return Builder(tree).run(); }
 
-void compute_base_paths(Graph& graph, bool nvb_disabled) {
+void compute_base_paths(Graph& graph, bool nvb_disabled, bool first_reach) {
     graph.paths.assign(graph.nodes.size(), {});
     for (std::size_t i = 0; i < graph.nodes.size(); ++i) {
         auto type = graph.nodes[i].type;
         if (type == NodeType::cpu || type == NodeType::gpu || type == NodeType::net)
-            set_paths(graph, static_cast<int>(i), nvb_disabled);
+            set_paths(graph, static_cast<int>(i), nvb_disabled, first_reach);
     }
 }
 

@@ -69,8 +69,9 @@ struct Graph {
 // their links.
 Graph build_graph(const TopologyTree& tree);
 
-// ncclTopoSetPaths for every CPU, GPU and NET; `nvb_disabled` is NCCL_NVB_DISABLE.
-void compute_base_paths(Graph& graph, bool nvb_disabled);
+// ncclTopoSetPaths for every CPU, GPU and NET; `nvb_disabled` is
+// NCCL_NVB_DISABLE; `first_reach` is the search of releases before 2.30.7.
+void compute_base_paths(Graph& graph, bool nvb_disabled, bool first_reach = false);
 
 // NCCL's lower-case "dddd:bb:dd.f": what busIdToInt64 reads back.
 std::string normalize_busid(const std::string& busid);

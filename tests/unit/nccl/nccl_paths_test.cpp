@@ -4,49 +4,14 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
+
+#include "unit/nccl/path_model_support.h"
 
 namespace launchguard::nccl {
 namespace {
 
-std::string read_file(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-std::string own_fixture(const std::string& name) {
-    return read_file(std::string(LAUNCHGUARD_FIXTURES) + "/nccl-paths/" + name);
-}
-
-std::string shared_fixture(const std::string& name) {
-    return read_file(std::string(LAUNCHGUARD_SOURCE_DIR) + "/../shared/fixtures/nccl-topo/" + name);
-}
-
-PathModel model_of(const std::string& xml, std::map<std::string, std::string> env = {},
-                   std::optional<Version> version = std::nullopt) {
-    PathSettings settings;
-    settings.env = std::move(env);
-    settings.nccl_version = version;
-    return compute_paths(parse_topology_tree(xml), settings);
-}
-
-const GpuPathVerdict& gpu(const PathModel& m, const std::string& busid) {
-    for (const auto& g : m.gpus) {
-        if (g.busid == busid) return g;
-    }
-    throw std::runtime_error("no GPU " + busid);
-}
-
-const GpuPairVerdict& pair(const PathModel& m, const std::string& a, const std::string& b) {
-    for (const auto& p : m.pairs) {
-        if ((p.a == a && p.b == b) || (p.a == b && p.b == a)) return p;
-    }
-    throw std::runtime_error("no pair " + a + " " + b);
-}
+using namespace testing;  // path_model_support.h
 
 // ncclTopoSetPaths: GPU -> switch -> NIC is two PCI links off one switch:
 // PIX; ncclTopoCheckGdr: PIX <= the 2.30 default level P2C, GDR on.

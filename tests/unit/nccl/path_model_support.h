@@ -1,0 +1,56 @@
+// Helpers of the path model tests: the topology fixtures (own and public),
+// the model under an environment and release, and a GPU or GPU pair of it.
+#pragma once
+
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "nccl/nccl_paths.h"
+#include "support/shared_fixtures.h"
+
+namespace launchguard::nccl::testing {
+
+inline std::string read_file(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+inline std::string own_fixture(const std::string& name) {
+    return read_file(std::string(LAUNCHGUARD_FIXTURES) + "/nccl-paths/" + name);
+}
+
+// A public topology file from LAUNCHGUARD_SHARED_FIXTURES; the running test
+// is skipped, by name, without them.
+inline std::string shared_fixture(const std::string& name) {
+    return read_file(launchguard::testing::shared_fixture_path("nccl-topo/" + name));
+}
+
+inline PathModel model_of(const std::string& xml, std::map<std::string, std::string> env = {},
+                          std::optional<Version> version = std::nullopt) {
+    PathSettings settings;
+    settings.env = std::move(env);
+    settings.nccl_version = version;
+    return compute_paths(parse_topology_tree(xml), settings);
+}
+
+inline const GpuPathVerdict& gpu(const PathModel& m, const std::string& busid) {
+    for (const auto& g : m.gpus) {
+        if (g.busid == busid) return g;
+    }
+    throw std::runtime_error("no GPU " + busid);
+}
+
+inline const GpuPairVerdict& pair(const PathModel& m, const std::string& a, const std::string& b) {
+    for (const auto& p : m.pairs) {
+        if ((p.a == a && p.b == b) || (p.a == b && p.b == a)) return p;
+    }
+    throw std::runtime_error("no pair " + a + " " + b);
+}
+
+}  // namespace launchguard::nccl::testing
