@@ -8,7 +8,7 @@
 namespace launchguard {
 
 Result<Profile> parse_profile(std::string_view yaml, std::string origin) {
-    return parse_profile_with(yaml, std::move(origin), is_known_rule_id);
+    return parse_profile_with(yaml, std::move(origin), registry_profile_rules());
 }
 
 Result<Profile> load_profile(std::string_view name_or_path) {

@@ -14,6 +14,9 @@ namespace launchguard {
 
 // Whether the rule registry has a rule with this id.
 bool is_known_rule_id(const std::string& id);
+// The registry as the profile readers need it: its rule ids and the
+// parameters its rules declare.
+const ProfileRules& registry_profile_rules();
 
 // Parses YAML text; `origin` names the file in every error.
 Result<Profile> parse_profile(std::string_view yaml, std::string origin);

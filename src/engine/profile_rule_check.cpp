@@ -9,8 +9,13 @@ namespace launchguard {
 
 bool is_known_rule_id(const std::string& id) { return find_rule(id) != nullptr; }
 
+const ProfileRules& registry_profile_rules() {
+    static const ProfileRules rules{.known_rule = is_known_rule_id, .parameters = all_profile_parameters()};
+    return rules;
+}
+
 Result<Profile> parse_profile_json(std::string_view json, std::string origin) {
-    return parse_profile_json_with(json, std::move(origin), is_known_rule_id);
+    return parse_profile_json_with(json, std::move(origin), registry_profile_rules());
 }
 
 }  // namespace launchguard

@@ -12,8 +12,12 @@ Action Profile::action_for(std::string_view rule, Action fallback) const {
 
 bool Profile::operator==(const Profile& other) const {
     return name == other.name && description == other.description && node == other.node && topology == other.topology &&
-           nccl == other.nccl && cpu == other.cpu && container == other.container && virt == other.virt &&
-           actions == other.actions;
+           nccl == other.nccl && parameters == other.parameters && actions == other.actions;
+}
+
+const ParameterValue* Profile::parameter(std::string_view key) const {
+    auto it = parameters.find(key);
+    return it == parameters.end() ? nullptr : &it->second;
 }
 
 Result<std::string> read_profile_file(const std::string& path) {

@@ -10,11 +10,13 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "finding/finding.h"
+#include "profile/profile_parameter.h"
 #include "util/error.h"
 
 namespace launchguard {
@@ -58,58 +60,44 @@ struct Profile {
         std::optional<std::string> net;         // recommended NCCL_NET ("IB", plugin name)
         std::optional<std::string> net_plugin;  // library the container must carry, e.g. "libnccl-net.so"
         std::optional<std::string> ib_hca;      // recommended NCCL_IB_HCA
-        struct Qps {
-            int min = 4;
-            int min_total_gpus = 512;
-            double min_link_gbps = 800;  // applies when the node's ports run at least this fast
-            bool operator==(const Qps&) const = default;
-        };
-        std::optional<Qps> qps;                  // net.qps-low threshold; absent = rule quiet
-        std::optional<std::string> min_version;  // oldest NCCL the images may carry ("2.27.3"); nccl.version-old
         bool operator==(const Nccl&) const = default;
     } nccl;
 
-    struct Cpu {
-        std::string governor = "performance";
-        int min_idle_states = 3;            // power.cstates fires at or below min-1
-        double min_affinity_overlap = 0.5;  // cpu.affinity-partial
-        bool numa_balancing_allowed = false;
-        bool operator==(const Cpu&) const = default;
-    } cpu;
-
-    struct Container {
-        std::uint64_t shm_min_bytes = 1ULL << 30;
-        bool memlock_unlimited = true;
-        std::uint64_t open_files_min = 65536;  // RLIMIT_NOFILE floor (mem.nofile-low)
-        int open_files_min_job_gpus = 64;      // ... for jobs of at least this many GPUs
-        bool operator==(const Container&) const = default;
-    } container;
-
-    struct Virtualization {
-        bool require_iommu_passthrough = false;  // block-level on Grace VM profiles
-        bool require_nic_ats = false;            // passed-through NICs must have ATS on (virt.ats-off)
-        bool operator==(const Virtualization&) const = default;
-    } virt;
+    // The rules' thresholds (cpu.min_idle_states, container.shm_min...): each
+    // rule declares its own beside its RuleInfo (profile/profile_parameter.h),
+    // so the profile holds them as one table, every default filled in by the
+    // readers. The node facts above stay typed: many rules share them.
+    ParameterValues parameters;
 
     std::map<std::string, Action, std::less<>> actions;  // per-rule overrides
 
     // The action configured for a rule, or fallback when the profile is silent.
     [[nodiscard]] Action action_for(std::string_view rule, Action fallback) const;
+    // The value of a parameter, or nullptr where the profile holds none (read
+    // it through its descriptor: profile/typed_parameter.h).
+    [[nodiscard]] const ParameterValue* parameter(std::string_view key) const;
 
     // Equal settings; `origin` (where each was read from) is not compared.
     bool operator==(const Profile& other) const;
 };
 
-// Parses YAML text; `origin` names the file in every error. Which rule ids
-// exist under `rules:` is the rule registry's to say, a layer above this one,
-// so it is passed in: engine/profile_loader.h binds it to the registry.
+// What the rule registry, a layer above this one, tells the profile readers:
+// which rule ids exist under `rules:`, and which parameters the rules read
+// (each validated through its descriptor). engine/profile_loader.h binds it
+// to the registry; a test may bind it to rules of its own.
 using KnownRuleCheck = std::function<bool(const std::string&)>;
-Result<Profile> parse_profile_with(std::string_view yaml, std::string origin, const KnownRuleCheck& known_rule);
+struct ProfileRules {
+    KnownRuleCheck known_rule{};  // empty: any well-formed id
+    std::span<const ProfileParameter* const> parameters{};
+};
+
+// Parses YAML text; `origin` names the file in every error.
+Result<Profile> parse_profile_with(std::string_view yaml, std::string origin, const ProfileRules& rules);
 // The compiled form: the same schema in JSON, written by profile_to_json.
 // Errors name the field (JSON has no lines worth naming: it is one line). A
 // key given twice keeps its last value (Boost.JSON); load_profile, which
 // `launchguard profile validate` uses, refuses it, as in YAML.
-Result<Profile> parse_profile_json_with(std::string_view json, std::string origin, const KnownRuleCheck& known_rule);
+Result<Profile> parse_profile_json_with(std::string_view json, std::string origin, const ProfileRules& rules);
 // Every setting, defaults included, as one line of JSON.
 std::string profile_to_json(const Profile& profile);
 

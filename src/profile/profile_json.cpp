@@ -110,13 +110,35 @@ json::object nccl_json(const Profile::Nccl& nccl) {
     if (nccl.net) o["net"] = *nccl.net;
     if (nccl.net_plugin) o["net_plugin"] = *nccl.net_plugin;
     if (nccl.ib_hca) o["ib_hca"] = *nccl.ib_hca;
-    if (nccl.qps) {
-        o["qps_per_connection"] = json::object{{"min", nccl.qps->min},
-                                               {"min_total_gpus", nccl.qps->min_total_gpus},
-                                               {"min_link_gbps", number_value(nccl.qps->min_link_gbps)}};
-    }
-    if (nccl.min_version) o["min_version"] = *nccl.min_version;
     return o;
+}
+
+json::value parameter_json(const ParameterValue& value) {
+    return std::visit(
+        [](const auto& v) -> json::value {
+            if constexpr (std::is_same_v<std::decay_t<decltype(v)>, double>) {
+                return number_value(v);
+            } else {
+                return json::value(v);
+            }
+        },
+        value);
+}
+
+// Each parameter under its section, a group's fields under the group:
+// "nccl.qps_per_connection.min" -> {"nccl": {"qps_per_connection": {"min": ...}}}.
+void add_parameters(json::object& root, const ParameterValues& parameters) {
+    for (const auto& [key, value] : parameters) {
+        json::object* object = &root;
+        std::string_view rest = key;
+        for (auto dot = rest.find('.'); dot != std::string_view::npos; dot = rest.find('.')) {
+            json::value& child = (*object)[rest.substr(0, dot)];
+            if (!child.is_object()) child = json::object();
+            object = &child.get_object();
+            rest.remove_prefix(dot + 1);
+        }
+        (*object)[rest] = parameter_json(value);
+    }
 }
 
 }  // namespace
@@ -131,16 +153,7 @@ std::string profile_to_json(const Profile& profile) {
     if (!profile.topology.container_path.empty()) topology["container_path"] = profile.topology.container_path;
     o["topology"] = std::move(topology);
     o["nccl"] = nccl_json(profile.nccl);
-    o["cpu"] = json::object{{"governor", profile.cpu.governor},
-                            {"min_idle_states", profile.cpu.min_idle_states},
-                            {"min_affinity_overlap", number_value(profile.cpu.min_affinity_overlap)},
-                            {"numa_balancing_allowed", profile.cpu.numa_balancing_allowed}};
-    o["container"] = json::object{{"shm_min", profile.container.shm_min_bytes},
-                                  {"memlock_unlimited", profile.container.memlock_unlimited},
-                                  {"open_files_min", profile.container.open_files_min},
-                                  {"open_files_min_job_gpus", profile.container.open_files_min_job_gpus}};
-    o["virtualization"] = json::object{{"require_iommu_passthrough", profile.virt.require_iommu_passthrough},
-                                       {"require_nic_ats", profile.virt.require_nic_ats}};
+    add_parameters(o, profile.parameters);
     if (!profile.actions.empty()) {
         json::object rules;
         for (const auto& [id, action] : profile.actions) rules[id] = to_string(action);
@@ -149,13 +162,13 @@ std::string profile_to_json(const Profile& profile) {
     return json::serialize(o) + "\n";
 }
 
-Result<Profile> parse_profile_json_with(std::string_view text, std::string origin, const KnownRuleCheck& known_rule) {
+Result<Profile> parse_profile_json_with(std::string_view text, std::string origin, const ProfileRules& rules) {
     json::error_code ec;
     json::value root = json::parse(text, ec);
     if (ec) return make_file_error(origin, 0, "invalid JSON: " + ec.message());
     if (root.is_null()) return make_file_error(origin, 0, "profile is empty");
     try {
-        Profile profile = profile_schema::read_profile(JsonNode(&root), known_rule);
+        Profile profile = profile_schema::read_profile(JsonNode(&root), rules);
         profile.origin = std::move(origin);
         return profile;
     } catch (const SchemaError& e) {

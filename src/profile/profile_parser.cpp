@@ -15,7 +15,7 @@ using profile_schema::SchemaError;
 
 }  // namespace
 
-Result<Profile> parse_profile_with(std::string_view yaml, std::string origin, const KnownRuleCheck& known_rule) {
+Result<Profile> parse_profile_with(std::string_view yaml, std::string origin, const ProfileRules& rules) {
     // Embedded profiles are ours; a file may come from anyone.
     if (!origin.starts_with("embedded:")) {
         if (auto guarded = check_yaml_terminates(yaml, origin); !guarded) return guarded.error();
@@ -24,7 +24,7 @@ Result<Profile> parse_profile_with(std::string_view yaml, std::string origin, co
         YAML::Node root = YAML::Load(std::string(yaml));
         if (!root.IsDefined() || root.IsNull()) return make_file_error(origin, 0, "profile is empty");
         if (auto bounded = check_yaml_expansion(std::span(&root, 1), origin); !bounded) return bounded.error();
-        Profile profile = profile_schema::read_profile(YamlNode(root), known_rule);
+        Profile profile = profile_schema::read_profile(YamlNode(root), rules);
         profile.origin = origin;
         return profile;
     } catch (const SchemaError& e) {

@@ -3,6 +3,9 @@
 // that the Slurm task checks read without a YAML library (profile_json.cpp).
 // Both read through the same checks, so a profile means the same thing, and
 // is refused with the same message, whichever form it is in.
+// The node facts have readers here; the rules' thresholds are read through
+// the descriptors the rules declare (ProfileRules, read_parameters), so a
+// new threshold needs nothing in this file.
 //
 // `Node` is a format's view of one document node:
 //   explicit operator bool() const      the node exists (a missing key: false)
@@ -21,12 +24,14 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "profile/profile.h"
+#include "profile/profile_parameter.h"
 #include "util/size_parser.h"
 #include "util/text_escape.h"
 
@@ -34,10 +39,6 @@ namespace launchguard::profile_schema {
 
 inline constexpr std::uint64_t kMinPageSize = 4U << 10;
 inline constexpr std::uint64_t kMaxPageSize = 64U << 10;
-// The governors of Linux's cpufreq (drivers/cpufreq, intel_pstate).
-inline constexpr std::array<std::string_view, 6> kGovernors = {"performance",  "powersave", "ondemand",
-                                                               "conservative", "schedutil", "userspace"};
-
 // "2.27" or "2.27.3": the NCCL versions a profile may name (nccl.min_version).
 inline bool valid_nccl_version(std::string_view text) {
     int dots = 0;
@@ -263,7 +264,6 @@ void read_node(StrictMap<Node>& m, Profile::Node& node) {
             node.runtime_memlock.emplace(byte_size(v, m.child_path("runtime_memlock")));
         }
     }
-    m.reject_unknown_keys();
 }
 
 template <class Node>
@@ -280,7 +280,6 @@ void read_topology(StrictMap<Node>& m, Profile::Topology& topo) {
         (std::string_view(key) == "host_path" ? topo.host_path : topo.container_path) = path;
     }
     if (topo.container_path.empty()) topo.container_path = topo.host_path;
-    m.reject_unknown_keys();
     if (topo.required && topo.host_path.empty()) {
         throw SchemaError{required.line(), m.child_path("host_path"), "required when topology.required is true"};
     }
@@ -291,72 +290,6 @@ void read_nccl(StrictMap<Node>& m, Profile::Nccl& nccl) {
     if (auto v = m.take("net")) nccl.net = scalar(v, m.child_path("net"));
     if (auto v = m.take("net_plugin")) nccl.net_plugin = scalar(v, m.child_path("net_plugin"));
     if (auto v = m.take("ib_hca")) nccl.ib_hca = scalar(v, m.child_path("ib_hca"));
-    if (auto v = m.take("qps_per_connection")) {
-        StrictMap<Node> q(v, m.child_path("qps_per_connection"));
-        Profile::Nccl::Qps qps;
-        if (auto x = q.take("min")) qps.min = static_cast<int>(integer(x, q.child_path("min"), 1, 128));
-        if (auto x = q.take("min_total_gpus")) {
-            qps.min_total_gpus = static_cast<int>(integer(x, q.child_path("min_total_gpus"), 0, 1 << 24));
-        }
-        if (auto x = q.take("min_link_gbps")) qps.min_link_gbps = number(x, q.child_path("min_link_gbps"), 0, 1e6);
-        q.reject_unknown_keys();
-        nccl.qps = qps;
-    }
-    if (auto v = m.take("min_version")) {
-        std::string text = scalar(v, m.child_path("min_version"), "a version such as 2.27.3");
-        if (!valid_nccl_version(text)) {
-            throw SchemaError{v.line(), m.child_path("min_version"),
-                              "expected a version such as 2.27 or 2.27.3, got '" + text + "'"};
-        }
-        nccl.min_version = text;
-    }
-    m.reject_unknown_keys();
-}
-
-template <class Node>
-void read_cpu(StrictMap<Node>& m, Profile::Cpu& cpu) {
-    if (auto v = m.take("governor")) {
-        cpu.governor = scalar(v, m.child_path("governor"));
-        // A misspelt governor would flag every node that runs the right one.
-        if (std::find(kGovernors.begin(), kGovernors.end(), cpu.governor) == kGovernors.end()) {
-            std::string known;
-            for (const auto& g : kGovernors) known += (known.empty() ? "" : ", ") + std::string(g);
-            throw SchemaError{v.line(), m.child_path("governor"),
-                              "unknown cpufreq governor '" + cpu.governor + "' (Linux has " + known + ")"};
-        }
-    }
-    if (auto v = m.take("min_idle_states")) {
-        cpu.min_idle_states = static_cast<int>(integer(v, m.child_path("min_idle_states"), 0, 64));
-    }
-    if (auto v = m.take("min_affinity_overlap")) {
-        cpu.min_affinity_overlap = number(v, m.child_path("min_affinity_overlap"), 0, 1);
-    }
-    if (auto v = m.take("numa_balancing_allowed")) {
-        cpu.numa_balancing_allowed = boolean(v, m.child_path("numa_balancing_allowed"));
-    }
-    m.reject_unknown_keys();
-}
-
-template <class Node>
-void read_container(StrictMap<Node>& m, Profile::Container& c) {
-    if (auto v = m.take("shm_min")) c.shm_min_bytes = byte_size(v, m.child_path("shm_min"));
-    if (auto v = m.take("memlock_unlimited")) c.memlock_unlimited = boolean(v, m.child_path("memlock_unlimited"));
-    if (auto v = m.take("open_files_min")) {
-        c.open_files_min = static_cast<std::uint64_t>(integer(v, m.child_path("open_files_min"), 0, 1LL << 40));
-    }
-    if (auto v = m.take("open_files_min_job_gpus")) {
-        c.open_files_min_job_gpus = static_cast<int>(integer(v, m.child_path("open_files_min_job_gpus"), 0, 1 << 24));
-    }
-    m.reject_unknown_keys();
-}
-
-template <class Node>
-void read_virtualization(StrictMap<Node>& m, Profile::Virtualization& virt) {
-    if (auto v = m.take("require_iommu_passthrough")) {
-        virt.require_iommu_passthrough = boolean(v, m.child_path("require_iommu_passthrough"));
-    }
-    if (auto v = m.take("require_nic_ats")) virt.require_nic_ats = boolean(v, m.child_path("require_nic_ats"));
-    m.reject_unknown_keys();
 }
 
 inline bool valid_rule_id(const std::string& id) {
@@ -368,38 +301,118 @@ inline bool valid_rule_id(const std::string& id) {
     });
 }
 
+// A rule parameter's value, through its descriptor (profile/profile_parameter.h).
+template <class Node>
+ParameterValue parameter_value(const Node& v, const ProfileParameter& parameter, const std::string& path) {
+    switch (parameter.kind) {
+        case ParameterKind::boolean:
+            return boolean(v, path);
+        case ParameterKind::integer:
+            return static_cast<std::int64_t>(integer(v, path, parameter.min_integer, parameter.max_integer));
+        case ParameterKind::number:
+            return number(v, path, parameter.min_number, parameter.max_number);
+        case ParameterKind::byte_size:
+            return byte_size(v, path);
+        case ParameterKind::choice: {
+            std::string text = scalar(v, path);
+            // A misspelt word would flag every node that has the right one.
+            if (std::find(parameter.choices.begin(), parameter.choices.end(), text) == parameter.choices.end()) {
+                std::string known;
+                for (std::string_view choice : parameter.choices)
+                    known += (known.empty() ? "" : ", ") + std::string(choice);
+                throw SchemaError{
+                    v.line(), path,
+                    "unknown " + std::string(parameter.choice_noun) + " '" + text + "' (known: " + known + ")"};
+            }
+            return text;
+        }
+        case ParameterKind::nccl_version: {
+            std::string text = scalar(v, path, "a version such as 2.27.3");
+            if (!valid_nccl_version(text)) {
+                throw SchemaError{v.line(), path, "expected a version such as 2.27 or 2.27.3, got '" + text + "'"};
+            }
+            return text;
+        }
+        case ParameterKind::group:
+            break;
+    }
+    throw SchemaError{v.line(), path, "cannot be read here"};
+}
+
+// The parameters of `section` that the mapping gives, into `values`; their
+// keys become known keys of the mapping. A group is a mapping of its own.
+template <class Node>
+void read_parameters(StrictMap<Node>& m, std::string_view section, std::span<const ProfileParameter* const> parameters,
+                     ParameterValues& values) {
+    for (const ProfileParameter* parameter : parameters) {
+        if (parameter->section() != section) continue;
+        const std::string name(parameter->name());
+        Node v = m.take(name);
+        if (!v) continue;
+        if (parameter->kind != ParameterKind::group) {
+            values[std::string(parameter->key)] = parameter_value(v, *parameter, m.child_path(name));
+            continue;
+        }
+        StrictMap<Node> group(v, m.child_path(name));
+        for (const ProfileParameter* field : parameter->fields) {
+            const std::string field_name(field->name());
+            if (Node x = group.take(field_name)) {
+                values[std::string(field->key)] = parameter_value(x, *field, group.child_path(field_name));
+            }
+        }
+        group.reject_unknown_keys();
+        // Given, even as `{}`: every field takes its default.
+        fill_parameter_defaults(parameter->fields, values);
+    }
+}
+
+// A section with fields of the profile's own (node, topology, nccl) that rule
+// parameters may join.
 template <class Node, class Section>
-void read_section(StrictMap<Node>& top, const char* key, Section& section, void (*reader)(StrictMap<Node>&, Section&)) {
+void read_section(StrictMap<Node>& top, const char* key, Section& section, void (*reader)(StrictMap<Node>&, Section&),
+                  const ProfileRules& rules, ParameterValues& values) {
     if (auto v = top.take(key)) {
         StrictMap<Node> m(v, key);
         reader(m, section);
+        read_parameters(m, key, rules.parameters, values);
+        m.reject_unknown_keys();
     }
 }
 
 // The whole document. `root` exists and is not null (the parsers say
 // "profile is empty" themselves).
 template <class Node>
-Profile read_profile(const Node& root, const KnownRuleCheck& known_rule) {
+Profile read_profile(const Node& root, const ProfileRules& rules) {
     Profile profile;
     StrictMap<Node> top(root, "");
     auto name = top.take("name");
     if (!name) throw SchemaError{root.line(), "name", "missing (every profile needs a name)"};
     profile.name = scalar(name, "name");
     if (auto v = top.take("description")) profile.description = scalar(v, "description");
-    read_section(top, "node", profile.node, &read_node<Node>);
-    read_section(top, "topology", profile.topology, &read_topology<Node>);
-    read_section(top, "nccl", profile.nccl, &read_nccl<Node>);
-    read_section(top, "cpu", profile.cpu, &read_cpu<Node>);
-    read_section(top, "container", profile.container, &read_container<Node>);
-    read_section(top, "virtualization", profile.virt, &read_virtualization<Node>);
-    if (auto rules = top.take("rules")) {
-        if (!rules.is_map()) throw SchemaError{rules.line(), "rules", "expected a mapping of rule id to action"};
-        const Entries<Node> entries = rules.entries();
+    read_section(top, "node", profile.node, &read_node<Node>, rules, profile.parameters);
+    read_section(top, "topology", profile.topology, &read_topology<Node>, rules, profile.parameters);
+    read_section(top, "nccl", profile.nccl, &read_nccl<Node>, rules, profile.parameters);
+    // Sections of rule parameters alone (cpu, container, virtualization):
+    // what the rules declare, a new one included.
+    std::set<std::string_view> sections;
+    for (const ProfileParameter* parameter : rules.parameters) sections.insert(parameter->section());
+    for (std::string_view section : {"node", "topology", "nccl"}) sections.erase(section);
+    for (std::string_view section : sections) {
+        const std::string key(section);
+        if (auto v = top.take(key)) {
+            StrictMap<Node> m(v, key);
+            read_parameters(m, section, rules.parameters, profile.parameters);
+            m.reject_unknown_keys();
+        }
+    }
+    if (auto actions = top.take("rules")) {
+        if (!actions.is_map()) throw SchemaError{actions.line(), "rules", "expected a mapping of rule id to action"};
+        const Entries<Node> entries = actions.entries();
         reject_duplicate_keys(entries, "rules");
         for (const auto& [key_node, value] : entries) {
             const std::string id = key_node.scalar();
             std::string path = "rules." + id;
-            if (!valid_rule_id(id) || (known_rule && !known_rule(id))) {
+            if (!valid_rule_id(id) || (rules.known_rule && !rules.known_rule(id))) {
                 throw SchemaError{key_node.line(), path, "unknown rule id (see `launchguard rules`)"};
             }
             if (value.is_null()) throw SchemaError{key_node.line(), path, "has no value"};
@@ -412,6 +425,7 @@ Profile read_profile(const Node& root, const KnownRuleCheck& known_rule) {
         }
     }
     top.reject_unknown_keys();
+    fill_parameter_defaults(rules.parameters, profile.parameters);
     return profile;
 }
 

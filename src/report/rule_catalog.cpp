@@ -3,6 +3,34 @@
 #include <boost/json.hpp>
 
 namespace launchguard {
+namespace {
+
+// One line per profile parameter the rule reads, a group's fields after it:
+// "cpu.min_idle_states: fire when ...; an integer from 0 to 64; default 3".
+std::vector<std::string> parameter_lines(std::span<const ProfileParameter* const> parameters) {
+    std::vector<std::string> lines;
+    for (const ProfileParameter* parameter : parameters) {
+        lines.push_back(std::string(parameter->key) + ": " + std::string(parameter->doc) + "; " +
+                        describe_parameter_type(*parameter) + "; default " + describe_parameter_default(*parameter));
+        for (std::string& line : parameter_lines(parameter->fields)) lines.push_back(std::move(line));
+    }
+    return lines;
+}
+
+boost::json::array parameters_json(std::span<const ProfileParameter* const> parameters) {
+    boost::json::array out;
+    for (const ProfileParameter* parameter : parameters) {
+        boost::json::object o{{"key", parameter->key},
+                              {"type", describe_parameter_type(*parameter)},
+                              {"default", describe_parameter_default(*parameter)},
+                              {"doc", parameter->doc}};
+        if (!parameter->fields.empty()) o["fields"] = parameters_json(parameter->fields);
+        out.push_back(std::move(o));
+    }
+    return out;
+}
+
+}  // namespace
 
 boost::json::value rule_to_json(const RuleInfo& info) {
     boost::json::object o;
@@ -16,6 +44,7 @@ boost::json::value rule_to_json(const RuleInfo& info) {
     o["why"] = info.why;
     o["evidence"] = info.evidence;
     o["fix"] = info.fix;
+    o["parameters"] = parameters_json(info.parameters);
     return o;
 }
 
@@ -46,6 +75,10 @@ std::string render_rule_explanation(const RuleInfo& info) {
     out += "Why it matters\n  " + std::string(info.why) + "\n\n";
     out += "Evidence it reports\n  " + std::string(info.evidence) + "\n\n";
     out += "How to fix\n  " + std::string(info.fix) + "\n";
+    if (!info.parameters.empty()) {
+        out += "\nProfile parameters\n";
+        for (const std::string& line : parameter_lines(info.parameters)) out += "  " + line + "\n";
+    }
     return out;
 }
 
@@ -77,6 +110,14 @@ std::string render_rules_markdown() {
         out += "- **Why:** " + std::string(info.why) + "\n";
         out += "- **Evidence:** " + std::string(info.evidence) + "\n";
         out += "- **Fix:** " + std::string(info.fix) + "\n";
+        std::vector<std::string> parameters = parameter_lines(info.parameters);
+        if (!parameters.empty()) {
+            out += "- **Profile parameters:**\n";
+            for (const std::string& line : parameters) {
+                const std::size_t colon = line.find(':');
+                out += "  - `" + line.substr(0, colon) + "`" + line.substr(colon) + "\n";
+            }
+        }
     }
     return out;
 }

@@ -77,8 +77,11 @@ std::string cumem_host_buffers(const RuleInput& in, std::string& nccl) {
     return "NCCL " + version->to_string() + " with driver " + std::to_string(major) + " (CUDA 12.6 or later)";
 }
 
+constexpr ByteSizeParameter kShmMin{"container.shm_min", 1ULL << 30, "fire when /dev/shm is smaller"};
+constexpr auto kShmSmallParameters = parameter_list(kShmMin);
+
 void check_shm_small(const RuleInput& in, RuleOutput& out) {
-    const std::uint64_t minimum = in.profile.container.shm_min_bytes;
+    const std::uint64_t minimum = kShmMin.in(in.profile);
     if (minimum == 0) return;
     const auto& shm = in.ctx.container.shm_bytes;
     if (!shm) {
@@ -146,8 +149,12 @@ std::optional<std::string> rdma_use(const RuleInput& in) {
     return std::nullopt;
 }
 
+constexpr BoolParameter kMemlockUnlimited{"container.memlock_unlimited", true,
+                                          "false keeps the rule quiet: the class needs no unlimited memlock"};
+constexpr auto kMemlockParameters = parameter_list(kMemlockUnlimited);
+
 void check_memlock(const RuleInput& in, RuleOutput& out) {
-    if (!in.profile.container.memlock_unlimited) return;
+    if (!kMemlockUnlimited.in(in.profile)) return;
     const ContainerFacts& container = in.ctx.container;
     if (container.memlock && !container.memlock->has_value()) return;  // unlimited
 
@@ -244,6 +251,7 @@ const TableRule kShmSmall{
                     "NCCL version and where it was found.",
         .fix = "Patched where the front end can: docker --shm-size=1g, a Kubernetes emptyDir {medium: Memory, "
                "sizeLimit: 1Gi} mounted at /dev/shm; for enroot, a larger /dev/shm on the host.",
+        .parameters = kShmSmallParameters,
     },
     check_shm_small};
 
@@ -271,16 +279,24 @@ const TableRule kMemlock{
         .fix = "Add IPC_LOCK for root containers; otherwise raise the limit: docker --ulimit memlock=-1, "
                "LimitMEMLOCK=infinity for slurmd with PropagateResourceLimitsExcept=MEMLOCK in slurm.conf, or "
                "LimitMEMLOCK=infinity in the container runtime's systemd unit.",
+        .parameters = kMemlockParameters,
     },
     check_memlock};
 
 // ---------------------------------------------------------------------------
 // mem.nofile-low
 
+constexpr IntegerParameter<std::uint64_t> kOpenFilesMin{"container.open_files_min", 65536, 0, 1ULL << 40,
+                                                        "soft RLIMIT_NOFILE floor (0: the rule stays quiet)"};
+constexpr IntegerParameter<int> kOpenFilesMinJobGpus{
+    "container.open_files_min_job_gpus", 64, 0, 1 << 24,
+    "apply the floor to jobs of at least this many GPUs (0: every job)"};
+constexpr auto kNofileLowParameters = parameter_list(kOpenFilesMin, kOpenFilesMinJobGpus);
+
 void check_nofile_low(const RuleInput& in, RuleOutput& out) {
-    const std::uint64_t minimum = in.profile.container.open_files_min;
+    const std::uint64_t minimum = kOpenFilesMin.in(in.profile);
     if (minimum == 0) return;
-    const int min_gpus = in.profile.container.open_files_min_job_gpus;
+    const int min_gpus = kOpenFilesMinJobGpus.in(in.profile);
     const auto& gpus = in.ctx.job.total_gpus;
     const auto& limit = in.ctx.container.open_files;
     if (limit && !limit->has_value()) return;  // unlimited
@@ -335,6 +351,7 @@ const TableRule kNofileLow{
         .evidence = "The limit and where it was read, the profile's minimum and the job's GPU count.",
         .fix = "Raise the soft limit: `ulimit -n` up to the hard limit, `--ulimit nofile=` for docker or podman, "
                "`LimitNOFILE=` for slurmd or the container runtime's unit.",
+        .parameters = kNofileLowParameters,
     },
     check_nofile_low};
 

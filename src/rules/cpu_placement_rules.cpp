@@ -188,6 +188,10 @@ std::string percent(std::size_t part, std::size_t whole) {
     return std::to_string(whole == 0 ? 0 : (part * 100 + whole / 2) / whole) + "%";
 }
 
+constexpr NumberParameter kMinAffinityOverlap{"cpu.min_affinity_overlap", 0.5, 0, 1,
+                                              "fire when a smaller share of the task's CPUs is local to its GPUs"};
+constexpr auto kAffinityPartialParameters = parameter_list(kMinAffinityOverlap);
+
 void check_affinity_partial(const RuleInput& in, RuleOutput& out) {
     if (!affinity_facts_ready(in, out, "how much of the task's CPU mask is local to its GPUs")) return;
     const LaunchContext& ctx = in.ctx;
@@ -206,7 +210,8 @@ void check_affinity_partial(const RuleInput& in, RuleOutput& out) {
     if (overlap.empty()) return;  // cpu.affinity-off-gpu's case
 
     double fraction = static_cast<double>(overlap.count()) / static_cast<double>(mask.count());
-    bool small_overlap = fraction < in.profile.cpu.min_affinity_overlap;
+    const double min_overlap = kMinAffinityOverlap.in(in.profile);
+    bool small_overlap = fraction < min_overlap;
     std::vector<const NumaNode*> remote;
     if (topo != nullptr) remote = remote_numa_nodes(*topo, mask, gpu_cpus);
     if (!small_overlap && remote.empty()) return;
@@ -232,8 +237,8 @@ void check_affinity_partial(const RuleInput& in, RuleOutput& out) {
     finding.evidence.emplace_back("gpus", describe_gpus(gpus));
     finding.evidence.emplace_back("gpu_local_cpus", gpu_cpus.to_list());
     finding.evidence.emplace_back("local_overlap", overlap_text);
-    finding.evidence.emplace_back("min_affinity_overlap", rules::format_number(in.profile.cpu.min_affinity_overlap) +
-                                                              " (profile " + in.profile.name + ")");
+    finding.evidence.emplace_back("min_affinity_overlap",
+                                  rules::format_number(min_overlap) + " (profile " + in.profile.name + ")");
     if (!remote.empty()) {
         finding.evidence.emplace_back("remote_numa_nodes",
                                       join(remote_names) + " (CPUs " + remote_cpus.to_list() + ")");
@@ -444,6 +449,7 @@ const TableRule kAffinityPartial{
                     "the profile's minimum and the remote NUMA nodes with the mask's CPUs on them.",
         .fix = "Bind each task to its GPU's NUMA node as for cpu.affinity-off-gpu: srun --gpu-bind=closest "
                "--cpu-bind=ldoms, numactl --cpunodebind=N --membind=N, or mpirun --bind-to numa.",
+        .parameters = kAffinityPartialParameters,
     },
     check_affinity_partial};
 

@@ -505,9 +505,13 @@ const TableRule kDebugVerbose{
 // ---------------------------------------------------------------------------
 // nccl.version-old
 
+constexpr NcclVersionParameter kMinNcclVersion{"nccl.min_version", "the oldest NCCL the images may carry"};
+constexpr auto kVersionOldParameters = parameter_list(kMinNcclVersion);
+
 void check_version_old(const RuleInput& in, RuleOutput& out) {
-    if (!in.profile.nccl.min_version) return;
-    auto minimum = nccl::parse_version(*in.profile.nccl.min_version);
+    const std::optional<std::string_view> wanted = kMinNcclVersion.in(in.profile);
+    if (!wanted) return;
+    auto minimum = nccl::parse_version(*wanted);
     if (!minimum) return;  // the schema only lets versions through
     std::string where;
     auto version = rules::image_nccl_version(in, where);
@@ -545,6 +549,7 @@ const TableRule kVersionOld{
                "version is also evidence for the rules that depend on it.",
         .evidence = "The version, the library and the link it was read from, and the profile's minimum.",
         .fix = "Use an image with a newer NCCL, or put a newer `libnccl.so.2` first on `LD_LIBRARY_PATH`.",
+        .parameters = kVersionOldParameters,
     },
     check_version_old};
 

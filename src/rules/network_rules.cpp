@@ -496,9 +496,22 @@ Condition link_fast_enough(const RuleInput& in, double min_gbps, std::string& ra
         ") nor profile '" + in.profile.name + "' gives the link rate");
 }
 
+constexpr IntegerParameter<int> kQpsMin{"nccl.qps_per_connection.min", 4, 1, 128,
+                                        "the fewest queue pairs per connection, the value the patch sets"};
+constexpr IntegerParameter<int> kQpsMinTotalGpus{"nccl.qps_per_connection.min_total_gpus", 512, 0, 1 << 24,
+                                                 "for jobs of at least this many GPUs"};
+constexpr NumberParameter kQpsMinLinkGbps{"nccl.qps_per_connection.min_link_gbps", 800, 0, 1e6,
+                                          "on nodes whose ports run at least this fast"};
+constexpr auto kQpsFields = parameter_list(kQpsMin, kQpsMinTotalGpus, kQpsMinLinkGbps);
+constexpr ParameterGroup kQps{"nccl.qps_per_connection", kQpsFields, "when the fabric needs more queue pairs"};
+constexpr auto kQpsLowParameters = parameter_list(kQps);
+
 void check_qps_low(const RuleInput& in, RuleOutput& out) {
-    if (!in.profile.nccl.qps) return;
-    const auto& qps = *in.profile.nccl.qps;
+    if (!kQps.in(in.profile)) return;
+    const struct {
+        int min, min_total_gpus;
+        double min_link_gbps;
+    } qps{kQpsMin.in(in.profile), kQpsMinTotalGpus.in(in.profile), kQpsMinLinkGbps.in(in.profile)};
     const nccl::Setting* setting = in.nccl.get("NCCL_IB_QPS_PER_CONNECTION");
     if (setting == nullptr && !in.nccl.decided("NCCL_IB_QPS_PER_CONNECTION")) {
         out.unknown(in.ctx.env ? "cannot tell how many queue pairs NCCL opens per connection because " +
@@ -562,6 +575,7 @@ const TableRule kQpsLow{
             "it came from, and the profile minimum.",
         .fix = "Set `NCCL_IB_QPS_PER_CONNECTION` to the profile minimum (applied automatically when the front end can "
                "patch the environment).",
+        .parameters = kQpsLowParameters,
     },
     check_qps_low};
 

@@ -1,6 +1,7 @@
 // CPU power management (field case 2): governor, idle states, turbo and NUMA
 // balancing, as the node's sysfs/procfs shows them. These are node settings;
 // a task can see them but not change them, so every fix is a manual step.
+#include <array>
 #include <map>
 #include <string>
 #include <vector>
@@ -50,9 +51,15 @@ const CpuPower* power_or_unknown(const RuleInput& in, RuleOutput& out, const std
 
 std::string khz_as_ghz(long khz) { return rules::format_number(static_cast<double>(khz / 10000) / 100.0) + " GHz"; }
 
+// The governors of Linux's cpufreq (drivers/cpufreq, intel_pstate).
+constexpr std::array<std::string_view, 6> kGovernors = {"performance",  "powersave", "ondemand",
+                                                        "conservative", "schedutil", "userspace"};
+constexpr ChoiceParameter kExpectedGovernor{"cpu.governor", "performance", kGovernors, "cpufreq governor",
+                                            "the governor every CPU of the task should run"};
+constexpr auto kGovernorParameters = parameter_list(kExpectedGovernor);
+
 void check_governor(const RuleInput& in, RuleOutput& out) {
-    const std::string& expected = in.profile.cpu.governor;
-    if (expected.empty()) return;
+    const std::string expected(kExpectedGovernor.in(in.profile));
     const CpuPower* power = power_or_unknown(in, out, "the cpufreq governor");
     if (power == nullptr) return;
     if (power->governor.empty()) {
@@ -117,6 +124,10 @@ std::vector<std::string> idle_limiting_params(const Fact<std::string>& cmdline) 
 // give busy cores their turbo headroom.
 constexpr std::size_t kFirstDeepState = 2;
 
+constexpr IntegerParameter<int> kMinIdleStates{"cpu.min_idle_states", 3, 0, 64,
+                                               "fire when a CPU exposes fewer idle states (0: never)"};
+constexpr auto kCstatesParameters = parameter_list(kMinIdleStates);
+
 void check_cstates(const RuleInput& in, RuleOutput& out) {
     const CpuPower* power = power_or_unknown(in, out, "which CPU idle states are available");
     if (power == nullptr) return;
@@ -126,7 +137,7 @@ void check_cstates(const RuleInput& in, RuleOutput& out) {
     // The count is an x86 measure: on Arm (Grace) the only idle state is
     // WFI (C1) and there is no turbo for deeper states to feed (NVIDIA Grace
     // Performance Tuning Guide, "Power and Thermals"), so it does not apply.
-    const int min_states = rules::arm_node(in) ? 0 : in.profile.cpu.min_idle_states;
+    const int min_states = rules::arm_node(in) ? 0 : kMinIdleStates.in(in.profile);
     const auto& virtualization = in.ctx.node.virtualization;
     if (power->idle_states.empty() && min_states > 0 && virtualization && *virtualization != "none") {
         out.unknown("cannot tell which idle states the CPUs reach: this node is a " + *virtualization +
@@ -272,8 +283,12 @@ void check_turbo(const RuleInput& in, RuleOutput& out) {
     }
 }
 
+constexpr BoolParameter kNumaBalancingAllowed{"cpu.numa_balancing_allowed", false,
+                                              "true keeps the rule quiet: the node class runs with balancing on"};
+constexpr auto kNumaBalancingParameters = parameter_list(kNumaBalancingAllowed);
+
 void check_numa_balancing(const RuleInput& in, RuleOutput& out) {
-    if (in.profile.cpu.numa_balancing_allowed) return;
+    if (kNumaBalancingAllowed.in(in.profile)) return;
     const auto& balancing = in.ctx.node.numa_balancing;
     if (!balancing) {
         out.unknown("cannot tell whether automatic NUMA balancing is on because " + balancing.reason());
@@ -309,6 +324,7 @@ const TableRule kGovernor{
         .fix = "cpupower frequency-set -g performance on every node, made persistent with a tuned profile, a "
                "systemd unit or cpufreq.default_governor=performance on the kernel command line. Profiles for "
                "VMs whose hypervisor owns frequency scaling set this rule to off.",
+        .parameters = kGovernorParameters,
     },
     check_governor};
 
@@ -335,6 +351,7 @@ const TableRule kCstates{
         .fix = "Enable deep core and package C-states in the BIOS and remove kernel limits such as "
                "intel_idle.max_cstate=1 or idle=poll; re-enable disabled states with cpupower idle-set -E and remove "
                "what disabled them (a boot script or tuned profile running cpupower idle-set -d).",
+        .parameters = kCstatesParameters,
     },
     check_cstates};
 
@@ -376,6 +393,7 @@ const TableRule kNumaBalancing{
         .evidence = "The setting and the procfs path it was read from.",
         .fix = "sysctl -w kernel.numa_balancing=0, persisted in /etc/sysctl.d/, or numa_balancing=disable on the "
                "kernel command line.",
+        .parameters = kNumaBalancingParameters,
     },
     check_numa_balancing};
 

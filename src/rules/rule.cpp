@@ -36,4 +36,22 @@ const Rule* find_rule(std::string_view id) {
     return it == rules.end() ? nullptr : *it;
 }
 
+std::vector<const ProfileParameter*> parameters_of(const std::vector<const Rule*>& rules) {
+    std::vector<const ProfileParameter*> parameters;
+    for (const Rule* rule : rules) {
+        for (const ProfileParameter* parameter : rule->info().parameters) {
+            // Two rules may read one parameter (the same descriptor).
+            if (std::find(parameters.begin(), parameters.end(), parameter) == parameters.end()) {
+                parameters.push_back(parameter);
+            }
+        }
+    }
+    return parameters;
+}
+
+const std::vector<const ProfileParameter*>& all_profile_parameters() {
+    static const std::vector<const ProfileParameter*> parameters = parameters_of(all_rules());
+    return parameters;
+}
+
 }  // namespace launchguard

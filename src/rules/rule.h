@@ -3,6 +3,7 @@
 // rules/registry.cpp; docs/rules.md is generated from that list.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,10 @@ struct RuleInfo {
     std::string_view why;       // the silent slowdown it prevents (docs: "Why")
     std::string_view evidence;  // what the finding shows (docs: "Evidence")
     std::string_view fix;       // how to fix it (docs: "Fix")
+    // The profile parameters (thresholds) it reads, declared beside it as
+    // constexpr descriptors (profile/typed_parameter.h): the profile readers
+    // learn them from here, so a new one needs no change in src/profile/.
+    std::span<const ProfileParameter* const> parameters{};
 };
 
 // What a rule sees: the launch, the profile, NCCL's effective config and the
@@ -78,5 +83,9 @@ public:
 // Every rule, in catalog order.
 const std::vector<const Rule*>& all_rules();
 const Rule* find_rule(std::string_view id);
+// The profile parameters of `rules`, each once, in catalog order.
+std::vector<const ProfileParameter*> parameters_of(const std::vector<const Rule*>& rules);
+// Those of every rule: what the profile readers validate.
+const std::vector<const ProfileParameter*>& all_profile_parameters();
 
 }  // namespace launchguard

@@ -1,8 +1,11 @@
-// The usual shape of a rule: a static RuleInfo next to a check function.
-// Each family file defines its rules as `const TableRule` objects and
-// registers them in rules/registry.cpp's explicit list.
+// The usual shape of a rule: a static RuleInfo next to a check function,
+// with the profile parameters it reads declared beside them
+// (profile/typed_parameter.h). Each family file defines its rules as
+// `const TableRule` objects and registers them in rules/registry.cpp's
+// explicit list.
 #pragma once
 
+#include "profile/typed_parameter.h"
 #include "rules/rule.h"
 
 namespace launchguard {

@@ -188,6 +188,10 @@ std::vector<RemediationOp> passthrough_remediation(const RuleInput& in) {
     return ops;
 }
 
+constexpr BoolParameter kRequireIommuPassthrough{"virtualization.require_iommu_passthrough", false,
+                                                 "true blocks instead of warning (Grace profiles always do)"};
+constexpr auto kIommuTranslatingParameters = parameter_list(kRequireIommuPassthrough);
+
 void check_iommu_translating(const RuleInput& in, RuleOutput& out) {
     const NodeFacts& node = in.ctx.node;
     const auto& virtualization = node.virtualization;
@@ -242,7 +246,7 @@ void check_iommu_translating(const RuleInput& in, RuleOutput& out) {
     finding.evidence.emplace_back(
         "kernel_cmdline", node.kernel_cmdline ? *node.kernel_cmdline : "unknown: " + node.kernel_cmdline.reason());
     if (node.arch) finding.evidence.emplace_back("arch", *node.arch);
-    if (in.profile.virt.require_iommu_passthrough || in.profile.node.grace) {
+    if (kRequireIommuPassthrough.in(in.profile) || in.profile.node.grace) {
         finding.action = Action::block;
         finding.evidence.emplace_back("profile", in.profile.name + " requires IOMMU passthrough");
     }
@@ -332,6 +336,7 @@ const TableRule kIommuTranslating{
         .fix = "Boot the guest with iommu.passthrough=1 iommu.strict=0 on Arm (Azure's GB200 images use "
                "iommu.passthrough=1 and arm_smmu_v3.disable_msipolling=1) or iommu=pt on x86; where the host "
                "supports it, pass Grace's SMMU CMDQV to the guest.",
+        .parameters = kIommuTranslatingParameters,
     },
     check_iommu_translating};
 
@@ -375,8 +380,12 @@ const TableRule kPageSize{
 // ---------------------------------------------------------------------------
 // virt.ats-off
 
+constexpr BoolParameter kRequireNicAts{"virtualization.require_nic_ats", false,
+                                       "true: passed-through RDMA NICs must have ATS on (false: the rule stays quiet)"};
+constexpr auto kAtsOffParameters = parameter_list(kRequireNicAts);
+
 void check_ats_off(const RuleInput& in, RuleOutput& out) {
-    if (!in.profile.virt.require_nic_ats) return;
+    if (!kRequireNicAts.in(in.profile)) return;
     const LaunchContext& ctx = in.ctx;
     rules::Condition vm = rules::node_is_vm(ctx, true);
     rules::Condition topo = rules::topology_known(ctx);
@@ -437,6 +446,7 @@ const TableRule kAtsOff{
                     "read.",
         .fix = "Enable ATS in the NIC firmware (`mlxconfig ... ATS_ENABLED=true`) and pass it through to the VM; "
                "then reboot the guest. Drained by node checks until fixed.",
+        .parameters = kAtsOffParameters,
     },
     check_ats_off};
 

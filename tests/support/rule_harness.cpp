@@ -43,10 +43,14 @@ bool RuleResult::has_op(RemediationOp::Kind kind) const {
 RuleResult run_rule(std::string_view id, const LaunchContext& ctx, const Profile& profile) {
     const Rule* rule = find_rule(id);
     if (rule == nullptr) throw std::runtime_error("no rule " + std::string(id));
+    return run_rule(*rule, ctx, profile);
+}
+
+RuleResult run_rule(const Rule& rule, const LaunchContext& ctx, const Profile& profile) {
     nccl::EffectiveConfig config = nccl::resolve(ctx);
-    RuleOutput out(rule->info());
+    RuleOutput out(rule.info());
     SharedAnalysis shared;
-    rule->evaluate(RuleInput{ctx, profile, config, shared, ctx.files.get()}, out);
+    rule.evaluate(RuleInput{ctx, profile, config, shared, ctx.files.get()}, out);
     return RuleResult{std::move(out.findings()), std::move(out.unknowns())};
 }
 

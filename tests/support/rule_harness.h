@@ -12,6 +12,7 @@
 #include "context/launch_context.h"
 #include "finding/finding.h"
 #include "profile/profile.h"
+#include "rules/rule.h"
 
 namespace launchguard::testing {
 
@@ -32,6 +33,8 @@ struct RuleResult {
 };
 
 RuleResult run_rule(std::string_view id, const LaunchContext& ctx, const Profile& profile);
+// A rule outside the registry (one a test declares).
+RuleResult run_rule(const Rule& rule, const LaunchContext& ctx, const Profile& profile);
 RuleResult run_rule(std::string_view id, const LaunchContext& ctx);  // embedded default profile
 
 // A profile from inline YAML (schema-checked against the real rule list).

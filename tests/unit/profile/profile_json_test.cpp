@@ -8,11 +8,18 @@
 #include "engine/profile_loader.h"
 #include "profile/compiled_profiles.h"
 #include "profile/profile.h"
+#include "rules/rule.h"
 
 namespace launchguard {
 namespace {
 
-const KnownRuleCheck kAnyRule = [](const std::string&) { return true; };
+// Any well-formed rule id; the real rules' parameters (read when first
+// used: the rules are not all constructed before main).
+const ProfileRules& any_rule() {
+    static const ProfileRules rules{.known_rule = [](const std::string&) { return true; },
+                                    .parameters = all_profile_parameters()};
+    return rules;
+}
 
 std::string temp_file(const std::string& name, const std::string& text) {
     auto path = std::filesystem::temp_directory_path() / ("lg_profile_json_" + std::to_string(::getpid()) + "_" + name);
@@ -56,10 +63,10 @@ container: {shm_min: 2GiB, memlock_unlimited: false, open_files_min: 1048576, op
 virtualization: {require_iommu_passthrough: true, require_nic_ats: true}
 rules: {topo.file-missing: block, power.cstates: off}
 )",
-                                   "site.yaml", kAnyRule);
+                                   "site.yaml", any_rule());
     ASSERT_TRUE(yaml.ok()) << yaml.error().to_string();
     const std::string json = profile_to_json(*yaml);
-    auto back = parse_profile_json_with(json, "site.json", kAnyRule);
+    auto back = parse_profile_json_with(json, "site.json", any_rule());
     ASSERT_TRUE(back.ok()) << back.error().to_string();
     EXPECT_EQ(*back, *yaml) << json;
     // Whole numbers stay integers, as they were written.
@@ -69,22 +76,22 @@ rules: {topo.file-missing: block, power.cstates: off}
 }
 
 TEST(ProfileJson, TheSchemaHoldsAsForYamlAndErrorsNameTheField) {
-    auto unknown = parse_profile_json_with(R"({"name":"x","node":{"gpu_count":8}})", "s.json", kAnyRule);
+    auto unknown = parse_profile_json_with(R"({"name":"x","node":{"gpu_count":8}})", "s.json", any_rule());
     ASSERT_FALSE(unknown.ok());
     EXPECT_EQ(unknown.error().field, "node.gpu_count");
     EXPECT_EQ(unknown.error().file, "s.json");
     EXPECT_NE(unknown.error().message.find("unknown key"), std::string::npos);
 
-    auto range = parse_profile_json_with(R"({"name":"x","node":{"gpus":5000}})", "s.json", kAnyRule);
+    auto range = parse_profile_json_with(R"({"name":"x","node":{"gpus":5000}})", "s.json", any_rule());
     ASSERT_FALSE(range.ok());
     EXPECT_EQ(range.error().field, "node.gpus");
     EXPECT_NE(range.error().message.find("out of range"), std::string::npos);
 
-    auto type = parse_profile_json_with(R"({"name":"x","node":{"gpus":[8]}})", "s.json", kAnyRule);
+    auto type = parse_profile_json_with(R"({"name":"x","node":{"gpus":[8]}})", "s.json", any_rule());
     ASSERT_FALSE(type.ok());
     EXPECT_EQ(type.error().message, "expected an integer, got a list");
 
-    auto boolean = parse_profile_json_with(R"({"name":"x","node":{"grace":1}})", "s.json", kAnyRule);
+    auto boolean = parse_profile_json_with(R"({"name":"x","node":{"grace":1}})", "s.json", any_rule());
     ASSERT_FALSE(boolean.ok());
     EXPECT_EQ(boolean.error().field, "node.grace");
 
@@ -93,9 +100,9 @@ TEST(ProfileJson, TheSchemaHoldsAsForYamlAndErrorsNameTheField) {
     const std::string repeated = R"({"name":"x","cpu":{"governor":"powersave"},)"
                                  "\n"
                                  R"("cpu":{}})";
-    auto last_wins = parse_profile_json_with(repeated, "s.json", kAnyRule);
+    auto last_wins = parse_profile_json_with(repeated, "s.json", any_rule());
     ASSERT_TRUE(last_wins.ok());
-    EXPECT_EQ(last_wins->cpu.governor, "performance");
+    EXPECT_EQ(std::get<std::string>(*last_wins->parameter("cpu.governor")), "performance");
     const std::string path = temp_file("repeated.json", repeated);
     auto validated = load_profile(path);
     ASSERT_FALSE(validated.ok());
@@ -104,7 +111,7 @@ TEST(ProfileJson, TheSchemaHoldsAsForYamlAndErrorsNameTheField) {
     EXPECT_EQ(validated.error().line, 2);
     std::filesystem::remove(path);
 
-    auto null_value = parse_profile_json_with(R"({"name":"x","nccl":{"net":null}})", "s.json", kAnyRule);
+    auto null_value = parse_profile_json_with(R"({"name":"x","nccl":{"net":null}})", "s.json", any_rule());
     ASSERT_FALSE(null_value.ok());
     EXPECT_EQ(null_value.error().message, "has no value");
 
@@ -112,7 +119,7 @@ TEST(ProfileJson, TheSchemaHoldsAsForYamlAndErrorsNameTheField) {
     ASSERT_FALSE(rule.ok());
     EXPECT_EQ(rule.error().field, "rules.topo.nope");
 
-    auto no_name = parse_profile_json_with(R"({"description":"x"})", "s.json", kAnyRule);
+    auto no_name = parse_profile_json_with(R"({"description":"x"})", "s.json", any_rule());
     ASSERT_FALSE(no_name.ok());
     EXPECT_EQ(no_name.error().field, "name");
 }
@@ -120,27 +127,27 @@ TEST(ProfileJson, TheSchemaHoldsAsForYamlAndErrorsNameTheField) {
 // yaml-cpp passes any bytes through; the compiled form is JSON, which must be
 // UTF-8 (a fuzzer found a description with a stray 0xAF byte).
 TEST(ProfileJson, TextThatIsNotUtf8IsASchemaErrorSoEveryProfileCompiles) {
-    auto yaml = parse_profile_with("name: x\ndescription: An\xaf GPU node\n", "f.yaml", kAnyRule);
+    auto yaml = parse_profile_with("name: x\ndescription: An\xaf GPU node\n", "f.yaml", any_rule());
     ASSERT_FALSE(yaml.ok());
     EXPECT_EQ(yaml.error().field, "description");
     EXPECT_EQ(yaml.error().line, 2);
     EXPECT_EQ(yaml.error().message, "is not valid UTF-8 text");
-    auto fine = parse_profile_with("name: x\ndescription: Grace \xe2\x80\x94 Hopper\n", "f.yaml", kAnyRule);
+    auto fine = parse_profile_with("name: x\ndescription: Grace \xe2\x80\x94 Hopper\n", "f.yaml", any_rule());
     ASSERT_TRUE(fine.ok()) << fine.error().to_string();
-    auto back = parse_profile_json_with(profile_to_json(*fine), "f.json", kAnyRule);
+    auto back = parse_profile_json_with(profile_to_json(*fine), "f.json", any_rule());
     ASSERT_TRUE(back.ok());
     EXPECT_EQ(back->description, "Grace \xe2\x80\x94 Hopper");
 }
 
 TEST(ProfileJson, NotJsonOrNotAnObjectIsAnErrorNamingTheFile) {
     for (const char* text : {"", "{", "name: x", "[1,2]", "null", "\"x\"", "{\"name\":\"x\"} trailing"}) {
-        auto p = parse_profile_json_with(text, "bad.json", kAnyRule);
+        auto p = parse_profile_json_with(text, "bad.json", any_rule());
         ASSERT_FALSE(p.ok()) << text;
         EXPECT_EQ(p.error().file, "bad.json") << text;
     }
     // Deep nesting is refused by the parser's depth limit, never a crash.
     std::string deep = std::string(100000, '[') + std::string(100000, ']');
-    EXPECT_FALSE(parse_profile_json_with(deep, "deep.json", kAnyRule).ok());
+    EXPECT_FALSE(parse_profile_json_with(deep, "deep.json", any_rule()).ok());
 }
 
 TEST(ProfileJson, LoadersReadCompiledFilesAndTheCompiledLoaderRefusesYaml) {

@@ -2,12 +2,25 @@
 
 #include "engine/profile_loader.h"
 #include "profile/profile.h"
+#include "rules/rule.h"
 #include "util/size_parser.h"
 
 namespace launchguard {
 namespace {
 
-const KnownRuleCheck kAnyRule = [](const std::string&) { return true; };
+// Any well-formed rule id; the real rules' parameters (read when first
+// used: the rules are not all constructed before main).
+const ProfileRules& any_rule() {
+    static const ProfileRules rules{.known_rule = [](const std::string&) { return true; },
+                                    .parameters = all_profile_parameters()};
+    return rules;
+}
+
+// A rule parameter's value as a profile would write it; "absent" where the profile holds none.
+std::string parameter(const Profile& profile, std::string_view key) {
+    const ParameterValue* value = profile.parameter(key);
+    return value == nullptr ? "absent" : parameter_value_text(*value);
+}
 
 TEST(ProfileParser, ReadsEverySection) {
     auto p = parse_profile_with(R"(
@@ -39,7 +52,7 @@ container:
 rules:
   topo.file-missing: patch
 )",
-                                "test.yaml", kAnyRule);
+                                "test.yaml", any_rule());
     ASSERT_TRUE(p.ok()) << p.error().to_string();
     EXPECT_EQ(p->name, "test");
     EXPECT_EQ(p->node.arch, "aarch64");
@@ -48,15 +61,14 @@ rules:
     EXPECT_EQ(p->node.page_size, 65536);
     EXPECT_EQ(p->node.hcas.size(), 2U);
     EXPECT_EQ(p->topology.container_path, "/opt/topo.xml");  // defaults to host_path
-    ASSERT_TRUE(p->nccl.qps.has_value());
-    EXPECT_EQ(p->nccl.qps->min, 4);
-    EXPECT_EQ(p->container.shm_min_bytes, 2ULL << 30);
+    EXPECT_EQ(parameter(*p, "nccl.qps_per_connection.min"), "4");
+    EXPECT_EQ(parameter(*p, "container.shm_min"), std::to_string(2ULL << 30));
     EXPECT_EQ(p->action_for("topo.file-missing", Action::block), Action::patch);
     EXPECT_EQ(p->action_for("net.qps-low", Action::warn), Action::warn);
 }
 
 TEST(ProfileParser, UnknownKeyIsAnErrorWithLineAndField) {
-    auto p = parse_profile_with("name: x\nnode:\n  gpus: 8\n  gpu_count: 8\n", "site.yaml", kAnyRule);
+    auto p = parse_profile_with("name: x\nnode:\n  gpus: 8\n  gpu_count: 8\n", "site.yaml", any_rule());
     ASSERT_FALSE(p.ok());
     EXPECT_EQ(p.error().file, "site.yaml");
     EXPECT_EQ(p.error().line, 4);
@@ -65,52 +77,53 @@ TEST(ProfileParser, UnknownKeyIsAnErrorWithLineAndField) {
 }
 
 TEST(ProfileParser, WrongTypesAreErrors) {
-    auto a = parse_profile_with("name: x\nnode:\n  gpus: eight\n", "f.yaml", kAnyRule);
+    auto a = parse_profile_with("name: x\nnode:\n  gpus: eight\n", "f.yaml", any_rule());
     ASSERT_FALSE(a.ok());
     EXPECT_EQ(a.error().field, "node.gpus");
     EXPECT_EQ(a.error().line, 3);
 
-    auto b = parse_profile_with("name: x\ncontainer:\n  shm_min: 1 gigabyte\n", "f.yaml", kAnyRule);
+    auto b = parse_profile_with("name: x\ncontainer:\n  shm_min: 1 gigabyte\n", "f.yaml", any_rule());
     ASSERT_FALSE(b.ok());
     EXPECT_EQ(b.error().field, "container.shm_min");
 
-    auto c = parse_profile_with("name: x\nnode:\n  mnnvl: yes please\n", "f.yaml", kAnyRule);
+    auto c = parse_profile_with("name: x\nnode:\n  mnnvl: yes please\n", "f.yaml", any_rule());
     ASSERT_FALSE(c.ok());
     EXPECT_EQ(c.error().field, "node.mnnvl");
 }
 
 TEST(ProfileParser, RuleActionsAreValidated) {
-    auto bad_action = parse_profile_with("name: x\nrules:\n  topo.file-missing: explode\n", "f.yaml", kAnyRule);
+    auto bad_action = parse_profile_with("name: x\nrules:\n  topo.file-missing: explode\n", "f.yaml", any_rule());
     ASSERT_FALSE(bad_action.ok());
     EXPECT_EQ(bad_action.error().field, "rules.topo.file-missing");
     EXPECT_EQ(bad_action.error().line, 3);
 
-    auto unknown_rule = parse_profile_with("name: x\nrules:\n  topo.nope: warn\n", "f.yaml",
-                                           [](const std::string& id) { return id == "topo.file-missing"; });
+    auto unknown_rule =
+        parse_profile_with("name: x\nrules:\n  topo.nope: warn\n", "f.yaml",
+                           {.known_rule = [](const std::string& id) { return id == "topo.file-missing"; }});
     ASSERT_FALSE(unknown_rule.ok());
     EXPECT_NE(unknown_rule.error().message.find("unknown rule id"), std::string::npos);
 }
 
 TEST(ProfileParser, MissingNameAndBrokenYaml) {
-    auto no_name = parse_profile_with("description: x\n", "f.yaml", kAnyRule);
+    auto no_name = parse_profile_with("description: x\n", "f.yaml", any_rule());
     ASSERT_FALSE(no_name.ok());
     EXPECT_EQ(no_name.error().field, "name");
 
-    auto broken = parse_profile_with("name: x\nnode: [unclosed\n", "f.yaml", kAnyRule);
+    auto broken = parse_profile_with("name: x\nnode: [unclosed\n", "f.yaml", any_rule());
     ASSERT_FALSE(broken.ok());
     EXPECT_NE(broken.error().message.find("invalid YAML"), std::string::npos);
     EXPECT_GT(broken.error().line, 0);
 
-    auto empty = parse_profile_with("", "f.yaml", kAnyRule);
+    auto empty = parse_profile_with("", "f.yaml", any_rule());
     ASSERT_FALSE(empty.ok());
 
-    auto not_a_map = parse_profile_with("- a\n- b\n", "f.yaml", kAnyRule);
+    auto not_a_map = parse_profile_with("- a\n- b\n", "f.yaml", any_rule());
     ASSERT_FALSE(not_a_map.ok());
 }
 
 TEST(ProfileParser, DeepNestingSaysItNestsTooDeepWithTheLine) {
     const std::string yaml = "name: x\ndescription: " + std::string(1000, '[') + std::string(1000, ']') + "\n";
-    auto deep = parse_profile_with(yaml, "deep.yaml", kAnyRule);
+    auto deep = parse_profile_with(yaml, "deep.yaml", any_rule());
     ASSERT_FALSE(deep.ok());
     EXPECT_EQ(deep.error().file, "deep.yaml");
     EXPECT_EQ(deep.error().line, 2);
@@ -125,103 +138,104 @@ TEST(ProfileParser, AnAliasBombIsRefusedBeforeItExpands) {
         for (int i = 0; i < 10; ++i) yaml += (i == 0 ? "*a" : ", *a") + std::to_string(level - 1);
         yaml += "]\n";
     }
-    auto bomb = parse_profile_with(yaml, "bomb.yaml", kAnyRule);
+    auto bomb = parse_profile_with(yaml, "bomb.yaml", any_rule());
     ASSERT_FALSE(bomb.ok());
     EXPECT_EQ(bomb.error().file, "bomb.yaml");
     EXPECT_NE(bomb.error().message.find("expands to more than"), std::string::npos) << bomb.error().to_string();
 }
 
 TEST(ProfileParser, RequiredTopologyNeedsAHostPath) {
-    auto p = parse_profile_with("name: x\ntopology:\n  required: true\n", "f.yaml", kAnyRule);
+    auto p = parse_profile_with("name: x\ntopology:\n  required: true\n", "f.yaml", any_rule());
     ASSERT_FALSE(p.ok());
     EXPECT_EQ(p.error().field, "topology.host_path");
 }
 
 TEST(ProfileParser, DuplicateKeysAreAnErrorNamingBothLines) {
     // yaml-cpp keeps both and answers with the first: the second block was never validated.
-    auto p = parse_profile_with("name: x\nnode:\n  gpus: 8\nnode:\n  gpus: nine\n", "f.yaml", kAnyRule);
+    auto p = parse_profile_with("name: x\nnode:\n  gpus: 8\nnode:\n  gpus: nine\n", "f.yaml", any_rule());
     ASSERT_FALSE(p.ok());
     EXPECT_EQ(p.error().line, 4);
     EXPECT_EQ(p.error().field, "node");
     EXPECT_NE(p.error().message.find("duplicate key (first at line 2)"), std::string::npos) << p.error().message;
 
     auto nested =
-        parse_profile_with("name: x\ncpu:\n  governor: performance\n  governor: powersave\n", "f.yaml", kAnyRule);
+        parse_profile_with("name: x\ncpu:\n  governor: performance\n  governor: powersave\n", "f.yaml", any_rule());
     ASSERT_FALSE(nested.ok());
     EXPECT_EQ(nested.error().field, "cpu.governor");
 
     auto rules = parse_profile_with("name: x\nrules:\n  topo.file-missing: warn\n  topo.file-missing: off\n", "f.yaml",
-                                    kAnyRule);
+                                    any_rule());
     ASSERT_FALSE(rules.ok());
     EXPECT_EQ(rules.error().line, 4);
 }
 
 TEST(ProfileParser, EnumsAndRangesAreChecked) {
-    auto governor = parse_profile_with("name: x\ncpu:\n  governor: perfromance\n", "f.yaml", kAnyRule);
+    auto governor = parse_profile_with("name: x\ncpu:\n  governor: perfromance\n", "f.yaml", any_rule());
     ASSERT_FALSE(governor.ok());
     EXPECT_EQ(governor.error().line, 3);
     EXPECT_NE(governor.error().message.find("unknown cpufreq governor 'perfromance'"), std::string::npos)
         << governor.error().message;
     for (const char* size : {"1B", "8EiB", "2GiB"}) {
-        auto page = parse_profile_with(std::string("name: x\nnode:\n  page_size: ") + size + "\n", "f.yaml", kAnyRule);
+        auto page =
+            parse_profile_with(std::string("name: x\nnode:\n  page_size: ") + size + "\n", "f.yaml", any_rule());
         EXPECT_FALSE(page.ok()) << size;
     }
-    EXPECT_TRUE(parse_profile_with("name: x\nnode:\n  page_size: 16KiB\n", "f.yaml", kAnyRule).ok());
-    auto huge = parse_profile_with("name: x\nnode:\n  gpus: 99999999999999999999999\n", "f.yaml", kAnyRule);
+    EXPECT_TRUE(parse_profile_with("name: x\nnode:\n  page_size: 16KiB\n", "f.yaml", any_rule()).ok());
+    auto huge = parse_profile_with("name: x\nnode:\n  gpus: 99999999999999999999999\n", "f.yaml", any_rule());
     ASSERT_FALSE(huge.ok());
     EXPECT_NE(huge.error().message.find("out of range [0, 1024]"), std::string::npos) << huge.error().message;
 }
 
 TEST(ProfileParser, TransportKnobsAndTheirDefaults) {
-    auto defaults = parse_profile_with("name: x\n", "f.yaml", kAnyRule);
+    auto defaults = parse_profile_with("name: x\n", "f.yaml", any_rule());
     ASSERT_TRUE(defaults.ok());
     EXPECT_FALSE(defaults->node.gpudirect_rdma);
-    EXPECT_FALSE(defaults->nccl.min_version.has_value());
-    EXPECT_EQ(defaults->container.open_files_min, 65536U);
-    EXPECT_EQ(defaults->container.open_files_min_job_gpus, 64);
-    EXPECT_FALSE(defaults->virt.require_nic_ats);
+    EXPECT_EQ(parameter(*defaults, "nccl.min_version"), "absent");
+    EXPECT_EQ(parameter(*defaults, "container.open_files_min"), "65536");
+    EXPECT_EQ(parameter(*defaults, "container.open_files_min_job_gpus"), "64");
+    EXPECT_EQ(parameter(*defaults, "virtualization.require_nic_ats"), "false");
     auto set = parse_profile_with(
         "name: x\nnode: {gpudirect_rdma: true}\nnccl: {min_version: '2.27.3'}\n"
         "container: {open_files_min: 1048576, open_files_min_job_gpus: 0}\nvirtualization: {require_nic_ats: true}\n",
-        "f.yaml", kAnyRule);
+        "f.yaml", any_rule());
     ASSERT_TRUE(set.ok()) << set.error().to_string();
     EXPECT_TRUE(set->node.gpudirect_rdma);
-    EXPECT_EQ(*set->nccl.min_version, "2.27.3");
-    EXPECT_EQ(set->container.open_files_min, 1048576U);
-    EXPECT_EQ(set->container.open_files_min_job_gpus, 0);
-    EXPECT_TRUE(set->virt.require_nic_ats);
+    EXPECT_EQ(parameter(*set, "nccl.min_version"), "2.27.3");
+    EXPECT_EQ(parameter(*set, "container.open_files_min"), "1048576");
+    EXPECT_EQ(parameter(*set, "container.open_files_min_job_gpus"), "0");
+    EXPECT_EQ(parameter(*set, "virtualization.require_nic_ats"), "true");
     for (const char* bad : {"2", "2.27.x", "v2.27", "2..3", "2.27.3.1"}) {
         auto version =
-            parse_profile_with(std::string("name: x\nnccl:\n  min_version: \"") + bad + "\"\n", "f.yaml", kAnyRule);
+            parse_profile_with(std::string("name: x\nnccl:\n  min_version: \"") + bad + "\"\n", "f.yaml", any_rule());
         ASSERT_FALSE(version.ok()) << bad;
         EXPECT_EQ(version.error().line, 3) << bad;
         EXPECT_EQ(version.error().field, "nccl.min_version") << bad;
     }
-    auto negative = parse_profile_with("name: x\ncontainer:\n  open_files_min: -1\n", "f.yaml", kAnyRule);
+    auto negative = parse_profile_with("name: x\ncontainer:\n  open_files_min: -1\n", "f.yaml", any_rule());
     ASSERT_FALSE(negative.ok());
     EXPECT_EQ(negative.error().field, "container.open_files_min");
 }
 
 TEST(ProfileParser, MessagesSayWhatWasFoundAndWhere) {
-    auto list = parse_profile_with("name: x\nnode:\n  gpus: [1, 2]\n", "f.yaml", kAnyRule);
+    auto list = parse_profile_with("name: x\nnode:\n  gpus: [1, 2]\n", "f.yaml", any_rule());
     ASSERT_FALSE(list.ok());
     EXPECT_EQ(list.error().message, "expected an integer, got a list");
 
     // An empty value is reported on its key's line, not the next one.
-    auto empty = parse_profile_with("name: x\nnode:\n  gpus:\n  rdma_nics: 4\n", "f.yaml", kAnyRule);
+    auto empty = parse_profile_with("name: x\nnode:\n  gpus:\n  rdma_nics: 4\n", "f.yaml", any_rule());
     ASSERT_FALSE(empty.ok());
     EXPECT_EQ(empty.error().line, 3);
     EXPECT_EQ(empty.error().field, "node.gpus");
     EXPECT_EQ(empty.error().message, "has no value");
 
     // A key that is not a string used to leak yaml-cpp's "bad conversion".
-    auto key = parse_profile_with("name: x\nnode:\n  [a, b]: 1\n", "f.yaml", kAnyRule);
+    auto key = parse_profile_with("name: x\nnode:\n  [a, b]: 1\n", "f.yaml", any_rule());
     ASSERT_FALSE(key.ok());
     EXPECT_EQ(key.error().message.find("bad conversion"), std::string::npos) << key.error().message;
     EXPECT_EQ(key.error().line, 3);
 
     auto topo =
-        parse_profile_with("name: x\ntopology:\n  required: true\n  host_path: opt/topo.xml\n", "f.yaml", kAnyRule);
+        parse_profile_with("name: x\ntopology:\n  required: true\n  host_path: opt/topo.xml\n", "f.yaml", any_rule());
     ASSERT_FALSE(topo.ok());
     EXPECT_EQ(topo.error().line, 4);
     EXPECT_EQ(topo.error().field, "topology.host_path");
@@ -254,7 +268,7 @@ TEST(ProfileLoader, ShippedExamplesCoverTheRequiredNodeClasses) {
     }
     EXPECT_TRUE(load_profile("azure-ndv5")->topology.required);
     EXPECT_TRUE(load_profile("gb200-nvl72")->node.mnnvl);
-    EXPECT_EQ(load_profile("gb300-cx8")->nccl.qps->min_total_gpus, 512);
+    EXPECT_EQ(parameter(*load_profile("gb300-cx8"), "nccl.qps_per_connection.min_total_gpus"), "512");
 }
 
 TEST(ProfileLoader, UnknownNameAndMissingFile) {
