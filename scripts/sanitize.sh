@@ -7,7 +7,11 @@
 # package tests (they ship the normal build), and every fuzzer for $LAUNCHGUARD_FUZZ_SECONDS (20) each.
 # The normal build in ./build stays g++ and unsanitized.
 #
+# The cases of the unit-test binary run as one process per core
+# (scripts/run-unit-shards.sh), the other tests through ctest.
+#
 # Usage: scripts/sanitize.sh [ctest arguments, e.g. -L fuzz or -R Topo]
+#   (with arguments, ctest runs the tests they select, one process per test)
 # Needs the test tools (scripts/install-deps.sh --with-test-tools; scripts/test.sh installs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,4 +33,14 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_stack_use_after_ret
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 # The Helm chart tests run no C++, and the image and the packages are made
 # from the normal build: its run covers them.
-ctest --test-dir "$build_dir" --output-on-failure --timeout 900 -j "$jobs" -LE 'slurm|helm|image|deb' "$@"
+not_here='slurm|helm|image|deb'
+if [ "$#" -gt 0 ]; then
+  exec ctest --test-dir "$build_dir" --output-on-failure --timeout 900 -j "$jobs" -LE "$not_here" "$@"
+fi
+# The unit-test binary's cases as one process per core (each start of the
+# sanitized binary costs ASan's set-up), then the rest through ctest (CLI
+# and integration tests, the fuzzers); both run, then a failure stops.
+status=0
+scripts/run-unit-shards.sh "$build_dir" || status=$?
+ctest --test-dir "$build_dir" --output-on-failure --timeout 900 -j "$jobs" -LE "$not_here|unit_binary" || status=$?
+exit "$status"

@@ -4,7 +4,9 @@
 # (cmake/toolchains/aarch64-linux-gnu.cmake) into ./build-arm64 (or
 # $LAUNCHGUARD_ARM64_BUILD_DIR), then its unit and CLI tests (ctest -L unit)
 # run on this x86-64 machine under qemu-user-static, which the toolchain file
-# names as CMAKE_CROSSCOMPILING_EMULATOR (no binfmt_misc needed). Needs
+# names as CMAKE_CROSSCOMPILING_EMULATOR (no binfmt_misc needed): the cases of
+# launchguard_unit_tests in one process per core (scripts/run-unit-shards.sh),
+# the others (gate.static_binary, layering) through ctest. Needs
 # scripts/install-deps.sh --with-arm64. A stage of scripts/test.sh.
 #
 # Usage: scripts/test-arm64.sh [--packages] [CMAKE_ARG...]
@@ -20,7 +22,7 @@
 #
 # Every unit and CLI test runs under emulation (the CLI tests start the
 # aarch64 CLI through tests/launchguard-emulated, a script that runs it under
-# qemu) except this one, skipped for this stage only (ctest's -E below):
+# qemu) except these, skipped for this stage only (ctest's -E below):
 #   ConfLint.IsLinearInTheNumberOfLines: a wall-clock bound (200,000 lines in
 #                     20 s) set for native speed; under qemu-user the same
 #                     linear work takes about ten times as long
@@ -51,7 +53,14 @@ if [ "$packages" -eq 1 ]; then
 else
   cmake --build "$build_dir" -j "$jobs" --target launchguard_unit_tests launchguard launchguard-gate
 fi
-ctest --test-dir "$build_dir" -L unit -E "$excluded" --output-on-failure --timeout 900 -j "$jobs"
+# The unit-test binary's cases as one emulated process per core (a start of
+# the binary under qemu costs about a second, a thousand of them more than the
+# tests), then the other unit tests through ctest; both run, then a failure stops.
+status=0
+scripts/run-unit-shards.sh "$build_dir" "$excluded" || status=$?
+ctest --test-dir "$build_dir" -L unit -LE unit_binary -E "$excluded" --output-on-failure --timeout 900 -j "$jobs" ||
+  status=$?
+[ "$status" -eq 0 ] || exit "$status"
 if [ "$packages" -eq 1 ]; then
   rm -rf "$build_dir/packages"
   (cd "$build_dir" && cpack -G DEB)

@@ -7,6 +7,12 @@
 # build of the unit and CLI tests and the fuzzers (scripts/sanitize.sh). Needs
 # root for the Slurm daemons, dpkg and apt.
 #
+# The ctest stage runs each test as a process of its own. The arm64 and
+# sanitize stages run the unit-test binary's cases as one process per core
+# (scripts/run-unit-shards.sh: a start costs a second under qemu, and ASan's
+# set-up in the sanitizer build) and their other tests through ctest; every
+# test still runs.
+#
 # Each stage prints its wall time as it finishes, and a table of all of them
 # ends the run, a failed one included, with what ccache saved.
 #
