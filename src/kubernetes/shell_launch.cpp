@@ -113,7 +113,7 @@ public:
         }
         follow_program(command.words, 0, 1);
         read_launchers(command, [](const shell::MpiLaunch& mpi) {
-            return std::optional<Place>(Place{mpi.program, std::nullopt});
+            return std::optional<Place>(Place{mpi.options_end, std::nullopt});
         });
     }
 
@@ -129,8 +129,8 @@ protected:
         // A launcher in the argv's own `sh -c` script: its options end
         // where the word before its program ends in the script's text.
         read_launchers(words, [&](const shell::MpiLaunch& mpi) {
-            if (!script_word_ || nesting() != 1 || mpi.program == 0) return std::optional<Place>();
-            return std::optional<Place>(Place{*script_word_, expanded.sources[mpi.program - 1]->end});
+            if (!script_word_ || nesting() != 1 || mpi.options_end == 0) return std::optional<Place>();
+            return std::optional<Place>(Place{*script_word_, expanded.sources[mpi.options_end - 1]->end});
         });
     }
 

@@ -167,8 +167,12 @@ std::optional<MpiLaunch> read_mpi_launcher(const std::vector<Word>& words, std::
     while (i < words.size()) {
         const Word& word = words[i];
         if (!word.known || word.text.size() < 2 || word.text.front() != '-') break;
+        if (word.text == "--") {
+            launch.options_end = i;
+            ++i;
+            break;
+        }
         ++i;
-        if (word.text == "--") break;
         std::string_view option = word.text;
         std::optional<Word> inline_value;
         if (option.starts_with("--") && option.find('=') != std::string_view::npos) {
@@ -211,6 +215,7 @@ std::optional<MpiLaunch> read_mpi_launcher(const std::vector<Word>& words, std::
         }
     }
     launch.program = std::min(i, words.size());
+    if (launch.options_end == 0) launch.options_end = launch.program;
     return launch;
 }
 

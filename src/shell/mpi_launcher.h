@@ -49,6 +49,10 @@ struct MpiLaunch {
     std::string launcher;     // "mpirun", as its base name
     bool hydra = false;       // a Hydra option was seen (-genv, -ppn, ...) or the name says mpiexec.hydra
     std::size_t program = 0;  // index of the program (words.size() when the options run to the end)
+    // Index of the first word after the launcher's options: `program`, or the
+    // `--` that ends them. An option added there is read as one of them; one
+    // added after a `--` would be the program's.
+    std::size_t options_end = 0;
     std::vector<RankEnvEdit> edits;
     std::optional<int> ranks;                // -np N
     std::optional<int> ranks_per_node;       // -N N, -ppn N, --map-by ppr:N:node

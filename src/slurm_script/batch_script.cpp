@@ -159,7 +159,16 @@ std::pair<int, std::size_t> ScriptShell::place_of(std::size_t offset) const {
     if (line_starts.empty() || offset == 0) return {0, 0};
     auto next = std::upper_bound(line_starts.begin(), line_starts.end(), offset - 1);
     std::size_t index = static_cast<std::size_t>(next - line_starts.begin()) - 1;
-    return {static_cast<int>(index) + 1, offset - line_starts[index]};
+    const std::size_t column = offset - line_starts[index];
+    // Words added here must stand on their own: not after a backslash that
+    // would escape them into the word before, and not glued to what follows
+    // (an operator written without a blank, `-<<<<`). Elsewhere there is no place.
+    if (index >= script_.lines.size() || column == 0 || column > script_.lines[index].size()) return {0, 0};
+    const std::string& line = script_.lines[index];
+    if (line[column - 1] == '\\') return {0, 0};
+    if (column < line.size() && std::string_view(" \t\r;&|)").find(line[column]) == std::string_view::npos)
+        return {0, 0};
+    return {static_cast<int>(index) + 1, column};
 }
 
 void ScriptShell::seed_from_directives() {
@@ -417,7 +426,8 @@ void ScriptShell::run_mpi(const std::vector<const RawWord*>& prefixes, const she
     auto mpi = shell::read_mpi_launcher(launch.words, 0);
     if (!mpi) return;
     std::size_t program = mpi->program;
-    std::size_t place = launch.ends[program - 1].value_or(0);  // program > 0: the launcher comes first
+    // options_end > 0: the launcher comes first.
+    std::size_t place = launch.ends[mpi->options_end - 1].value_or(0);
     if (program < launch.words.size() && is_srun(launch.words[program])) {
         std::optional<std::size_t> srun_end = launch.ends[program];
         launch.drop_front(program + 1);
@@ -462,7 +472,8 @@ void ScriptShell::run_srun(const std::vector<const RawWord*>& prefixes, const sh
         // `srun ... mpirun ... prog`: one launch, of mpirun's program.
         auto mpi = shell::read_mpi_launcher(words, program);
         std::size_t inner = mpi->program;
-        set_mpi(step, std::move(*mpi), launch.ends[inner - 1].value_or(0), command.line);
+        std::size_t place = launch.ends[mpi->options_end - 1].value_or(0);
+        set_mpi(step, std::move(*mpi), place, command.line);
         program = inner;
     }
     if (program < words.size()) step.program = words[program].known ? words[program].text : "";

@@ -45,6 +45,20 @@ TEST(ShellLaunch, MpirunMinusXAndTheProgramsOwnFlags) {
     EXPECT_EQ(value_of(launch.rank_exports, "NOT_MPI"), "<absent>");
 }
 
+// An option added after a `--` would be the program's: the place is before it.
+TEST(ShellLaunch, TheLaunchersOptionsEndBeforeADoubleDash) {
+    const auto argv = read_shell_launch({"mpirun", "-np", "2", "--", "./a", "-x", "X=1"}, {});
+    ASSERT_TRUE(argv.mpi_place.has_value());
+    EXPECT_EQ(argv.mpi_place->word, 3U);
+    EXPECT_FALSE(argv.mpi_place->offset.has_value());
+    EXPECT_EQ(value_of(argv.rank_exports, "X"), "<absent>");
+    const std::string script = "mpirun -np 2 -- ./a";
+    const auto in_sh = read_shell_launch({"sh", "-c", script}, {});
+    ASSERT_TRUE(in_sh.mpi_place.has_value());
+    EXPECT_EQ(in_sh.mpi_place->word, 2U);
+    EXPECT_EQ(in_sh.mpi_place->offset, script.find(" --"));
+}
+
 TEST(ShellLaunch, MpichGenvAndLineContinuations) {
     auto launch = read_shell_launch({"sh", "-c", "mpiexec -n 4 \\\n  -genv NCCL_NET IB \\\n  ./a.out"}, {});
     EXPECT_EQ(launch.mpi_ranks, 4);

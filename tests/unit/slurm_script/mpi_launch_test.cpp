@@ -130,6 +130,9 @@ TEST(MpiLaunch, PatchedWritesTheLaunchersOwnSyntaxOnce) {
         {"mpiexec.hydra -genv NCCL_DEBUG INFO -n 16 ./a\n",
          "mpiexec.hydra -genv NCCL_DEBUG INFO -n 16 -genv NCCL_DEBUG WARN ./a\n"},
         {"export NCCL_DEBUG=INFO\nmpirun ./a\n", "export NCCL_DEBUG=INFO\nmpirun -x NCCL_DEBUG=WARN ./a\n"},
+        // After a `--` the words are the program's: the option goes before it.
+        {"mpirun -np 16 -x NCCL_DEBUG=INFO -- ./a\n", "mpirun -np 16 -x NCCL_DEBUG=INFO -x NCCL_DEBUG=WARN -- ./a\n"},
+        {"mpirun -x NCCL_DEBUG=INFO -- srun ./a\n", "mpirun -x NCCL_DEBUG=INFO -x NCCL_DEBUG=WARN -- srun ./a\n"},
     };
     for (const auto& row : rows) {
         ScriptReview r = review(kTwoNodes + "#SBATCH --exclusive\n" + row.line);
@@ -165,6 +168,11 @@ TEST(MpiLaunch, AnOptionWithoutItsValueLeavesNoPlaceToAddOne) {
         EXPECT_EQ(r.script.steps[0].mpi_options_line, 0) << line;
     }
     EXPECT_EQ(review(kTwoNodes + "mpirun -np 2\n").script.steps.at(0).mpi_options_line, 4);
+    // A backslash that ends the script would escape what follows it into its word.
+    EXPECT_EQ(review(kTwoNodes + "mpirun -np 2 -\\").script.steps.at(0).mpi_options_line, 0);
+    // An operator written without a blank after the options: words added there would join it.
+    EXPECT_EQ(review(kTwoNodes + "mpirun -<<<<").script.steps.at(0).mpi_options_line, 0);
+    EXPECT_EQ(review(kTwoNodes + "mpirun -np 2; true\n").script.steps.at(0).mpi_options_line, 4);
 }
 
 TEST(MpiLaunch, AVariableTheLauncherSetsIsRemovedFromItsOptionsNotUnsetBeforeIt) {
