@@ -8,30 +8,26 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <regex>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 
 #include "context/topology.h"
 #include "nccl/nccl_paths.h"
 #include "nccl/node_paths.h"
-#include "support/nccl_path_lookup.h"
 #include "support/shared_fixtures.h"
+#include "unit/nccl/path_model_support.h"
 
 namespace launchguard::nccl {
 namespace {
 
-std::string read_text(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+using testing::gpu;
+using testing::pair;
+using testing::path_to;
+using testing::read_file;
 
 std::string fixture(const std::string& name) {
-    std::string text = read_text(std::string(LAUNCHGUARD_FIXTURES) + "/nccl-paths/" + name);
+    std::string text = read_file(std::string(LAUNCHGUARD_FIXTURES) + "/nccl-paths/" + name);
     if (text.empty()) throw std::runtime_error("fixture nccl-paths/" + name + " missing");
     return text;
 }
@@ -48,14 +44,6 @@ std::string replace_all(std::string text, const std::string& from, const std::st
     for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
         text.replace(at, from.size(), to);
     return text;
-}
-
-const GpuPathVerdict& gpu(const PathModel& m, const std::string& busid) { return testing::gpu_verdict(m, busid); }
-const GpuPairVerdict& pair(const PathModel& m, const std::string& a, const std::string& b) {
-    return testing::pair_verdict(m, a, b);
-}
-Path path_to(const PathModel& m, const std::string& g, const std::string& nic) {
-    return testing::path_to_nic(m, g, nic);
 }
 
 std::string bus(int b) {
@@ -404,7 +392,7 @@ TEST(NcclTopoGraph, LiveNodeLeavesOutNicsWithoutAnActivePort) {
 // each GPU and its NIC share one bridge: PIX (ncclTopoSetPaths); the one
 // local NIC each.
 TEST(NcclTopoGraph, AzureNdv5PairsEachGpuWithItsBridgeNic) {
-    auto m = model_of(read_text(testing::shared_fixture_path("nccl-topo/ndv5-topo.xml")));
+    auto m = model_of(testing::shared_fixture("ndv5-topo.xml"));
     ASSERT_EQ(m.gpus.size(), 8U);
     ASSERT_EQ(m.nics.size(), 8U);
     // Bridge ffff:ff:0k.0 holds the k-th GPU and NIC 01(k):00:00.0.
@@ -423,7 +411,7 @@ TEST(NcclTopoGraph, AzureNdv5PairsEachGpuWithItsBridgeNic) {
 // device a bare <pci> (the driver and the plugin fill them in): PIX, one
 // local NIC for both GPUs (ncclTopoGetLocal), and the two GPUs PIX apart.
 TEST(NcclTopoGraph, AwsP4dTwoGpusPerSwitchNic) {
-    auto m = model_of(read_text(testing::shared_fixture_path("nccl-topo/p4d-24xl-topo.xml")));
+    auto m = model_of(testing::shared_fixture("p4d-24xl-topo.xml"));
     ASSERT_EQ(m.gpus.size(), 8U);
     ASSERT_EQ(m.nics.size(), 4U);
     for (const char* bus_prefix : {"0000:10", "0000:20", "0000:90", "0000:a0"}) {
