@@ -26,6 +26,13 @@ const T* stored(const Profile& profile, std::string_view key) {
     return value == nullptr ? nullptr : std::get_if<T>(value);
 }
 
+// The stored value of `key` as a T, else the descriptor's default.
+template <class T, class Default>
+T stored_or(const Profile& profile, std::string_view key, const Default& fallback) {
+    const T* value = stored<T>(profile, key);
+    return value != nullptr ? *value : std::get<T>(fallback);
+}
+
 }  // namespace parameter_detail
 
 class BoolParameter : public ProfileParameter {
@@ -34,8 +41,7 @@ public:
         : ProfileParameter{
               .key = key_name, .kind = ParameterKind::boolean, .doc = doc_line, .fallback = default_value} {}
     [[nodiscard]] bool in(const Profile& profile) const {
-        const bool* v = parameter_detail::stored<bool>(profile, key);
-        return v != nullptr ? *v : std::get<bool>(fallback);
+        return parameter_detail::stored_or<bool>(profile, key, fallback);
     }
 };
 
@@ -51,8 +57,7 @@ public:
                            .min_integer = static_cast<std::int64_t>(min),
                            .max_integer = static_cast<std::int64_t>(max)} {}
     [[nodiscard]] T in(const Profile& profile) const {
-        const std::int64_t* v = parameter_detail::stored<std::int64_t>(profile, key);
-        return static_cast<T>(v != nullptr ? *v : std::get<std::int64_t>(fallback));
+        return static_cast<T>(parameter_detail::stored_or<std::int64_t>(profile, key, fallback));
     }
 };
 
@@ -67,8 +72,7 @@ public:
                            .min_number = min,
                            .max_number = max} {}
     [[nodiscard]] double in(const Profile& profile) const {
-        const double* v = parameter_detail::stored<double>(profile, key);
-        return v != nullptr ? *v : std::get<double>(fallback);
+        return parameter_detail::stored_or<double>(profile, key, fallback);
     }
 };
 
@@ -79,8 +83,7 @@ public:
         : ProfileParameter{
               .key = key_name, .kind = ParameterKind::byte_size, .doc = doc_line, .fallback = default_value} {}
     [[nodiscard]] std::uint64_t in(const Profile& profile) const {
-        const std::uint64_t* v = parameter_detail::stored<std::uint64_t>(profile, key);
-        return v != nullptr ? *v : std::get<std::uint64_t>(fallback);
+        return parameter_detail::stored_or<std::uint64_t>(profile, key, fallback);
     }
 };
 
