@@ -6,19 +6,14 @@
 
 #include <algorithm>
 
+#include "kubernetes/spec_fields.h"
+
 namespace launchguard::kubernetes {
 namespace json = boost::json;
 
 namespace {
 
 constexpr std::string_view kEmbeddedOrigin = "embedded:";
-
-const json::object* object_of(const json::value* value) {
-    return value != nullptr && value->is_object() ? &value->get_object() : nullptr;
-}
-const json::array* array_of(const json::value* value) {
-    return value != nullptr && value->is_array() ? &value->get_array() : nullptr;
-}
 
 json::array strings(const std::vector<std::string>& items) {
     json::array out;

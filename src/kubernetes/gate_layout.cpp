@@ -7,6 +7,7 @@
 #include <functional>
 #include <set>
 
+#include "kubernetes/spec_fields.h"
 #include "util/path.h"
 
 namespace launchguard::kubernetes {
@@ -16,12 +17,6 @@ namespace {
 
 constexpr std::string_view kContainerLists[] = {"initContainers", "containers", "ephemeralContainers"};
 
-const json::object* object_of(const json::value* value) {
-    return value != nullptr && value->is_object() ? &value->get_object() : nullptr;
-}
-const json::array* array_of(const json::value* value) {
-    return value != nullptr && value->is_array() ? &value->get_array() : nullptr;
-}
 std::string string_of(const json::object& object, std::string_view key) {
     const json::value* value = object.if_contains(key);
     return value != nullptr && value->is_string() ? std::string(value->get_string()) : std::string();

@@ -26,6 +26,14 @@ std::string field_path(std::string_view parent, std::string_view key);
 // "spec.containers" + 1 -> "spec.containers[1]".
 std::string field_path(std::string_view parent, std::size_t index);
 
+// The object or array `value` holds; nullptr when it is absent or of another type.
+inline const boost::json::object* object_of(const boost::json::value* value) {
+    return value != nullptr ? value->if_object() : nullptr;
+}
+inline const boost::json::array* array_of(const boost::json::value* value) {
+    return value != nullptr ? value->if_array() : nullptr;
+}
+
 // Absent or null members read as "not written"; a member of the wrong type
 // throws SpecError naming `where`.key.
 const boost::json::object* object_field(const boost::json::object& parent, std::string_view key,

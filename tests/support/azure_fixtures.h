@@ -14,6 +14,7 @@
 #include "context/launch_context.h"
 #include "support/launch_fixture.h"
 #include "support/memory_file_view.h"
+#include "support/text.h"
 
 namespace launchguard::testing {
 
@@ -76,7 +77,5 @@ inline void use_host(LaunchContext& ctx, const MemoryFileView& view, Environment
     host.files = std::make_shared<MemoryFileView>(view);
     ctx.host = std::move(host);
 }
-
-inline bool mentions(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace launchguard::testing

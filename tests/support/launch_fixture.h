@@ -31,4 +31,9 @@ LaunchContext launch_from_yaml(const std::string& yaml);
 // it is there, else among the public fixtures (support/shared_fixtures.h).
 std::string fixture_path(const std::string& relative);
 
+// The nodes most rule tests start from: a two-socket node with an InfiniBand
+// HCA, and a DGX-2 (16 GPUs behind NVSwitches).
+inline const std::string kTwoNode = "hwloc_xml: hwloc/32em64t-2n8c2t-pci-normalio.xml\n";
+inline const std::string kDgx2 = "hwloc_xml: hwloc/nvidiaDGX2.xml\n";
+
 }  // namespace launchguard::testing

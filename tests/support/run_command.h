@@ -15,4 +15,9 @@ struct CommandResult {
 CommandResult run_command(const std::string& command_line);
 std::string quote_arg(const std::string& arg);
 
+#ifdef LAUNCHGUARD_CLI
+// The launchguard executable the tests run, quoted for a shell command line.
+inline std::string cli() { return quote_arg(LAUNCHGUARD_CLI); }
+#endif
+
 }  // namespace launchguard::testing

@@ -19,11 +19,10 @@
 namespace launchguard {
 namespace {
 
+using testing::cli;
 using testing::fixture_path;
 using testing::quote_arg;
 using testing::run_command;
-
-std::string cli() { return quote_arg(LAUNCHGUARD_CLI); }
 
 // A check of a recorded launch: the 32em64t node, a tuned sysfs, GPU 0.
 std::string recorded_check(const std::string& rootfs, const std::string& extra = "",

@@ -10,29 +10,23 @@
 
 #include "support/launch_fixture.h"
 #include "support/run_command.h"
+#include "support/text.h"
 #include "unit/probe/temp_tree.h"
 
 namespace launchguard {
 namespace {
 
 namespace json = boost::json;
+using testing::cli;
 using testing::fixture_path;
 using testing::quote_arg;
+using testing::read_all;
 using testing::run_command;
 
-std::string cli() { return quote_arg(LAUNCHGUARD_CLI); }
-
-std::string node_check(const std::string& sysfs_root, const std::string& extra = "") {
+std::string node_check_of(const std::string& sysfs_root, const std::string& extra = "") {
     return cli() + " node-check --no-topology-cache --hwloc-xml " +
            quote_arg(fixture_path("hwloc/32em64t-2n8c2t-pci-normalio.xml")) + " --sysfs-root " + quote_arg(sysfs_root) +
            " " + extra;
-}
-
-std::string read_all(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
 }
 
 // kvm-guest-2n with what names the node and its software added.
@@ -58,7 +52,7 @@ json::value fact(const json::object& record, const char* name) {
 TEST(FleetCli, NodeRecordNamesTheNodeAndCarriesItsFacts) {
     test::TempTree tree;
     const std::string root = named_node(tree, "node-a1", "28.39.1002");
-    auto result = run_command(node_check(root, "--format json --node-class gpu-a"));
+    auto result = run_command(node_check_of(root, "--format json --node-class gpu-a"));
     ASSERT_EQ(result.exit_code, 1) << result.err;  // hw.pcie-degraded blocks on this node
     const auto record = json::parse(result.out).as_object();
     EXPECT_EQ(record.at("schema").as_string(), "launchguard.node-record/v1");
@@ -87,7 +81,7 @@ TEST(FleetCli, NodeRecordNamesTheNodeAndCarriesItsFacts) {
     EXPECT_FALSE(arch.at("reason").as_string().empty());
 
     // Without the added files: null with reasons, never a guess.
-    auto bare = run_command(node_check(fixture_path("sysfs/kvm-guest-2n"), "--format json"));
+    auto bare = run_command(node_check_of(fixture_path("sysfs/kvm-guest-2n"), "--format json"));
     const auto unnamed = json::parse(bare.out).as_object();
     EXPECT_TRUE(unnamed.at("node").at("hostname").is_null());
     EXPECT_FALSE(unnamed.at("node").at("hostname_reason").as_string().empty());
@@ -103,7 +97,7 @@ TEST(FleetCli, RecordDirectoryFeedsTheFleetReport) {
     for (int i = 1; i <= 4; ++i) {
         const std::string name = "node-a" + std::to_string(i);
         const std::string root = named_node(tree, name, i == 3 ? "28.37.1014" : "28.39.1002");
-        auto result = run_command(node_check(root, "--mode warn --record-dir " + quote_arg(records)));
+        auto result = run_command(node_check_of(root, "--mode warn --record-dir " + quote_arg(records)));
         EXPECT_EQ(result.exit_code, 0) << result.err;
         EXPECT_NE(result.out.find("hw.pcie-degraded"), std::string::npos) << "text report as usual";
         ASSERT_TRUE(std::filesystem::exists(records + "/" + name + ".json")) << name;

@@ -14,17 +14,19 @@
 
 #include "support/launch_fixture.h"
 #include "support/run_command.h"
+#include "support/text.h"
 #include "unit/probe/temp_tree.h"
 
 namespace launchguard {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::cli;
 using testing::fixture_path;
 using testing::quote_arg;
+using testing::read_all;
 using testing::run_command;
 
-std::string cli() { return quote_arg(LAUNCHGUARD_CLI); }
 std::string node_xml() { return fixture_path("hwloc/32em64t-2n8c2t-pci-normalio.xml"); }
 
 std::string gather(const std::string& dir, const std::string& sysfs, const std::string& extra = "") {
@@ -42,7 +44,7 @@ std::string check(const std::string& sysfs, const std::string& xml, const std::s
 // A task on a node that may have no GPU at all.
 constexpr const char* kTaskWithoutGpus = "--cpus 0 --gpus none";
 
-std::string node_check(const std::string& sysfs, const std::string& xml) {
+std::string node_check_json(const std::string& sysfs, const std::string& xml) {
     return cli() + " node-check --no-topology-cache --format json --hwloc-xml " + quote_arg(xml) + " --sysfs-root " +
            quote_arg(sysfs);
 }
@@ -65,13 +67,6 @@ std::string findings(std::string report, const std::string& sysfs, const std::st
     return boost::json::serialize(value.as_object().at("findings"));
 }
 
-std::string read_all(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
 class GatherFixture : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(GatherFixture, CheckAndNodeCheckJudgeTheGatheredTreeAsTheSource) {
@@ -89,8 +84,8 @@ TEST_P(GatherFixture, CheckAndNodeCheckJudgeTheGatheredTreeAsTheSource) {
     EXPECT_FALSE(expected.empty());
     EXPECT_EQ(expected, findings(after.out, dir, gathered_xml));
 
-    auto node_before = run_command(node_check(source, node_xml()));
-    auto node_after = run_command(node_check(dir, gathered_xml));
+    auto node_before = run_command(node_check_json(source, node_xml()));
+    auto node_after = run_command(node_check_json(dir, gathered_xml));
     EXPECT_EQ(node_before.exit_code, node_after.exit_code) << node_after.err;
     EXPECT_EQ(findings(node_before.out, source, node_xml()), findings(node_after.out, dir, gathered_xml));
 }

@@ -12,29 +12,23 @@
 
 #include "support/launch_fixture.h"
 #include "support/run_command.h"
+#include "support/text.h"
 #include "unit/probe/temp_tree.h"
 
 namespace launchguard {
 namespace {
 
+using testing::cli;
 using testing::fixture_path;
 using testing::quote_arg;
+using testing::read_all;
 using testing::run_command;
-
-std::string cli() { return quote_arg(LAUNCHGUARD_CLI); }
 
 // The 32em64t node with one of the recorded sysfs trees.
 std::string node_check(const std::string& sysfs, const std::string& extra = "") {
     return cli() + " node-check --no-topology-cache --hwloc-xml " +
            quote_arg(fixture_path("hwloc/32em64t-2n8c2t-pci-normalio.xml")) + " --sysfs-root " +
            quote_arg(fixture_path("sysfs/" + sysfs)) + " " + extra;
-}
-
-std::string read_all(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
 }
 
 // kvm-guest-2n under a profile that accepts everything this node does

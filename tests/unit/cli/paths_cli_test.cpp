@@ -13,11 +13,10 @@
 namespace launchguard {
 namespace {
 
+using testing::cli;
 using testing::fixture_path;
 using testing::quote_arg;
 using testing::run_command;
-
-std::string cli() { return quote_arg(LAUNCHGUARD_CLI); }
 
 std::string topo_paths(const std::string& extra = "") {
     return cli() + " topo " + quote_arg(fixture_path("nccl-paths/two-socket-nvswitch.xml")) + " --paths" + extra;

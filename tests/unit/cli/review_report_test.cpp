@@ -17,10 +17,9 @@
 namespace launchguard {
 namespace {
 
+using testing::cli;
 using testing::quote_arg;
 using testing::run_command;
-
-std::string cli() { return quote_arg(LAUNCHGUARD_CLI); }
 
 std::string write_file(const std::string& name, const std::string& text) {
     auto dir = std::filesystem::temp_directory_path() / ("launchguard-review-report-" + std::to_string(::getpid()));

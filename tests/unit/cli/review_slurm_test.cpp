@@ -13,11 +13,10 @@
 namespace launchguard {
 namespace {
 
+using testing::cli;
 using testing::fixture_path;
 using testing::quote_arg;
 using testing::run_command;
-
-std::string cli() { return quote_arg(LAUNCHGUARD_CLI); }
 
 // Writes a script into a fresh temporary directory and returns its path.
 std::string write_script(const std::string& name, const std::string& text) {

@@ -18,13 +18,13 @@
 namespace launchguard {
 namespace {
 
+using testing::cli;
 using testing::fixture_path;
 using testing::quote_arg;
 using testing::run_command;
 
 namespace json = boost::json;
 
-std::string cli() { return quote_arg(LAUNCHGUARD_CLI); }
 std::string k8s(const std::string& name) { return quote_arg(fixture_path("k8s/" + name)); }
 std::string ndv5_profile() { return " --profile " + k8s("ndv5-topology-profile.yaml"); }
 

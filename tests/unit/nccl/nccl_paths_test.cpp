@@ -11,7 +11,7 @@
 namespace launchguard::nccl {
 namespace {
 
-using namespace testing;  // path_model_support.h
+using namespace path_testing;  // path_model_support.h
 
 // ncclTopoSetPaths: GPU -> switch -> NIC is two PCI links off one switch:
 // PIX; ncclTopoCheckGdr: PIX <= the 2.30 default level P2C, GDR on.

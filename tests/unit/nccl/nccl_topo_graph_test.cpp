@@ -16,15 +16,17 @@
 #include "nccl/nccl_paths.h"
 #include "nccl/node_paths.h"
 #include "support/shared_fixtures.h"
+#include "support/text.h"
 #include "unit/nccl/path_model_support.h"
 
 namespace launchguard::nccl {
 namespace {
 
-using testing::gpu;
-using testing::pair;
-using testing::path_to;
-using testing::read_file;
+using path_testing::gpu;
+using path_testing::pair;
+using path_testing::path_to;
+using path_testing::read_file;
+using testing::replace_all;
 
 std::string fixture(const std::string& name) {
     std::string text = read_file(std::string(LAUNCHGUARD_FIXTURES) + "/nccl-paths/" + name);
@@ -32,18 +34,12 @@ std::string fixture(const std::string& name) {
     return text;
 }
 
-PathModel model_of(const std::string& xml, std::map<std::string, std::string> env = {}) {
+PathModel built_model_of(const std::string& xml, std::map<std::string, std::string> env = {}) {
     PathSettings settings;
     settings.env = std::move(env);
     auto m = compute_paths(parse_topology_tree(xml), settings);
     if (!m.built) throw std::runtime_error("no model: " + m.error);
     return m;
-}
-
-std::string replace_all(std::string text, const std::string& from, const std::string& to) {
-    for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-        text.replace(at, from.size(), to);
-    return text;
 }
 
 std::string bus(int b) {
@@ -75,7 +71,7 @@ std::string a100_nic(int i) { return bus(kA100Base[i / 2] + 0xc + 8 * (i % 2)); 
 // report gdr="1". Every pair meets on the one NVS node ncclTopoAddNvLinks
 // makes of the six NVSwitches: NVL, within the P2P level (ncclTopoCheckP2p).
 TEST(NcclTopoGraph, DgxA100BroadcomGen4SwitchesAreFlattened) {
-    auto m = model_of(fixture("dgx-a100.xml"));
+    auto m = built_model_of(fixture("dgx-a100.xml"));
     ASSERT_EQ(m.gpus.size(), 8U);
     ASSERT_EQ(m.nics.size(), 8U);
     for (int i = 0; i < 8; ++i) {
@@ -94,7 +90,7 @@ TEST(NcclTopoGraph, DgxA100BroadcomGen4SwitchesAreFlattened) {
 // switches (PXB, ncclTopoSetPaths). ncclTopoGetLocal then keeps NIC 0 alone
 // (same bandwidth, PIX before PXB).
 TEST(NcclTopoGraph, OtherVendorsSwitchesAreNotFlattened) {
-    auto m = model_of(replace_all(fixture("dgx-a100.xml"), "vendor=\"0x1000\"", "vendor=\"0x10b5\""));
+    auto m = built_model_of(replace_all(fixture("dgx-a100.xml"), "vendor=\"0x1000\"", "vendor=\"0x10b5\""));
     const auto& g0 = gpu(m, a100_gpu(0));
     EXPECT_EQ(g0.nics, std::vector<std::string>{a100_nic(0)});
     EXPECT_EQ(g0.nic, a100_nic(0));
@@ -107,10 +103,10 @@ TEST(NcclTopoGraph, OtherVendorsSwitchesAreNotFlattened) {
 // NCCL_PXN_DISABLE=1 the PCI paths stay (PHB, SYS; ncclTopoCheckGdr refuses
 // them but only paths below PHB are rerouted).
 TEST(NcclTopoGraph, DgxA100FarNicsArePxnUnlessDisabled) {
-    auto m = model_of(fixture("dgx-a100.xml"));
+    auto m = built_model_of(fixture("dgx-a100.xml"));
     EXPECT_EQ(path_to(m, a100_gpu(0), a100_nic(2)), Path::pxn);
     EXPECT_EQ(path_to(m, a100_gpu(0), a100_nic(4)), Path::pxn);
-    auto off = model_of(fixture("dgx-a100.xml"), {{"NCCL_PXN_DISABLE", "1"}});
+    auto off = built_model_of(fixture("dgx-a100.xml"), {{"NCCL_PXN_DISABLE", "1"}});
     EXPECT_EQ(path_to(off, a100_gpu(0), a100_nic(2)), Path::phb);
     EXPECT_EQ(path_to(off, a100_gpu(0), a100_nic(4)), Path::sys);
     // The local NICs (PIX, 24 GB/s) do not change.
@@ -120,18 +116,18 @@ TEST(NcclTopoGraph, DgxA100FarNicsArePxnUnlessDisabled) {
 // ncclTopoCheckGdr compares the GPU-NIC distance (PIX) with the level:
 // LOC refuses it, PIX and PHB allow it.
 TEST(NcclTopoGraph, DgxA100GdrLevels) {
-    EXPECT_EQ(gpu(model_of(fixture("dgx-a100.xml"), {{"NCCL_NET_GDR_LEVEL", "LOC"}}), a100_gpu(0)).gdr,
+    EXPECT_EQ(gpu(built_model_of(fixture("dgx-a100.xml"), {{"NCCL_NET_GDR_LEVEL", "LOC"}}), a100_gpu(0)).gdr,
               std::optional<bool>(false));
-    EXPECT_EQ(gpu(model_of(fixture("dgx-a100.xml"), {{"NCCL_NET_GDR_LEVEL", "PIX"}}), a100_gpu(0)).gdr,
+    EXPECT_EQ(gpu(built_model_of(fixture("dgx-a100.xml"), {{"NCCL_NET_GDR_LEVEL", "PIX"}}), a100_gpu(0)).gdr,
               std::optional<bool>(true));
-    EXPECT_EQ(gpu(model_of(fixture("dgx-a100.xml"), {{"NCCL_NET_GDR_LEVEL", "PHB"}}), a100_gpu(0)).gdr,
+    EXPECT_EQ(gpu(built_model_of(fixture("dgx-a100.xml"), {{"NCCL_NET_GDR_LEVEL", "PHB"}}), a100_gpu(0)).gdr,
               std::optional<bool>(true));
 }
 
 // ncclTopoCheckP2p: NCCL_P2P_DISABLE=1 sets the level to LOC, beyond which
 // NVL lies: P2P off for every pair.
 TEST(NcclTopoGraph, DgxA100P2pDisabled) {
-    auto m = model_of(fixture("dgx-a100.xml"), {{"NCCL_P2P_DISABLE", "1"}});
+    auto m = built_model_of(fixture("dgx-a100.xml"), {{"NCCL_P2P_DISABLE", "1"}});
     for (const auto& p : m.pairs) EXPECT_EQ(p.p2p, std::optional<bool>(false)) << p.a << " " << p.b;
 }
 
@@ -140,7 +136,7 @@ TEST(NcclTopoGraph, DgxA100P2pDisabled) {
 // gives both of them that NIC (one NIC for two GPUs). Socket 1's GPUs reach
 // the moved NIC at PHB, worse than their own PIX NICs, so nobody uses it.
 TEST(NcclTopoGraph, DgxA100NicOnTheOtherSocket) {
-    auto m = model_of(fixture("dgx-a100-nic-other-socket.xml"));
+    auto m = built_model_of(fixture("dgx-a100-nic-other-socket.xml"));
     for (int i : {0, 1}) {
         const auto& g = gpu(m, a100_gpu(i));
         EXPECT_EQ(g.nics, std::vector<std::string>{a100_nic(1)}) << i;
@@ -159,7 +155,7 @@ constexpr int kH100Base[] = {0x10, 0x20, 0x30, 0x40, 0x90, 0xa0, 0xb0, 0xc0};
 // one local NIC; GDR within P2C; pairs NVL through the NVS node that the four
 // NVSwitches' <nvlink> elements (5+4+4+5 links) make.
 TEST(NcclTopoGraph, HgxH100PairsEachGpuWithItsSwitchNic) {
-    auto m = model_of(fixture("hgx-h100.xml"));
+    auto m = built_model_of(fixture("hgx-h100.xml"));
     ASSERT_EQ(m.gpus.size(), 8U);
     for (int i = 0; i < 8; ++i) {
         const auto& g = gpu(m, bus(kH100Base[i] + 8));
@@ -172,7 +168,7 @@ TEST(NcclTopoGraph, HgxH100PairsEachGpuWithItsSwitchNic) {
     // Without NVLink GPU 0 reaches NIC 1 (same socket) through the CPU, NIC 4
     // across sockets; its NVLink peers make both PXN.
     EXPECT_EQ(path_to(m, bus(0x18), bus(0x29)), Path::pxn);
-    auto pxn_off = model_of(fixture("hgx-h100.xml"), {{"NCCL_PXN_DISABLE", "1"}});
+    auto pxn_off = built_model_of(fixture("hgx-h100.xml"), {{"NCCL_PXN_DISABLE", "1"}});
     EXPECT_EQ(path_to(pxn_off, bus(0x18), bus(0x29)), Path::phb);
     EXPECT_EQ(path_to(pxn_off, bus(0x18), bus(0x99)), Path::sys);
 }
@@ -180,8 +176,8 @@ TEST(NcclTopoGraph, HgxH100PairsEachGpuWithItsSwitchNic) {
 // ncclTopoCheckP2p: NCCL_P2P_LEVEL=NVL keeps NVL pairs, NCCL_P2P_DISABLE=1
 // turns them off.
 TEST(NcclTopoGraph, HgxH100P2pLevels) {
-    expect_all_pairs(model_of(fixture("hgx-h100.xml"), {{"NCCL_P2P_LEVEL", "NVL"}}), Path::nvl, true);
-    auto off = model_of(fixture("hgx-h100.xml"), {{"NCCL_P2P_DISABLE", "1"}});
+    expect_all_pairs(built_model_of(fixture("hgx-h100.xml"), {{"NCCL_P2P_LEVEL", "NVL"}}), Path::nvl, true);
+    auto off = built_model_of(fixture("hgx-h100.xml"), {{"NCCL_P2P_DISABLE", "1"}});
     for (const auto& p : off.pairs) EXPECT_EQ(p.p2p, std::optional<bool>(false)) << p.a << " " << p.b;
 }
 
@@ -192,7 +188,7 @@ TEST(NcclTopoGraph, HgxH100P2pLevels) {
 // beyond the default P2C (GDR off, no PXN peer reaches a NIC below PHB);
 // NCCL_NET_GDR_LEVEL=PHB allows it.
 TEST(NcclTopoGraph, HgxH100NicsOnRootPorts) {
-    auto m = model_of(fixture("hgx-h100-nics-root-ports.xml"));
+    auto m = built_model_of(fixture("hgx-h100-nics-root-ports.xml"));
     const int mirrored[] = {0, 2, 1, 3};
     for (int i = 0; i < 8; ++i) {
         const int socket = i / 4;
@@ -204,7 +200,7 @@ TEST(NcclTopoGraph, HgxH100NicsOnRootPorts) {
         EXPECT_EQ(g.path, std::optional<Path>(Path::phb)) << i;
         EXPECT_EQ(g.gdr, std::optional<bool>(false)) << i;
     }
-    auto phb = model_of(fixture("hgx-h100-nics-root-ports.xml"), {{"NCCL_NET_GDR_LEVEL", "PHB"}});
+    auto phb = built_model_of(fixture("hgx-h100-nics-root-ports.xml"), {{"NCCL_NET_GDR_LEVEL", "PHB"}});
     for (const auto& g : phb.gpus) EXPECT_EQ(g.gdr, std::optional<bool>(true)) << g.busid;
 }
 
@@ -213,7 +209,7 @@ TEST(NcclTopoGraph, HgxH100NicsOnRootPorts) {
 // 100 Gb/s = 12.5). Both GPUs keep that one NIC (PXB beats the PXN paths to
 // the other EFAs at the same 12.5 GB/s) and both use it; GDR within P2C.
 TEST(NcclTopoGraph, P4deTwoGpusShareTheirSwitchEfa) {
-    auto m = model_of(fixture("p4de-like.xml"));
+    auto m = built_model_of(fixture("p4de-like.xml"));
     constexpr int base[] = {0x10, 0x20, 0x90, 0xa0};
     for (int i = 0; i < 8; ++i) {
         const auto& g = gpu(m, bus(base[i / 2] + 2 + i % 2));
@@ -233,7 +229,7 @@ TEST(NcclTopoGraph, P4deTwoGpusShareTheirSwitchEfa) {
 // share them, and ncclTopoGetLocalNetType gives dev d NIC mirrorBits(d % 4, 2)
 // = d & 1.
 TEST(NcclTopoGraph, P4deGdrLevelPixSendsEveryGpuThroughTheCpu) {
-    auto m = model_of(fixture("p4de-like.xml"), {{"NCCL_NET_GDR_LEVEL", "PIX"}});
+    auto m = built_model_of(fixture("p4de-like.xml"), {{"NCCL_NET_GDR_LEVEL", "PIX"}});
     const std::vector<std::string> socket0{bus(0x16), bus(0x26)};
     const std::string gpus[] = {bus(0x12), bus(0x13), bus(0x22), bus(0x23)};
     for (int dev = 0; dev < 4; ++dev) {
@@ -249,8 +245,8 @@ TEST(NcclTopoGraph, P4deGdrLevelPixSendsEveryGpuThroughTheCpu) {
 // NIC end up on the top switch, PIX. With the sub switches' subsystem device
 // outside 0x1xxx they stay: PXB.
 TEST(NcclTopoGraph, BroadcomGen5PairIsFlattened) {
-    EXPECT_EQ(gpu(model_of(fixture("bcm-gen5-pair.xml")), "0000:43:00.0").path, std::optional<Path>(Path::pix));
-    auto kept = model_of(
+    EXPECT_EQ(gpu(built_model_of(fixture("bcm-gen5-pair.xml")), "0000:43:00.0").path, std::optional<Path>(Path::pix));
+    auto kept = built_model_of(
         replace_all(fixture("bcm-gen5-pair.xml"), "subsystem_device=\"0x1000\"", "subsystem_device=\"0x2000\""));
     EXPECT_EQ(gpu(kept, "0000:43:00.0").path, std::optional<Path>(Path::pxb));
 }
@@ -261,7 +257,7 @@ TEST(NcclTopoGraph, BroadcomGen5PairIsFlattened) {
 // node, which hangs off CPU 0 only: the GPU on socket 1 reaches its own
 // socket's net at SYS, not PHB.
 TEST(NcclTopoGraph, CpuLevelNicsAreOneNodeOnTheFirstCpu) {
-    auto m = model_of(fixture("cpu-level-nics.xml"));
+    auto m = built_model_of(fixture("cpu-level-nics.xml"));
     ASSERT_EQ(m.gpus.size(), 1U);
     ASSERT_EQ(m.gpus[0].nic_paths.size(), 2U);
     EXPECT_EQ(m.gpus[0].nic_paths[0], Path::sys);
@@ -271,7 +267,7 @@ TEST(NcclTopoGraph, CpuLevelNicsAreOneNodeOnTheFirstCpu) {
 // busIdToInt64 reads the hex digits and skips ':' and '.', so an <nvlink
 // target> without the domain, in capitals, names the same GPU: NVL.
 TEST(NcclTopoGraph, BusIdsCompareAsNumbers) {
-    auto m = model_of(fixture("busid-spellings.xml"));
+    auto m = built_model_of(fixture("busid-spellings.xml"));
     ASSERT_EQ(m.gpus.size(), 2U);
     EXPECT_EQ(m.gpus[1].busid, "0000:1d:00.0");
     EXPECT_EQ(pair(m, "0000:1b:00.0", "0000:1d:00.0").path, std::optional<Path>(Path::nvl));
@@ -282,13 +278,13 @@ TEST(NcclTopoGraph, BusIdsCompareAsNumbers) {
 // every GPU a rank uses, so the GPU stays (ncclTopoAddPci would drop it only
 // when no rank runs on it).
 TEST(NcclTopoGraph, MissingNetGdrAndGpuRankAreFilledByNccl) {
-    auto no_net_gdr = model_of(replace_all(fixture("hgx-h100.xml"), " gdr=\"1\"/>", "/>"));
+    auto no_net_gdr = built_model_of(replace_all(fixture("hgx-h100.xml"), " gdr=\"1\"/>", "/>"));
     const auto& g0 = gpu(no_net_gdr, bus(0x18));
     EXPECT_EQ(g0.path, std::optional<Path>(Path::pix));
     EXPECT_FALSE(g0.gdr.has_value());
     EXPECT_NE(g0.gdr_why.find("network plugin"), std::string::npos) << g0.gdr_why;
 
-    auto no_rank = model_of(std::regex_replace(fixture("hgx-h100.xml"), std::regex(" rank=\"[0-9]+\""), ""));
+    auto no_rank = built_model_of(std::regex_replace(fixture("hgx-h100.xml"), std::regex(" rank=\"[0-9]+\""), ""));
     EXPECT_EQ(no_rank.gpus.size(), 8U);
     EXPECT_EQ(gpu(no_rank, bus(0x18)).nic, bus(0x19));
     EXPECT_FALSE(no_rank.notes.empty());
@@ -298,23 +294,23 @@ TEST(NcclTopoGraph, MissingNetGdrAndGpuRankAreFilledByNccl) {
 // parent) are ports NCCL fuses (ncclTopoGetPath: PATH_PORT, ncclTopoAutoMerge);
 // the model keeps them apart and says so. Two NICs on two devices: no note.
 TEST(NcclTopoGraph, PortsOfOneNicAreNotedAsFusedByNccl) {
-    auto dual = model_of(replace_all(fixture("hgx-h100-nics-root-ports.xml"), "0000:2d:00.0", "0000:1d:00.1"));
+    auto dual = built_model_of(replace_all(fixture("hgx-h100-nics-root-ports.xml"), "0000:2d:00.0", "0000:1d:00.1"));
     auto mentions = [](const PathModel& m, const std::string& text) {
         return std::any_of(m.notes.begin(), m.notes.end(),
                            [&text](const std::string& n) { return n.find(text) != std::string::npos; });
     };
     EXPECT_TRUE(mentions(dual, "0000:1d:00.0 and 0000:1d:00.1 are two ports of one device")) << dual.notes.size();
-    EXPECT_FALSE(mentions(model_of(fixture("hgx-h100-nics-root-ports.xml")), "two ports of one device"));
+    EXPECT_FALSE(mentions(built_model_of(fixture("hgx-h100-nics-root-ports.xml")), "two ports of one device"));
     // Two <net> under one <nic>: their common parent is the <nic>, PATH_PORT.
     const std::string second_port =
         "<net name=\"mlx5_0\" dev=\"0\" speed=\"400000\" port=\"1\" latency=\"0.000000\" "
         "guid=\"0x946dae0300000000\" maxconn=\"131072\" gdr=\"1\"/>";
     auto two_nets =
-        model_of(replace_all(fixture("hgx-h100.xml"), second_port,
-                             second_port + "<net name=\"mlx5_0_2\" dev=\"8\" speed=\"400000\" port=\"2\"/>"));
+        built_model_of(replace_all(fixture("hgx-h100.xml"), second_port,
+                                   second_port + "<net name=\"mlx5_0_2\" dev=\"8\" speed=\"400000\" port=\"2\"/>"));
     EXPECT_TRUE(mentions(two_nets, "NIC 0000:19:00.0 has 2 <net> ports")) << two_nets.notes.size();
     // On two sub switches the ports' parents differ: not PATH_PORT.
-    EXPECT_FALSE(mentions(model_of(replace_all(fixture("dgx-a100.xml"), "0000:14:00.0", "0000:0c:00.1")),
+    EXPECT_FALSE(mentions(built_model_of(replace_all(fixture("dgx-a100.xml"), "0000:14:00.0", "0000:0c:00.1")),
                           "two ports of one device"));
 }
 
@@ -327,9 +323,9 @@ TEST(NcclTopoGraph, GraceGpuWithoutC2cIsNoted) {
                            [](const std::string& n) { return n.find("lists no <c2c>") != std::string::npos; });
     };
     const std::string with_c2c = fixture("grace-c2c.xml");
-    EXPECT_FALSE(mentions_c2c(model_of(with_c2c)));
-    EXPECT_TRUE(mentions_c2c(model_of(replace_all(with_c2c, "<c2c bw=\"40000\" count=\"10\"/>", ""))));
-    EXPECT_FALSE(mentions_c2c(model_of(fixture("hgx-h100.xml"))));
+    EXPECT_FALSE(mentions_c2c(built_model_of(with_c2c)));
+    EXPECT_TRUE(mentions_c2c(built_model_of(replace_all(with_c2c, "<c2c bw=\"40000\" count=\"10\"/>", ""))));
+    EXPECT_FALSE(mentions_c2c(built_model_of(fixture("hgx-h100.xml"))));
 }
 
 // The live node: ncclTopoGetXmlFromSys climbs sysfs two levels at a time, so
@@ -356,7 +352,7 @@ TEST(NcclTopoGraph, LiveNodeKeepsTheBridgesNcclKeeps) {
     const std::string xml = topology_xml_from_node(node);
     EXPECT_EQ(xml.find("0000:1a:00.0"), std::string::npos) << xml;
     EXPECT_EQ(xml.find("0000:00:01.0"), std::string::npos) << xml;
-    auto m = model_of(xml);
+    auto m = built_model_of(xml);
     ASSERT_EQ(m.gpus.size(), 1U);
     ASSERT_EQ(m.nics.size(), 2U);
     EXPECT_EQ(m.gpus[0].nic_paths[0], Path::pix);
@@ -384,7 +380,7 @@ TEST(NcclTopoGraph, LiveNodeLeavesOutNicsWithoutAnActivePort) {
     unknown.busid = "0000:1e:00.0";
     unknown.numa_node = 0;
     node.nics.push_back(unknown);
-    auto m = model_of(topology_xml_from_node(node));
+    auto m = built_model_of(topology_xml_from_node(node));
     EXPECT_EQ(m.nics, (std::vector<std::string>{"0000:1d:00.0", "0000:1e:00.0"}));
 }
 
@@ -392,7 +388,7 @@ TEST(NcclTopoGraph, LiveNodeLeavesOutNicsWithoutAnActivePort) {
 // each GPU and its NIC share one bridge: PIX (ncclTopoSetPaths); the one
 // local NIC each.
 TEST(NcclTopoGraph, AzureNdv5PairsEachGpuWithItsBridgeNic) {
-    auto m = model_of(testing::shared_fixture("ndv5-topo.xml"));
+    auto m = built_model_of(path_testing::shared_fixture("ndv5-topo.xml"));
     ASSERT_EQ(m.gpus.size(), 8U);
     ASSERT_EQ(m.nics.size(), 8U);
     // Bridge ffff:ff:0k.0 holds the k-th GPU and NIC 01(k):00:00.0.
@@ -411,7 +407,7 @@ TEST(NcclTopoGraph, AzureNdv5PairsEachGpuWithItsBridgeNic) {
 // device a bare <pci> (the driver and the plugin fill them in): PIX, one
 // local NIC for both GPUs (ncclTopoGetLocal), and the two GPUs PIX apart.
 TEST(NcclTopoGraph, AwsP4dTwoGpusPerSwitchNic) {
-    auto m = model_of(testing::shared_fixture("p4d-24xl-topo.xml"));
+    auto m = built_model_of(path_testing::shared_fixture("p4d-24xl-topo.xml"));
     ASSERT_EQ(m.gpus.size(), 8U);
     ASSERT_EQ(m.nics.size(), 4U);
     for (const char* bus_prefix : {"0000:10", "0000:20", "0000:90", "0000:a0"}) {

@@ -8,18 +8,14 @@
 #include <string>
 
 #include "nccl/nccl_paths.h"
+#include "support/text.h"
 #include "unit/nccl/path_model_support.h"
 
 namespace launchguard::nccl {
 namespace {
 
-using namespace testing;  // path_model_support.h
-
-std::string replace_all(std::string text, const std::string& from, const std::string& to) {
-    for (auto pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos + to.size()))
-        text.replace(pos, from.size(), to);
-    return text;
-}
+using namespace path_testing;  // path_model_support.h
+using testing::replace_all;
 
 const std::string kTwoSocket = "two-socket-nvswitch.xml";
 const std::string kGpu1b = "0000:1b:00.0";

@@ -12,7 +12,7 @@
 #include "nccl/nccl_paths.h"
 #include "support/shared_fixtures.h"
 
-namespace launchguard::nccl::testing {
+namespace launchguard::nccl::path_testing {
 
 inline std::string read_file(const std::string& path) {
     std::ifstream in(path);
@@ -64,4 +64,4 @@ inline Path path_to(const PathModel& m, const std::string& gpu_busid, const std:
     throw std::runtime_error("no NIC " + nic);
 }
 
-}  // namespace launchguard::nccl::testing
+}  // namespace launchguard::nccl::path_testing

@@ -12,18 +12,13 @@
 
 #include "probe/hwloc_probe.h"
 #include "support/azure_fixtures.h"
+#include "support/text.h"
 
 namespace launchguard::nccl {
 namespace {
 
 using testing::fixture_text;
-
-std::string replace_all(std::string text, const std::string& from, const std::string& to) {
-    for (std::size_t pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos + to.size())) {
-        text.replace(pos, from.size(), to);
-    }
-    return text;
-}
+using testing::replace_all;
 
 // Exchanges two strings everywhere (neither may contain the other).
 std::string swap_text(const std::string& text, const std::string& a, const std::string& b) {

@@ -9,17 +9,15 @@
 #include "profile/compiled_profiles.h"
 #include "profile/profile.h"
 #include "rules/rule.h"
+#include "support/profile_rules.h"
 
 namespace launchguard {
 namespace {
 
+using testing::any_rule;
+
 // Any well-formed rule id; the real rules' parameters (read when first
 // used: the rules are not all constructed before main).
-const ProfileRules& any_rule() {
-    static const ProfileRules rules{.known_rule = [](const std::string&) { return true; },
-                                    .parameters = all_profile_parameters()};
-    return rules;
-}
 
 std::string temp_file(const std::string& name, const std::string& text) {
     auto path = std::filesystem::temp_directory_path() / ("lg_profile_json_" + std::to_string(::getpid()) + "_" + name);

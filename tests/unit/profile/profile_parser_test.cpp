@@ -3,18 +3,13 @@
 #include "engine/profile_loader.h"
 #include "profile/profile.h"
 #include "rules/rule.h"
+#include "support/profile_rules.h"
 #include "util/size_parser.h"
 
 namespace launchguard {
 namespace {
 
-// Any well-formed rule id; the real rules' parameters (read when first
-// used: the rules are not all constructed before main).
-const ProfileRules& any_rule() {
-    static const ProfileRules rules{.known_rule = [](const std::string&) { return true; },
-                                    .parameters = all_profile_parameters()};
-    return rules;
-}
+using testing::any_rule;
 
 // A rule parameter's value as a profile would write it; "absent" where the profile holds none.
 std::string parameter(const Profile& profile, std::string_view key) {

@@ -16,15 +16,14 @@
 namespace launchguard {
 namespace {
 
+using testing::kDgx2;
+using testing::kTwoNode;
 using testing::launch_from_yaml;
 using testing::manual_steps;
 using testing::mentions;
 using testing::profile_from_yaml;
 using testing::run_rule;
 using testing::undecided_because;
-
-constexpr const char* kTwoNode = "hwloc_xml: hwloc/32em64t-2n8c2t-pci-normalio.xml\n";
-constexpr const char* kDgx2 = "hwloc_xml: hwloc/nvidiaDGX2.xml\n";
 
 // --- cpu.affinity-off-gpu -------------------------------------------------
 

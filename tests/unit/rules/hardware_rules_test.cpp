@@ -15,13 +15,12 @@ namespace launchguard {
 namespace {
 
 using testing::evidence_of;
+using testing::kTwoNode;
 using testing::launch_from_yaml;
 using testing::mentions;
 using testing::profile_from_yaml;
 using testing::run_rule;
 using testing::undecided_because;
-
-constexpr const char* kTwoNode = "hwloc_xml: hwloc/32em64t-2n8c2t-pci-normalio.xml\n";
 
 // --- hw.pcie-degraded -----------------------------------------------------
 

@@ -10,10 +10,9 @@
 #include "context/launch_context.h"
 #include "support/launch_fixture.h"
 #include "support/rule_harness.h"
+#include "support/text.h"
 
 namespace launchguard::testing {
-
-inline bool mentions(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
 
 // Every unknown reason of a result, one per line.
 inline std::string reasons(const RuleResult& result) {

@@ -15,6 +15,7 @@ namespace launchguard {
 namespace {
 
 using testing::awsome_efa_env;
+using testing::kDgx2;
 using testing::launch_from_yaml;
 using testing::mentions;
 using testing::profile_from_yaml;
@@ -24,7 +25,6 @@ using testing::run_rule;
 using testing::without_env;
 using Kind = RemediationOp::Kind;
 
-const std::string kDgx2 = "hwloc_xml: hwloc/nvidiaDGX2.xml\n";
 const std::string kNvl72 = "name: nvl72\nnode: {grace: true, mnnvl: true, nvswitch: true, gpus: 4}\n";
 const std::string kHgx = "name: hgx\nnode: {nvswitch: true, gpus: 8}\n";
 

@@ -20,6 +20,7 @@ namespace {
 
 using testing::awsome_efa_env;
 using testing::fixture_path;
+using testing::kDgx2;
 using testing::launch_from_yaml;
 using testing::mentions;
 using testing::profile_from_yaml;
@@ -35,7 +36,6 @@ const std::string kNodeWithDownPort = kNode + "sysfs: sysfs/h100-baremetal\n";
 // + cx8-fabric-mixed: mlx5_0/1 800 ACTIVE, mlx5_2 400 ACTIVE, mlx5_3 INIT.
 const std::string kCx8Node = kNode + "sysfs: sysfs/cx8-fabric-mixed\n";
 // 16 V100s behind NVSwitches, no RDMA NIC.
-const std::string kDgx2 = "hwloc_xml: hwloc/nvidiaDGX2.xml\n";
 
 const RemediationOp* op(const Finding& finding, Kind kind) {
     for (const auto& candidate : finding.remediation) {

@@ -9,10 +9,9 @@
 
 #include "finding/finding.h"
 #include "support/rule_harness.h"
+#include "support/text.h"
 
 namespace launchguard::testing {
-
-inline bool mentions(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // The texts of a finding's manual steps, in order.
 inline std::vector<std::string> manual_steps(const Finding& finding) {

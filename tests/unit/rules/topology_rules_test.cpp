@@ -15,6 +15,7 @@
 #include "support/launch_fixture.h"
 #include "support/memory_file_view.h"
 #include "support/rule_harness.h"
+#include "support/text.h"
 
 namespace launchguard {
 namespace {
@@ -29,21 +30,13 @@ using testing::launch_from_yaml;
 using testing::MemoryFileView;
 using testing::mentions;
 using testing::profile_from_yaml;
+using testing::replace_all;
 using testing::run_rule;
 using testing::use_host;
 using testing::use_view;
 using Kind = RemediationOp::Kind;
 
 constexpr const char* kDefaultTopo = "/var/run/nvidia-topologyd/virtualTopology.xml";
-
-// Replaces every occurrence of `from` with `to`: how derived files are made
-// from the real ones, so each test names exactly what it changed.
-std::string replace_all(std::string text, const std::string& from, const std::string& to) {
-    for (std::size_t pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos + to.size())) {
-        text.replace(pos, from.size(), to);
-    }
-    return text;
-}
 
 Profile azure_profile() {
     return profile_from_yaml(

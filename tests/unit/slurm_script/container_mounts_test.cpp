@@ -31,11 +31,11 @@ std::string azure_script(const std::string& mounts) {
            mounts + "\" python train.py\n";
 }
 
-ScriptReview review(const std::string& text, const std::string& profile_name = "azure-ndv5") {
+ScriptReview review_on_ndv5(const std::string& text, const std::string& profile_name = "azure-ndv5") {
     return testing::review_under(text, profile_name);
 }
 
-std::vector<std::string> fired(const ScriptReview& r) {
+std::vector<std::string> rules_fired(const ScriptReview& r) {
     std::vector<std::string> rules;
     for (const auto& f : r.report.findings) rules.push_back(f.rule);
     return rules;
@@ -47,57 +47,57 @@ bool has_note(const ScriptReview& r, const std::string& part) {
 }
 
 TEST(ContainerMounts, ALiteralEntryCountsBesideOneComputedAtRunTime) {
-    ScriptReview r = review(azure_script(kTopo + ":" + kTopo + ",$DATA:$DATA"));
-    EXPECT_TRUE(fired(r).empty()) << ::testing::PrintToString(fired(r));
+    ScriptReview r = review_on_ndv5(azure_script(kTopo + ":" + kTopo + ",$DATA:$DATA"));
+    EXPECT_TRUE(rules_fired(r).empty()) << ::testing::PrintToString(rules_fired(r));
     EXPECT_EQ(r.report.decision, Decision::allow);
     EXPECT_EQ(r.steps[0].launch.context.files->stat(kTopo).kind, FileKind::regular);
     EXPECT_TRUE(has_note(r, "--container-mounts entry $DATA:$DATA is computed at run time"));
 }
 
 TEST(ContainerMounts, WithoutTheRunTimeEntryTheVerdictIsTheSame) {
-    ScriptReview with = review(azure_script(kTopo + ":" + kTopo + ",$DATA:$DATA"));
-    ScriptReview without = review(azure_script(kTopo + ":" + kTopo));
+    ScriptReview with = review_on_ndv5(azure_script(kTopo + ":" + kTopo + ",$DATA:$DATA"));
+    ScriptReview without = review_on_ndv5(azure_script(kTopo + ":" + kTopo));
     EXPECT_EQ(with.report.decision, without.report.decision);
-    EXPECT_EQ(fired(with), fired(without));
+    EXPECT_EQ(rules_fired(with), rules_fired(without));
 }
 
 TEST(ContainerMounts, AMissingTopologyMountStillBlocksBesideARunTimeEntryThatCannotCoverIt) {
     // $DATA is mounted under /data: it cannot provide /opt/microsoft/....
-    ScriptReview r = review(azure_script("$DATA:/data/$USER"));
-    auto rules = fired(r);
+    ScriptReview r = review_on_ndv5(azure_script("$DATA:/data/$USER"));
+    auto rules = rules_fired(r);
     EXPECT_NE(std::find(rules.begin(), rules.end(), "topo.required"), rules.end()) << ::testing::PrintToString(rules);
     EXPECT_EQ(r.report.decision, Decision::block);
 }
 
 TEST(ContainerMounts, ARunTimeDestinationMakesWhatItCouldCoverUnknownNotMissing) {
     // Without the literal entry the file may come from $EXTRA's mount: unknown, never missing.
-    ScriptReview r = review(azure_script("$EXTRA:$EXTRA"));
+    ScriptReview r = review_on_ndv5(azure_script("$EXTRA:$EXTRA"));
     FileInfo info = r.steps[0].launch.context.files->stat(kTopo);
     EXPECT_EQ(info.kind, FileKind::unknown);
     EXPECT_NE(info.detail.find("$EXTRA:$EXTRA"), std::string::npos) << info.detail;
-    EXPECT_EQ(r.report.decision, Decision::allow) << ::testing::PrintToString(fired(r));
+    EXPECT_EQ(r.report.decision, Decision::allow) << ::testing::PrintToString(rules_fired(r));
     // A path under the literal prefix of a run-time destination is unknown; /var/run is not under it.
-    ScriptReview prefixed = review(azure_script("$EXTRA:/opt/$SUB"));
+    ScriptReview prefixed = review_on_ndv5(azure_script("$EXTRA:/opt/$SUB"));
     EXPECT_EQ(prefixed.steps[0].launch.context.files->stat(kTopo).kind, FileKind::unknown);
     EXPECT_EQ(prefixed.steps[0].launch.context.files->stat("/var/run/x").kind, FileKind::missing);
 }
 
 TEST(ContainerMounts, ARunTimeSourceAtALiteralDestinationIsUnknownThere) {
-    ScriptReview r = review(azure_script("$TOPO_DIR/topo.xml:" + kTopo));
+    ScriptReview r = review_on_ndv5(azure_script("$TOPO_DIR/topo.xml:" + kTopo));
     FileInfo info = r.steps[0].launch.context.files->stat(kTopo);
     EXPECT_EQ(info.kind, FileKind::unknown);
     EXPECT_NE(info.detail.find("source is computed at run time"), std::string::npos) << info.detail;
-    EXPECT_EQ(r.report.decision, Decision::allow) << ::testing::PrintToString(fired(r));
+    EXPECT_EQ(r.report.decision, Decision::allow) << ::testing::PrintToString(rules_fired(r));
 }
 
 TEST(ContainerMounts, AListOfUnknownShapeMayMountAnything) {
-    ScriptReview r = review(
+    ScriptReview r = review_on_ndv5(
         "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\n"
         "srun --container-image=nvcr.io/nvidia/pytorch:25.01-py3 --container-mounts=$(cat mounts.txt) python t.py\n");
     EXPECT_EQ(r.steps[0].launch.context.files->stat(kTopo).kind, FileKind::unknown);
     EXPECT_EQ(r.steps[0].launch.context.files->stat("/var/run/nvidia-topologyd/virtualTopology.xml").kind,
               FileKind::unknown);
-    EXPECT_EQ(r.report.decision, Decision::allow) << ::testing::PrintToString(fired(r));
+    EXPECT_EQ(r.report.decision, Decision::allow) << ::testing::PrintToString(rules_fired(r));
 }
 
 TEST(ContainerMounts, EntriesKeepTheirRunTimePartsAsWritten) {
@@ -131,7 +131,7 @@ TEST(ContainerMounts, PatchedAddsNoSecondMountOfAMountedFile) {
         "srun --container-image=nvcr.io/nvidia/pytorch:25.01-py3 --container-env=NCCL_TOPO_FILE "
         "--container-mounts=\"" +
         kTopo + ":" + kTopo + ",$DATA:$DATA\" python train.py\n";
-    ScriptReview r = review(script);
+    ScriptReview r = review_on_ndv5(script);
     for (const auto& step : r.steps) {
         for (const auto& op : step.fixes.ops) {
             EXPECT_FALSE(op.kind == RemediationOp::Kind::mount_file && op.container_path == kTopo)

@@ -16,11 +16,11 @@
 namespace launchguard::slurm_script {
 namespace {
 
-ScriptReview review(const std::string& text, const std::string& profile_name = "h100-cx7-ib") {
+ScriptReview review_on_h100(const std::string& text, const std::string& profile_name = "h100-cx7-ib") {
     return testing::review_under(text, profile_name);
 }
 
-std::vector<std::string> fired(const ScriptReview& r) {
+std::vector<std::string> fired_sorted(const ScriptReview& r) {
     std::vector<std::string> rules;
     for (const auto& f : r.report.findings) rules.push_back(f.rule + ":" + std::string(to_string(f.action)));
     std::sort(rules.begin(), rules.end());
@@ -47,33 +47,33 @@ TEST(MpiLaunch, EachLauncherFormIsJudgedAsTheSameVariableExportedForSrun) {
         "orterun -x NCCL_IB_DISABLE=1 ./a\n",
         "export NCCL_IB_DISABLE=1\nmpiexec.hydra -genvall -n 16 ./a\n",
     };
-    const ScriptReview as_srun = review(kTwoNodes + "export NCCL_IB_DISABLE=1\nsrun ./a\n");
+    const ScriptReview as_srun = review_on_h100(kTwoNodes + "export NCCL_IB_DISABLE=1\nsrun ./a\n");
     ASSERT_TRUE(fires(as_srun, "net.ib-disabled"));
     for (const auto& form : forms) {
-        ScriptReview r = review(kTwoNodes + form);
+        ScriptReview r = review_on_h100(kTwoNodes + form);
         ASSERT_EQ(r.steps.size(), 1U) << form;
-        EXPECT_EQ(fired(r), fired(as_srun)) << form;
+        EXPECT_EQ(fired_sorted(r), fired_sorted(as_srun)) << form;
     }
     // Without the variable, the same lines stay quiet.
     for (const std::string quiet : {"mpirun -np 16 ./a\n", "mpirun -x NCCL_IB_DISABLE ./a\n",
                                     "export NCCL_IB_DISABLE=1\nmpiexec.hydra -genvnone -n 16 ./a\n",
                                     "export NCCL_IB_DISABLE=1\nmpiexec -genvexcl NCCL_IB_DISABLE -n 16 ./a\n"}) {
-        EXPECT_FALSE(fires(review(kTwoNodes + quiet), "net.ib-disabled")) << quiet;
+        EXPECT_FALSE(fires(review_on_h100(kTwoNodes + quiet), "net.ib-disabled")) << quiet;
     }
 }
 
 TEST(MpiLaunch, TheLaunchersValueOverridesTheExport) {
-    ScriptReview r = review(kTwoNodes + "export NCCL_DEBUG=INFO\nmpirun -x NCCL_DEBUG=WARN ./a\n");
+    ScriptReview r = review_on_h100(kTwoNodes + "export NCCL_DEBUG=INFO\nmpirun -x NCCL_DEBUG=WARN ./a\n");
     ASSERT_EQ(r.steps.size(), 1U);
     EXPECT_EQ(r.steps[0].launch.context.env.value().at("NCCL_DEBUG"), "WARN");
     EXPECT_FALSE(fires(r, "nccl.debug-verbose"));
-    EXPECT_TRUE(
-        fires(review(kTwoNodes + "export NCCL_DEBUG=WARN\nmpirun -x NCCL_DEBUG=INFO ./a\n"), "nccl.debug-verbose"));
-    EXPECT_TRUE(fires(review(kTwoNodes + "mpiexec.hydra -genv NCCL_DEBUG INFO ./a\n"), "nccl.debug-verbose"));
+    EXPECT_TRUE(fires(review_on_h100(kTwoNodes + "export NCCL_DEBUG=WARN\nmpirun -x NCCL_DEBUG=INFO ./a\n"),
+                      "nccl.debug-verbose"));
+    EXPECT_TRUE(fires(review_on_h100(kTwoNodes + "mpiexec.hydra -genv NCCL_DEBUG INFO ./a\n"), "nccl.debug-verbose"));
 }
 
 TEST(MpiLaunch, AForwardedVariableTheScriptDoesNotExportPassesNothing) {
-    ScriptReview r = review(kTwoNodes + "NCCL_IB_DISABLE=1\nmpirun -x NCCL_IB_DISABLE ./a\n");
+    ScriptReview r = review_on_h100(kTwoNodes + "NCCL_IB_DISABLE=1\nmpirun -x NCCL_IB_DISABLE ./a\n");
     EXPECT_FALSE(fires(r, "net.ib-disabled"));
     EXPECT_TRUE(std::any_of(r.report.unknowns.begin(), r.report.unknowns.end(), [](const Unknown& u) {
         return u.reason.find("mpirun -x NCCL_IB_DISABLE passes nothing") != std::string::npos;
@@ -84,18 +84,21 @@ TEST(MpiLaunch, ALauncherInsideSrunOrSrunInsideALauncherIsOneLaunch) {
     for (const std::string line :
          {"srun --mpi=none -N 2 mpirun -x NCCL_IB_DISABLE=1 ./a\n", "mpirun -x NCCL_IB_DISABLE=1 srun ./a\n",
           "srun --ntasks-per-node=1 /usr/bin/mpiexec.hydra -genv NCCL_IB_DISABLE 1 ./a\n"}) {
-        ScriptReview r = review(kTwoNodes + line);
+        ScriptReview r = review_on_h100(kTwoNodes + line);
         ASSERT_EQ(r.steps.size(), 1U) << line;
         EXPECT_TRUE(r.steps[0].launch.label.starts_with("srun with mpi")) << r.steps[0].launch.label;
         EXPECT_TRUE(fires(r, "net.ib-disabled")) << line;
         EXPECT_EQ(r.script.steps[0].program, "./a") << line;
     }
     // srun's --export=NONE drops what mpirun passed it.
-    EXPECT_FALSE(fires(review(kTwoNodes + "mpirun -x NCCL_IB_DISABLE=1 srun --export=NONE ./a\n"), "net.ib-disabled"));
+    EXPECT_FALSE(
+        fires(review_on_h100(kTwoNodes + "mpirun -x NCCL_IB_DISABLE=1 srun --export=NONE ./a\n"), "net.ib-disabled"));
 }
 
 TEST(MpiLaunch, TheOptionsTellTheShapeWhereTheyCan) {
-    auto shape = [](const std::string& line) { return review(kTwoNodes + line).steps.at(0).launch.context.job; };
+    auto shape = [](const std::string& line) {
+        return review_on_h100(kTwoNodes + line).steps.at(0).launch.context.job;
+    };
     EXPECT_EQ(shape("mpirun -np 12 ./a\n").tasks.value(), 12);
     EXPECT_EQ(shape("mpirun --np=12 ./a\n").tasks.value(), 12);
     EXPECT_EQ(shape("mpirun -N 4 ./a\n").tasks.value(), 8);
@@ -113,7 +116,7 @@ TEST(MpiLaunch, OptionValuesAreNotTheProgram) {
     for (const std::string line : {"mpirun --mca pml ucx -x A=1 --bind-to none ./a -b 8\n",
                                    "mpirun -np 2 --hostfile h -wdir /tmp --report-bindings ./a -b 8\n",
                                    "mpiexec.hydra -bootstrap slurm -genv A 1 -genvlist B,C ./a -b 8\n"}) {
-        ScriptReview r = review(kTwoNodes + line);
+        ScriptReview r = review_on_h100(kTwoNodes + line);
         ASSERT_EQ(r.script.steps.size(), 1U) << line;
         EXPECT_EQ(r.script.steps[0].program, "./a") << line;
         EXPECT_EQ(r.script.steps[0].command, (std::vector<std::string>{"./a", "-b", "8"})) << line;
@@ -135,7 +138,7 @@ TEST(MpiLaunch, PatchedWritesTheLaunchersOwnSyntaxOnce) {
         {"mpirun -x NCCL_DEBUG=INFO -- srun ./a\n", "mpirun -x NCCL_DEBUG=INFO -x NCCL_DEBUG=WARN -- srun ./a\n"},
     };
     for (const auto& row : rows) {
-        ScriptReview r = review(kTwoNodes + "#SBATCH --exclusive\n" + row.line);
+        ScriptReview r = review_on_h100(kTwoNodes + "#SBATCH --exclusive\n" + row.line);
         ASSERT_TRUE(fires(r, "nccl.debug-verbose")) << row.line;
         // A warning has no patch of its own: ask for the fix as the profile's patch would.
         std::vector<StepFixes> fixes;
@@ -147,12 +150,12 @@ TEST(MpiLaunch, PatchedWritesTheLaunchersOwnSyntaxOnce) {
         auto patched = apply_fixes(r.script, fixes);
         ASSERT_TRUE(patched) << patched.error().to_string();
         EXPECT_EQ(patched.value(), kTwoNodes + "#SBATCH --exclusive\n" + row.patched);
-        EXPECT_FALSE(fires(review(patched.value()), "nccl.debug-verbose")) << patched.value();
+        EXPECT_FALSE(fires(review_on_h100(patched.value()), "nccl.debug-verbose")) << patched.value();
         EXPECT_EQ(fix_in_script_terms(fixes[0].ops[0], fixes[0]).substr(0, 2),
                   row.line.find("hydra") != std::string::npos ? "-g" : "-x");
     }
     // A value the shell would split is quoted, as for export.
-    ScriptReview r = review(kTwoNodes + "mpirun ./a\n");
+    ScriptReview r = review_on_h100(kTwoNodes + "mpirun ./a\n");
     StepFixes with = r.steps.at(0).fixes;
     with.ops = {RemediationOp::set_env("NCCL_TOPO_FILE", "/opt/a b/$(id).xml")};
     EXPECT_EQ(apply_fixes(r.script, {with}).value(), kTwoNodes + "mpirun -x NCCL_TOPO_FILE='/opt/a b/$(id).xml' ./a\n");
@@ -161,23 +164,23 @@ TEST(MpiLaunch, PatchedWritesTheLaunchersOwnSyntaxOnce) {
 TEST(MpiLaunch, AnOptionWithoutItsValueLeavesNoPlaceToAddOne) {
     // An option added after `-genv NAME` would be read as its value.
     for (const std::string line : {"mpiexec.hydra -n 2 -genv NCCL_DEBUG\n", "mpirun -np 2 -x\n"}) {
-        ScriptReview r = review(kTwoNodes + line);
+        ScriptReview r = review_on_h100(kTwoNodes + line);
         ASSERT_EQ(r.script.steps.size(), 1U) << line;
         ASSERT_TRUE(r.script.steps[0].mpi.has_value()) << line;
         EXPECT_FALSE(r.script.steps[0].mpi->complete) << line;
         EXPECT_EQ(r.script.steps[0].mpi_options_line, 0) << line;
     }
-    EXPECT_EQ(review(kTwoNodes + "mpirun -np 2\n").script.steps.at(0).mpi_options_line, 4);
+    EXPECT_EQ(review_on_h100(kTwoNodes + "mpirun -np 2\n").script.steps.at(0).mpi_options_line, 4);
     // A backslash that ends the script would escape what follows it into its word.
-    EXPECT_EQ(review(kTwoNodes + "mpirun -np 2 -\\").script.steps.at(0).mpi_options_line, 0);
+    EXPECT_EQ(review_on_h100(kTwoNodes + "mpirun -np 2 -\\").script.steps.at(0).mpi_options_line, 0);
     // An operator written without a blank after the options: words added there would join it.
-    EXPECT_EQ(review(kTwoNodes + "mpirun -<<<<").script.steps.at(0).mpi_options_line, 0);
-    EXPECT_EQ(review(kTwoNodes + "mpirun -np 2; true\n").script.steps.at(0).mpi_options_line, 4);
+    EXPECT_EQ(review_on_h100(kTwoNodes + "mpirun -<<<<").script.steps.at(0).mpi_options_line, 0);
+    EXPECT_EQ(review_on_h100(kTwoNodes + "mpirun -np 2; true\n").script.steps.at(0).mpi_options_line, 4);
 }
 
 TEST(MpiLaunch, AVariableTheLauncherSetsIsRemovedFromItsOptionsNotUnsetBeforeIt) {
     const std::string job = kTwoNodes + "mpirun -np 16 -x NCCL_IB_DISABLE=1 ./a\n";
-    ScriptReview r = review(job);
+    ScriptReview r = review_on_h100(job);
     ASSERT_TRUE(fires(r, "net.ib-disabled"));
     const StepFixes& fixes = r.steps.at(0).fixes;
     ASSERT_EQ(fixes.ops.size(), 1U);
@@ -186,10 +189,10 @@ TEST(MpiLaunch, AVariableTheLauncherSetsIsRemovedFromItsOptionsNotUnsetBeforeIt)
     // --patched cannot carry it: the script stays as written, never half-fixed.
     EXPECT_EQ(patched_script(r).value(), job);
     // Exported before the launcher and passed by name: unset before it fixes it.
-    ScriptReview exported = review(kTwoNodes + "export NCCL_IB_DISABLE=1\nmpirun -x NCCL_IB_DISABLE ./a\n");
+    ScriptReview exported = review_on_h100(kTwoNodes + "export NCCL_IB_DISABLE=1\nmpirun -x NCCL_IB_DISABLE ./a\n");
     auto patched = patched_script(exported);
     ASSERT_TRUE(patched) << patched.error().to_string();
-    EXPECT_FALSE(fires(review(patched.value()), "net.ib-disabled")) << patched.value();
+    EXPECT_FALSE(fires(review_on_h100(patched.value()), "net.ib-disabled")) << patched.value();
 }
 
 TEST(NcclLaunchesOnly, AStepThatRunsNoNcclProgramIsNotJudgedByNcclRules) {
@@ -197,7 +200,7 @@ TEST(NcclLaunchesOnly, AStepThatRunsNoNcclProgramIsNotJudgedByNcclRules) {
     for (const std::string step :
          {"srun --ntasks-per-node=1 rm -rf /dev/shm/nccl-*\n", "srun hostname\n",
           "srun -N2 env X=1 /usr/bin/nvidia-smi -L\n", "mpirun -N 1 mkdir -p /tmp/x\n", "srun sleep 60\n"}) {
-        ScriptReview r = review(job + step);
+        ScriptReview r = review_on_h100(job + step);
         EXPECT_FALSE(fires(r, "nccl.debug-verbose")) << step;
         EXPECT_TRUE(std::any_of(r.report.not_applicable.begin(), r.report.not_applicable.end(), [](const Unknown& u) {
             return u.rule == "nccl.debug-verbose" && u.reason.find("starts no NCCL program") != std::string::npos;
@@ -205,10 +208,10 @@ TEST(NcclLaunchesOnly, AStepThatRunsNoNcclProgramIsNotJudgedByNcclRules) {
     }
     for (const std::string step : {"srun python train.py\n", "srun ./all_reduce_perf\n", "srun bash -c 'rm x; ./a'\n",
                                    "srun numactl -N 0 ./a\n"}) {
-        EXPECT_TRUE(fires(review(job + step), "nccl.debug-verbose")) << step;
+        EXPECT_TRUE(fires(review_on_h100(job + step), "nccl.debug-verbose")) << step;
     }
     // Rules that judge more than NCCL still judge a utility step.
-    ScriptReview cleanup = review(kTwoNodes + "export NCCL_IB_DISABLE=1\nsrun rm -rf /dev/shm/nccl-*\n");
+    ScriptReview cleanup = review_on_h100(kTwoNodes + "export NCCL_IB_DISABLE=1\nsrun rm -rf /dev/shm/nccl-*\n");
     EXPECT_GT(cleanup.report.rules_evaluated, 0);
 }
 
@@ -232,8 +235,8 @@ TEST(ScriptConditions, DecidedFromTheSbatchLines) {
         {"[[ $SLURM_NNODES -gt 1 ]] && ./setup.sh && export A=x || export A=y", ""},
     };
     for (const auto& row : rows) {
-        ScriptReview r = review("#!/bin/bash\n#SBATCH --nodes 2\n#SBATCH --ntasks=16\n" + std::string(row.condition) +
-                                "\nsrun ./a\n");
+        ScriptReview r = review_on_h100("#!/bin/bash\n#SBATCH --nodes 2\n#SBATCH --ntasks=16\n" +
+                                        std::string(row.condition) + "\nsrun ./a\n");
         ASSERT_EQ(r.script.steps.size(), 1U) << row.condition;
         const auto& env = r.script.steps[0].environment;
         ASSERT_EQ(env.count("A"), 1U) << row.condition;

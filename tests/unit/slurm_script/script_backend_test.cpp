@@ -13,9 +13,9 @@
 namespace launchguard::slurm_script {
 namespace {
 
-ScriptReview review(const std::string& text) { return testing::review_under(text, "azure-ndv5"); }
+ScriptReview backend_review(const std::string& text) { return testing::review_under(text, "azure-ndv5"); }
 
-bool fired(const ScriptReview& r, const std::string& rule) {
+bool has_finding(const ScriptReview& r, const std::string& rule) {
     return std::any_of(r.report.findings.begin(), r.report.findings.end(),
                        [&](const Finding& f) { return f.rule == rule; });
 }
@@ -26,12 +26,12 @@ bool not_applicable(const ScriptReview& r, const std::string& rule) {
 }
 
 // No topology file in the container: topo.required blocks an NCCL job on azure-ndv5.
-const std::string kHeader = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\n";
+const std::string kTwoNodeHeader = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\n";
 const std::string kSrun = "srun --container-image=nvcr.io/nvidia/pytorch:25.01-py3 ";
 
 TEST(ScriptBackend, GlooStepIsNotJudgedByNcclRules) {
-    ScriptReview gloo = review(kHeader + kSrun + "python train.py --backend gloo\n");
-    EXPECT_FALSE(fired(gloo, "topo.required"));
+    ScriptReview gloo = backend_review(kTwoNodeHeader + kSrun + "python train.py --backend gloo\n");
+    EXPECT_FALSE(has_finding(gloo, "topo.required"));
     EXPECT_TRUE(not_applicable(gloo, "topo.required"));
     EXPECT_EQ(gloo.report.decision, Decision::allow);
     ASSERT_TRUE(gloo.steps[0].launch.context.comm_backend);
@@ -39,19 +39,20 @@ TEST(ScriptBackend, GlooStepIsNotJudgedByNcclRules) {
 }
 
 TEST(ScriptBackend, AnExportedVariableTheStepReadsSelectsIt) {
-    ScriptReview mpi =
-        review(kHeader + "export DIST_BACKEND=mpi\n" + kSrun + "python train.py --backend=$DIST_BACKEND\n");
+    ScriptReview mpi = backend_review(kTwoNodeHeader + "export DIST_BACKEND=mpi\n" + kSrun +
+                                      "python train.py --backend=$DIST_BACKEND\n");
     EXPECT_TRUE(not_applicable(mpi, "topo.required"));
-    ScriptReview inner = review(kHeader + kSrun + "bash -c \"python -c 'd.init_process_group(\\\"gloo\\\")'\"\n");
+    ScriptReview inner =
+        backend_review(kTwoNodeHeader + kSrun + "bash -c \"python -c 'd.init_process_group(\\\"gloo\\\")'\"\n");
     EXPECT_TRUE(not_applicable(inner, "topo.required"));
 }
 
 TEST(ScriptBackend, NcclOrNoSelectionKeepsTheNcclRules) {
-    ScriptReview nccl = review(kHeader + kSrun + "python train.py --backend nccl\n");
-    EXPECT_TRUE(fired(nccl, "topo.required"));
+    ScriptReview nccl = backend_review(kTwoNodeHeader + kSrun + "python train.py --backend nccl\n");
+    EXPECT_TRUE(has_finding(nccl, "topo.required"));
     EXPECT_TRUE(nccl.report.not_applicable.empty());
-    ScriptReview unstated = review(kHeader + kSrun + "python train.py\n");
-    EXPECT_TRUE(fired(unstated, "topo.required"));
+    ScriptReview unstated = backend_review(kTwoNodeHeader + kSrun + "python train.py\n");
+    EXPECT_TRUE(has_finding(unstated, "topo.required"));
     EXPECT_FALSE(unstated.steps[0].launch.context.comm_backend);
 }
 

@@ -6,18 +6,14 @@
 #include <fstream>
 #include <sstream>
 
+#include "support/text.h"
 #include "unit/probe/temp_tree.h"
 #include "util/atomic_file.h"
 
 namespace launchguard {
 namespace {
 
-std::string read_all(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+using testing::read_all;
 
 TEST(AtomicFile, ReplacesTheFileWithTheModeAskedForAndLeavesNoTemporary) {
     test::TempTree tree;
