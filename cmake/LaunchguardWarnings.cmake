@@ -1,4 +1,5 @@
-# Warnings and hardening for every launchguard target.
+# Warnings and hardening for every launchguard target (test code, compiled
+# unoptimised, goes without _FORTIFY_SOURCE: launchguard_test_code).
 #
 # LAUNCHGUARD_WARNINGS_AS_ERRORS turns every warning in the project's own code
 # into an error. scripts/test.sh (and so CI) builds with it on; it is off by
@@ -11,7 +12,7 @@ target_compile_options(launchguard_warnings INTERFACE
   -Woverloaded-virtual -Wimplicit-fallthrough
   $<$<COMPILE_LANGUAGE:CXX>:-Wold-style-cast>
   -fstack-protector-strong
-  $<$<NOT:$<CONFIG:Debug>>:-D_FORTIFY_SOURCE=2>)
+  $<$<AND:$<NOT:$<CONFIG:Debug>>,$<NOT:$<BOOL:$<TARGET_PROPERTY:LAUNCHGUARD_TEST_CODE>>>>:-D_FORTIFY_SOURCE=2>)
 if(LAUNCHGUARD_WARNINGS_AS_ERRORS)
   target_compile_options(launchguard_warnings INTERFACE -Werror)
 endif()
