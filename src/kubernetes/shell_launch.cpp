@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "shell/interpreter.h"
+#include "shell/lexer.h"
 #include "shell/mpi_launcher.h"
 #include "shell/wrappers.h"
 
@@ -110,6 +111,7 @@ public:
     void read_words(const Words& command) {
         if (auto wrapped = shell::skip_wrappers(command.words, 0)) {
             script_word_ = shell::shell_script_at(command.words, wrapped->program);
+            if (script_word_) script_text_ = command.words[*script_word_].text;
         }
         follow_program(command.words, 0, 1);
         read_launchers(command, [](const shell::MpiLaunch& mpi) {
@@ -127,16 +129,22 @@ protected:
         words.words = std::move(expanded.words);
         follow_program(words.words, 0, command.line);
         // A launcher in the argv's own `sh -c` script: its options end
-        // where the word before its program ends in the script's text.
+        // where the word before its program ends in the script's text, a
+        // place only where an added word stands on its own.
         read_launchers(words, [&](const shell::MpiLaunch& mpi) {
             if (!script_word_ || nesting() != 1 || mpi.options_end == 0) return std::optional<Place>();
-            return std::optional<Place>(Place{*script_word_, expanded.sources[mpi.options_end - 1]->end});
+            const std::size_t end = expanded.sources[mpi.options_end - 1]->end;
+            if (!shell::word_may_be_added_at(script_text_, end)) return std::optional<Place>();
+            return std::optional<Place>(Place{*script_word_, end});
         });
     }
 
     std::unique_ptr<Interpreter> nested() override {
         auto inner = std::make_unique<ContainerShell>(launch_, notes_out_, nesting() + 1);
-        if (nesting() == 0) inner->script_word_ = script_word_;
+        if (nesting() == 0) {
+            inner->script_word_ = script_word_;
+            inner->script_text_ = script_text_;
+        }
         return inner;
     }
 
@@ -158,6 +166,7 @@ private:
     std::vector<std::string>& notes_out_;
     // The argv word that holds the `sh -c` script the root runs.
     std::optional<std::size_t> script_word_;
+    std::string script_text_;
 };
 
 }  // namespace

@@ -18,6 +18,11 @@ std::string_view base_name(std::string_view word) {
     return slash == std::string_view::npos ? word : word.substr(slash + 1);
 }
 
+bool word_may_be_added_at(std::string_view text, std::size_t offset) {
+    if (offset == 0 || offset > text.size() || text[offset - 1] == '\\') return false;
+    return offset == text.size() || std::string_view(" \t\r\n;&|)").find(text[offset]) != std::string_view::npos;
+}
+
 namespace {
 
 class Lexer {

@@ -28,6 +28,14 @@ bool is_name(std::string_view text);
 // The last path component: /usr/bin/srun is srun.
 std::string_view base_name(std::string_view word);
 
+// Whether a word inserted at `offset` of `text` (with a blank before it)
+// stands on its own there: the character before is not a backslash, which
+// would escape the blank and join the new word to the one before, and the
+// character at `offset` ends a word (a blank, a line end, `;`, `&`, `|`, `)`)
+// rather than an operator written without a blank (`-<<<<`), which the new
+// word would be glued to. The end of the text is such a place.
+bool word_may_be_added_at(std::string_view text, std::size_t offset);
+
 // A word as written (quotes kept), or an array assignment NAME=( ... ).
 struct RawWord {
     std::string raw;

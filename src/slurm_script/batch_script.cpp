@@ -160,14 +160,8 @@ std::pair<int, std::size_t> ScriptShell::place_of(std::size_t offset) const {
     auto next = std::upper_bound(line_starts.begin(), line_starts.end(), offset - 1);
     std::size_t index = static_cast<std::size_t>(next - line_starts.begin()) - 1;
     const std::size_t column = offset - line_starts[index];
-    // Words added here must stand on their own: not after a backslash that
-    // would escape them into the word before, and not glued to what follows
-    // (an operator written without a blank, `-<<<<`). Elsewhere there is no place.
-    if (index >= script_.lines.size() || column == 0 || column > script_.lines[index].size()) return {0, 0};
-    const std::string& line = script_.lines[index];
-    if (line[column - 1] == '\\') return {0, 0};
-    if (column < line.size() && std::string_view(" \t\r;&|)").find(line[column]) == std::string_view::npos)
-        return {0, 0};
+    // Words added here must stand on their own; elsewhere there is no place.
+    if (index >= script_.lines.size() || !shell::word_may_be_added_at(script_.lines[index], column)) return {0, 0};
     return {static_cast<int>(index) + 1, column};
 }
 

@@ -59,6 +59,21 @@ TEST(ShellLaunch, TheLaunchersOptionsEndBeforeADoubleDash) {
     EXPECT_EQ(in_sh.mpi_place->offset, script.find(" --"));
 }
 
+// In an `sh -c` script, as in a batch script: no place after a backslash that
+// would escape the added word into the one before, nor before an operator
+// written without a blank that it would be glued to.
+TEST(ShellLaunch, NoPlaceInTheScriptWhereAnAddedWordWouldJoinAnother) {
+    for (const std::string script : {"mpirun -np 2 -\\", "mpirun -<<<<"}) {
+        const auto launch = read_shell_launch({"sh", "-c", script}, {});
+        EXPECT_FALSE(launch.mpi_place.has_value()) << script;
+    }
+    for (const std::string script : {"mpirun -np 2 ./a; true", "mpirun -np 2 ./a", "mpirun -np 2 ./a|tee log"}) {
+        const auto launch = read_shell_launch({"sh", "-c", script}, {});
+        ASSERT_TRUE(launch.mpi_place.has_value()) << script;
+        EXPECT_EQ(launch.mpi_place->offset, script.find(" ./a")) << script;
+    }
+}
+
 TEST(ShellLaunch, MpichGenvAndLineContinuations) {
     auto launch = read_shell_launch({"sh", "-c", "mpiexec -n 4 \\\n  -genv NCCL_NET IB \\\n  ./a.out"}, {});
     EXPECT_EQ(launch.mpi_ranks, 4);
