@@ -7,8 +7,8 @@
 #    whose units all parse the same heavy headers: GoogleTest and gmock,
 #    Boost.JSON, Beast and yaml-cpp.
 #  - test code compiled without optimisation (launchguard_test_code).
-#  - unity builds: each target's sources compiled in batches, so the headers
-#    and the inline code they share are parsed and optimised once per batch
+#  - unity builds: a target's sources compiled in batches, so the headers and
+#    the inline code they share are parsed and optimised once per batch
 #    instead of once per file.
 option(LAUNCHGUARD_CCACHE "Compile through ccache when it is installed" ON)
 option(LAUNCHGUARD_PCH "Precompile the heavy headers of the test and server targets" ON)
@@ -25,8 +25,10 @@ if(LAUNCHGUARD_CCACHE AND LAUNCHGUARD_CCACHE_PROGRAM)
 endif()
 
 # A source that must stay a unit of its own says why beside its
-# SKIP_UNITY_BUILD_INCLUSION. Names in anonymous namespaces meet across the
-# files of a batch: a helper two files need belongs in a header.
+# SKIP_UNITY_BUILD_INCLUSION, a target compiled file by file beside its
+# UNITY_BUILD OFF (the core's layers: src/CMakeLists.txt). Names in anonymous
+# namespaces meet across the files of a batch: a helper two files need
+# belongs in a header.
 if(LAUNCHGUARD_UNITY_BUILD)
   set(CMAKE_UNITY_BUILD ON)
   set(CMAKE_UNITY_BUILD_BATCH_SIZE 8)
