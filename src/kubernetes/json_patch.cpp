@@ -7,6 +7,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/string.hpp>
 
+#include "kubernetes/spec_fields.h"
 #include "kubernetes/workload_spec.h"
 
 namespace launchguard::kubernetes {
@@ -108,13 +109,6 @@ std::string label_piece(std::string_view text) {
     return out.substr(0, 40);
 }
 
-json::object* object_at(json::value* value) {
-    return value != nullptr && value->is_object() ? &value->get_object() : nullptr;
-}
-json::array* array_at(json::value* value) {
-    return value != nullptr && value->is_array() ? &value->get_array() : nullptr;
-}
-
 std::string string_member(const json::object& object, std::string_view key) {
     const json::value* value = object.if_contains(key);
     return value != nullptr && value->is_string() ? std::string(value->get_string()) : std::string();
@@ -201,7 +195,7 @@ void PodPatchBuilder::emit(std::string_view op, const std::string& path, const j
 void PodPatchBuilder::insert(const std::string& parent, std::string_view key, json::value element,
                              std::string_view index) {
     std::string path = parent + "/" + escape_pointer_token(key);
-    if (array_at(find(path)) != nullptr) {
+    if (array_of(find(path)) != nullptr) {
         emit("add", path + "/" + std::string(index), &element);
     } else {
         json::value whole = json::array{std::move(element)};
@@ -225,7 +219,7 @@ void PodPatchBuilder::prepend(const std::string& parent, std::string_view key, j
 
 std::string PodPatchBuilder::ensure_object(const std::string& parent, std::string_view key) {
     std::string path = parent + "/" + escape_pointer_token(key);
-    if (object_at(find(path)) == nullptr) {
+    if (object_of(find(path)) == nullptr) {
         json::value empty = json::object{};
         emit("add", path, &empty);
     }
@@ -234,10 +228,10 @@ std::string PodPatchBuilder::ensure_object(const std::string& parent, std::strin
 
 void PodPatchBuilder::set_env(const std::string& container, const std::string& name, const std::string& value) {
     json::value entry = json::object{{"name", name}, {"value", value}};
-    if (json::array* env = array_at(find(container + "/env"))) {
+    if (json::array* env = array_of(find(container + "/env"))) {
         // The last entry of a name is the one the container gets.
         for (std::size_t i = env->size(); i-- > 0;) {
-            json::object* item = object_at(&(*env)[i]);
+            json::object* item = object_of(&(*env)[i]);
             if (item == nullptr || string_member(*item, "name") != name) continue;
             std::string at = container + "/env/" + std::to_string(i);
             if (item->contains("valueFrom")) {
@@ -254,13 +248,13 @@ void PodPatchBuilder::set_env(const std::string& container, const std::string& n
 }
 
 void PodPatchBuilder::unset_env(const std::string& container, const std::string& name) {
-    json::array* env = array_at(find(container + "/env"));
+    json::array* env = array_of(find(container + "/env"));
     if (env == nullptr) return;
     for (std::size_t i = env->size(); i-- > 0;) {
-        json::object* item = object_at(&(*env)[i]);
+        json::object* item = object_of(&(*env)[i]);
         if (item != nullptr && string_member(*item, "name") == name) {
             emit("remove", container + "/env/" + std::to_string(i), nullptr);
-            env = array_at(find(container + "/env"));
+            env = array_of(find(container + "/env"));
             if (env == nullptr) return;
         }
     }
@@ -269,11 +263,11 @@ void PodPatchBuilder::unset_env(const std::string& container, const std::string&
 std::string PodPatchBuilder::volume_name_for(const std::string& pod, const std::string& stem) {
     std::string base = "launchguard-" + (stem.empty() ? std::string("volume") : stem);
     std::string name = base;
-    json::array* volumes = array_at(find(pod + "/volumes"));
+    json::array* volumes = array_of(find(pod + "/volumes"));
     for (int suffix = 2; volumes != nullptr; ++suffix) {
         bool taken = false;
         for (auto& volume : *volumes) {
-            if (json::object* v = object_at(&volume); v != nullptr && string_member(*v, "name") == name) taken = true;
+            if (json::object* v = object_of(&volume); v != nullptr && string_member(*v, "name") == name) taken = true;
         }
         if (!taken) break;
         name = base + "-" + std::to_string(suffix);
@@ -285,11 +279,11 @@ void PodPatchBuilder::mount_host_file(const std::string& pod, const std::string&
                                       const std::string& host_path, const std::string& container_path) {
     // Reuse a volume that already brings this node file in.
     std::string volume_name;
-    if (json::array* volumes = array_at(find(pod + "/volumes"))) {
+    if (json::array* volumes = array_of(find(pod + "/volumes"))) {
         for (auto& volume : *volumes) {
-            json::object* v = object_at(&volume);
+            json::object* v = object_of(&volume);
             if (v == nullptr) continue;
-            json::object* host = object_at(v->if_contains("hostPath"));
+            json::object* host = object_of(v->if_contains("hostPath"));
             if (host != nullptr && string_member(*host, "path") == host_path) volume_name = string_member(*v, "name");
         }
     }
@@ -300,9 +294,9 @@ void PodPatchBuilder::mount_host_file(const std::string& pod, const std::string&
         append(pod, "volumes",
                json::object{{"name", volume_name}, {"hostPath", json::object{{"path", host_path}, {"type", "File"}}}});
     }
-    if (json::array* mounts = array_at(find(container + "/volumeMounts"))) {
+    if (json::array* mounts = array_of(find(container + "/volumeMounts"))) {
         for (auto& mount : *mounts) {
-            json::object* m = object_at(&mount);
+            json::object* m = object_of(&mount);
             if (m != nullptr && string_member(*m, "mountPath") == container_path) return;  // already mounted
         }
     }
@@ -314,25 +308,25 @@ void PodPatchBuilder::memory_shm(const std::string& pod, const std::string& cont
     json::value size = json::string(quantity_for_bytes(bytes));
     // A memory emptyDir already at /dev/shm only needs a larger sizeLimit.
     std::string mounted_volume;
-    if (json::array* mounts = array_at(find(container + "/volumeMounts"))) {
+    if (json::array* mounts = array_of(find(container + "/volumeMounts"))) {
         for (auto& mount : *mounts) {
-            json::object* m = object_at(&mount);
+            json::object* m = object_of(&mount);
             if (m != nullptr && string_member(*m, "mountPath") == kShmPath) mounted_volume = string_member(*m, "name");
         }
     }
     if (!mounted_volume.empty()) {
-        json::array* volumes = array_at(find(pod + "/volumes"));
+        json::array* volumes = array_of(find(pod + "/volumes"));
         for (std::size_t i = 0; volumes != nullptr && i < volumes->size(); ++i) {
-            json::object* v = object_at(&(*volumes)[i]);
+            json::object* v = object_of(&(*volumes)[i]);
             if (v == nullptr || string_member(*v, "name") != mounted_volume) continue;
-            if (object_at(v->if_contains("emptyDir")) == nullptr) return;  // not one launchguard can resize
+            if (object_of(v->if_contains("emptyDir")) == nullptr) return;  // not one launchguard can resize
             std::string dir = pod + "/volumes/" + std::to_string(i) + "/emptyDir";
             json::value medium = json::string("Memory");
-            json::object* empty_dir = object_at(find(dir));
+            json::object* empty_dir = object_of(find(dir));
             if (string_member(*empty_dir, "medium") != "Memory") {
                 emit(empty_dir->contains("medium") ? "replace" : "add", dir + "/medium", &medium);
             }
-            empty_dir = object_at(find(dir));
+            empty_dir = object_of(find(dir));
             emit(empty_dir->contains("sizeLimit") ? "replace" : "add", dir + "/sizeLimit", &size);
             return;
         }
@@ -340,10 +334,10 @@ void PodPatchBuilder::memory_shm(const std::string& pod, const std::string& cont
     }
     // Another container of the pod may already have been given one.
     std::string volume_name;
-    if (json::array* volumes = array_at(find(pod + "/volumes"))) {
+    if (json::array* volumes = array_of(find(pod + "/volumes"))) {
         for (auto& volume : *volumes) {
-            json::object* v = object_at(&volume);
-            json::object* empty_dir = v != nullptr ? object_at(v->if_contains("emptyDir")) : nullptr;
+            json::object* v = object_of(&volume);
+            json::object* empty_dir = v != nullptr ? object_of(v->if_contains("emptyDir")) : nullptr;
             if (empty_dir != nullptr && string_member(*v, "name").starts_with(kShmVolumeStem) &&
                 string_member(*empty_dir, "medium") == "Memory" &&
                 string_member(*empty_dir, "sizeLimit") == size.get_string()) {
@@ -364,7 +358,7 @@ void PodPatchBuilder::add_capability(const std::string& container, const std::st
     std::string name = capability.starts_with("CAP_") ? capability.substr(4) : capability;
     std::string security = ensure_object(container, "securityContext");
     std::string capabilities = ensure_object(security, "capabilities");
-    if (json::array* added = array_at(find(capabilities + "/add"))) {
+    if (json::array* added = array_of(find(capabilities + "/add"))) {
         for (auto& item : *added) {
             if (item.is_string() && (item.get_string() == name || item.get_string() == "CAP_" + name)) return;
         }

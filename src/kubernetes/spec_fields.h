@@ -33,6 +33,12 @@ inline const boost::json::object* object_of(const boost::json::value* value) {
 inline const boost::json::array* array_of(const boost::json::value* value) {
     return value != nullptr ? value->if_array() : nullptr;
 }
+inline boost::json::object* object_of(boost::json::value* value) {
+    return value != nullptr ? value->if_object() : nullptr;
+}
+inline boost::json::array* array_of(boost::json::value* value) {
+    return value != nullptr ? value->if_array() : nullptr;
+}
 
 // Absent or null members read as "not written"; a member of the wrong type
 // throws SpecError naming `where`.key.

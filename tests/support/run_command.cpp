@@ -1,4 +1,5 @@
 #include "support/run_command.h"
+#include "support/text.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,16 +9,6 @@
 #include <sstream>
 
 namespace launchguard::testing {
-namespace {
-
-std::string slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-}  // namespace
 
 std::string quote_arg(const std::string& arg) {
     std::string out = "'";
@@ -36,8 +27,8 @@ CommandResult run_command(const std::string& command_line) {
     int status = std::system(full.c_str());
     CommandResult result;
     result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    result.out = slurp(out_path);
-    result.err = slurp(err_path);
+    result.out = read_all(out_path);
+    result.err = read_all(err_path);
     ::unlink(out_path);
     ::unlink(err_path);
     return result;

@@ -20,9 +20,9 @@ inline std::string replace_all(std::string text, const std::string& from, const 
 // Whether `text` (a message, a reason, a script) contains `part`.
 inline bool mentions(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
 
-// The whole file; empty when it cannot be read.
+// The whole file, byte for byte; empty when it cannot be read.
 inline std::string read_all(const std::string& path) {
-    std::ifstream in(path);
+    std::ifstream in(path, std::ios::binary);
     std::stringstream text;
     text << in.rdbuf();
     return text.str();

@@ -11,6 +11,7 @@
 
 #include "support/launch_fixture.h"
 #include "support/run_command.h"
+#include "support/text.h"
 
 namespace launchguard {
 namespace {
@@ -18,14 +19,8 @@ namespace {
 namespace fs = std::filesystem;
 using testing::fixture_path;
 using testing::quote_arg;
+using testing::read_all;
 using testing::run_command;
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 void write(const fs::path& p, const std::string& text) {
     fs::create_directories(p.parent_path());
@@ -81,8 +76,8 @@ protected:
 TEST_F(EnrootHookTest, PatchCarriesTheHostTopologyFileIntoTheContainer) {
     auto r = hook("--mode patch");
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    const std::string mounts = slurp(mounts_file);
-    const std::string environ = slurp(environ_file);
+    const std::string mounts = read_all(mounts_file);
+    const std::string environ = read_all(environ_file);
     EXPECT_NE(mounts.find("/opt/microsoft/ndv5-topo.xml /opt/microsoft/ndv5-topo.xml none x-create=file,bind,ro"),
               std::string::npos)
         << mounts << r.err;
@@ -94,19 +89,19 @@ TEST_F(EnrootHookTest, PatchCarriesTheHostTopologyFileIntoTheContainer) {
 
 TEST_F(EnrootHookTest, RunningTwiceAddsNothingTheSecondTime) {
     ASSERT_EQ(hook("--mode patch").exit_code, 0);
-    const std::string environ_once = slurp(environ_file);
-    const std::string mounts_once = slurp(mounts_file);
+    const std::string environ_once = read_all(environ_file);
+    const std::string mounts_once = read_all(mounts_file);
     auto second = hook("--mode patch");
     EXPECT_EQ(second.exit_code, 0) << second.err;
-    EXPECT_EQ(slurp(environ_file), environ_once);
-    EXPECT_EQ(slurp(mounts_file), mounts_once);
+    EXPECT_EQ(read_all(environ_file), environ_once);
+    EXPECT_EQ(read_all(mounts_file), mounts_once);
     EXPECT_EQ(second.err.find("added"), std::string::npos) << second.err;
 }
 
 TEST_F(EnrootHookTest, EnforcePatchesWhatItCanAndAllowsTheStart) {
     auto r = hook("--mode enforce");
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_NE(slurp(mounts_file).find("/opt/microsoft/ndv5-topo.xml"), std::string::npos);
+    EXPECT_NE(read_all(mounts_file).find("/opt/microsoft/ndv5-topo.xml"), std::string::npos);
 }
 
 TEST_F(EnrootHookTest, EnforceBlocksWhatItCannotFix) {
@@ -117,7 +112,7 @@ TEST_F(EnrootHookTest, EnforceBlocksWhatItCannotFix) {
     fs::copy_file(fixture_path("nccl-topo/rccl-topo_4p1h.xml"), rootfs / "opt/rccl-topo.xml");
     auto enforce = hook("--mode enforce");
     EXPECT_EQ(enforce.exit_code, 1) << enforce.err;
-    EXPECT_EQ(slurp(mounts_file), "") << "a blocked start changes nothing";
+    EXPECT_EQ(read_all(mounts_file), "") << "a blocked start changes nothing";
     EXPECT_NE(enforce.err.find("BLOCK topo.nccl-rejects"), std::string::npos) << enforce.err;
     EXPECT_NE(enforce.err.find("container start blocked"), std::string::npos);
 
@@ -129,8 +124,8 @@ TEST_F(EnrootHookTest, EnforceBlocksWhatItCannotFix) {
 TEST_F(EnrootHookTest, WarnModeChangesNothing) {
     auto r = hook("--mode warn");
     EXPECT_EQ(r.exit_code, 0);
-    EXPECT_EQ(slurp(mounts_file), "");
-    EXPECT_EQ(slurp(environ_file), "PATH=/usr/local/bin:/usr/bin:/bin\nHOME=/root\n");
+    EXPECT_EQ(read_all(mounts_file), "");
+    EXPECT_EQ(read_all(environ_file), "PATH=/usr/local/bin:/usr/bin:/bin\nHOME=/root\n");
     EXPECT_NE(r.err.find("WARN topo.not-propagated"), std::string::npos) << r.err;
 }
 
@@ -161,7 +156,7 @@ TEST_F(EnrootHookTest, BadInputIsExitTwo) {
     auto fstab = hook("--mode patch");
     EXPECT_EQ(fstab.exit_code, 2);
     EXPECT_NE(fstab.err.find("30-broken.fstab:1"), std::string::npos) << fstab.err;
-    EXPECT_EQ(slurp(mounts_file), "") << "no half-applied patch";
+    EXPECT_EQ(read_all(mounts_file), "") << "no half-applied patch";
 }
 
 TEST_F(EnrootHookTest, ARootfsThatIsNotAnAbsoluteDirectoryIsExitTwoEvenInEnforceMode) {
@@ -172,8 +167,8 @@ TEST_F(EnrootHookTest, ARootfsThatIsNotAnAbsoluteDirectoryIsExitTwoEvenInEnforce
         auto r = hook("--mode enforce");
         EXPECT_EQ(r.exit_code, 2) << value << ": " << r.err;
         EXPECT_NE(r.err.find("ENROOT_ROOTFS"), std::string::npos) << r.err;
-        EXPECT_EQ(slurp(mounts_file), "") << value;
-        EXPECT_EQ(slurp(environ_file), "PATH=/usr/local/bin:/usr/bin:/bin\nHOME=/root\n") << value;
+        EXPECT_EQ(read_all(mounts_file), "") << value;
+        EXPECT_EQ(read_all(environ_file), "PATH=/usr/local/bin:/usr/bin:/bin\nHOME=/root\n") << value;
     }
 }
 
@@ -183,12 +178,12 @@ TEST_F(EnrootHookTest, AHostPathWithSpacesIsEncodedAndTheHookStaysIdempotent) {
     fs::copy_file(fixture_path("nccl-topo/ndv5-topo.xml"), host / "opt/my topo/nd v5.xml");
     auto first = hook("--mode patch");
     EXPECT_EQ(first.exit_code, 0) << first.err;
-    const std::string mounts = slurp(mounts_file);
+    const std::string mounts = read_all(mounts_file);
     EXPECT_NE(mounts.find("/opt/my\\040topo/nd\\040v5.xml /opt/my\\040topo/nd\\040v5.xml none "), std::string::npos)
         << mounts << first.err;
     auto second = hook("--mode patch");
     EXPECT_EQ(second.exit_code, 0) << second.err;
-    EXPECT_EQ(slurp(mounts_file), mounts) << "the second run appended a duplicate";
+    EXPECT_EQ(read_all(mounts_file), mounts) << "the second run appended a duplicate";
 }
 
 TEST_F(EnrootHookTest, AFifoInMountsDIsExitTwoWithoutBlocking) {
@@ -223,7 +218,7 @@ TEST_F(EnrootHookTest, TheHooksDScriptTakesItsSettingsFromTheSiteFileOnly) {
         " ENROOT_SYSCONF_PATH=" + quote_arg(sysconf.string()) + " " +
         quote_arg(std::string(LAUNCHGUARD_SOURCE_DIR) + "/enroot-hook/90-launchguard.sh"));
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_EQ(slurp(mounts_file), "");
+    EXPECT_EQ(read_all(mounts_file), "");
 }
 
 }  // namespace

@@ -23,11 +23,13 @@
 #include "probe/temp_tree.h"
 #include "support/run_command.h"
 #include "support/shared_fixtures.h"
+#include "support/text.h"
 
 namespace launchguard {
 namespace {
 
 using testing::quote_arg;
+using testing::read_all;
 using testing::run_command;
 
 // tests/fixtures first, then the public fixtures (support/shared_fixtures.h).
@@ -37,13 +39,6 @@ std::string fixture_path(const std::string& relative) {
 }
 
 constexpr const char* kCleanEnv = "HOME=/root PATH=/usr/bin:/bin LANG=C.UTF-8";
-
-std::string slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 std::set<std::string> lines_of(const std::string& text) {
     std::set<std::string> lines;
@@ -104,8 +99,8 @@ testing::CommandResult exec_gate(const test::TempTree& tree, const std::vector<s
     testing::CommandResult result;
     if (pid < 0 || ::waitpid(pid, &status, 0) != pid) return result;
     result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    result.out = slurp(out);
-    result.err = slurp(err);
+    result.out = read_all(out);
+    result.err = read_all(err);
     return result;
 }
 
@@ -185,7 +180,7 @@ TEST_F(GateRun, BlockReportsWhatAndHowToFixAndNeverRunsTheWorkload) {
                               "/bin/sh -c 'touch " + tree.path("ran") + "'"));
     EXPECT_EQ(r.exit_code, kGateBlockExitCode) << r.err;
     EXPECT_FALSE(std::filesystem::exists(tree.path("ran")));
-    const std::string report = slurp(log());
+    const std::string report = read_all(log());
     EXPECT_NE(report.find("BLOCK  net.hca-matches-nothing"), std::string::npos) << report;
     EXPECT_NE(report.find("-> fix:"), std::string::npos) << report;
     EXPECT_LE(report.size(), kTerminationMessageMaxBytes);
@@ -217,8 +212,8 @@ TEST_F(GateRun, AnUnloadableProfileFollowsTheFailurePolicy) {
     auto unknown = run_command(line(kCleanEnv, "--profile no-such-embedded-name --on-error block", "/bin/echo ran"));
     EXPECT_EQ(unknown.exit_code, kGateBlockExitCode) << unknown.err;
     EXPECT_EQ(unknown.out, "");
-    EXPECT_NE(slurp(log()).find("could not judge this launch"), std::string::npos);
-    EXPECT_NE(slurp(log()).find("the site's failure policy blocks it"), std::string::npos);
+    EXPECT_NE(read_all(log()).find("could not judge this launch"), std::string::npos);
+    EXPECT_NE(read_all(log()).find("the site's failure policy blocks it"), std::string::npos);
 }
 
 TEST_F(GateRun, AJudgementPastTheTimeoutFollowsTheFailurePolicy) {
@@ -235,7 +230,7 @@ TEST_F(GateRun, AJudgementPastTheTimeoutFollowsTheFailurePolicy) {
     auto blocked = run_command(line(kCleanEnv, slow + " --on-error block", "/bin/echo ran"));
     EXPECT_EQ(blocked.exit_code, kGateBlockExitCode) << blocked.err;
     EXPECT_EQ(blocked.out, "");
-    EXPECT_NE(slurp(log()).find("did not finish within 0.001 s"), std::string::npos);
+    EXPECT_NE(read_all(log()).find("did not finish within 0.001 s"), std::string::npos);
 }
 
 // Starts COMMAND with SIGNAL blocked, and pending too where `pending`: a
@@ -344,8 +339,8 @@ TEST(GateInstall, CopiesTheExecutableAndTheProfileReadOnly) {
     auto r = run_command(quote_arg(LAUNCHGUARD_GATE) + " install --into " + quote_arg(tree.root()) +
                          " --profile-yaml " + quote_arg(yaml));
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_EQ(slurp(tree.path("launchguard-gate")), slurp(LAUNCHGUARD_GATE));
-    EXPECT_EQ(slurp(tree.path("profile.yaml")), yaml);
+    EXPECT_EQ(read_all(tree.path("launchguard-gate")), read_all(LAUNCHGUARD_GATE));
+    EXPECT_EQ(read_all(tree.path("profile.yaml")), yaml);
     struct stat st {};
     ASSERT_EQ(::stat(tree.path("launchguard-gate").c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 07777, 0555U);
@@ -359,7 +354,7 @@ TEST(GateInstall, CopiesTheExecutableAndTheProfileReadOnly) {
     EXPECT_EQ(run_command(quote_arg(tree.path("launchguard-gate")) + " run --mode off -- /bin/true").exit_code, 0);
     r = run_command(quote_arg(LAUNCHGUARD_GATE) + " install --into " + quote_arg(tree.root()) + " --profile default");
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_NE(slurp(tree.path("profile.yaml")).find("name: default"), std::string::npos);
+    EXPECT_NE(read_all(tree.path("profile.yaml")).find("name: default"), std::string::npos);
 }
 
 TEST(GateInstall, RefusesWhatEveryRunWouldRefuse) {

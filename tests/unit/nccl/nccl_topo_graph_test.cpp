@@ -25,11 +25,10 @@ namespace {
 using path_testing::gpu;
 using path_testing::pair;
 using path_testing::path_to;
-using path_testing::read_file;
 using testing::replace_all;
 
 std::string fixture(const std::string& name) {
-    std::string text = read_file(std::string(LAUNCHGUARD_FIXTURES) + "/nccl-paths/" + name);
+    std::string text = path_testing::own_fixture(name);
     if (text.empty()) throw std::runtime_error("fixture nccl-paths/" + name + " missing");
     return text;
 }

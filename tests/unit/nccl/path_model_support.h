@@ -11,24 +11,18 @@
 
 #include "nccl/nccl_paths.h"
 #include "support/shared_fixtures.h"
+#include "support/text.h"
 
 namespace launchguard::nccl::path_testing {
 
-inline std::string read_file(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
 inline std::string own_fixture(const std::string& name) {
-    return read_file(std::string(LAUNCHGUARD_FIXTURES) + "/nccl-paths/" + name);
+    return launchguard::testing::read_all(std::string(LAUNCHGUARD_FIXTURES) + "/nccl-paths/" + name);
 }
 
 // A public topology file from LAUNCHGUARD_SHARED_FIXTURES; the running test
 // is skipped, by name, without them.
 inline std::string shared_fixture(const std::string& name) {
-    return read_file(launchguard::testing::shared_fixture_path("nccl-topo/" + name));
+    return launchguard::testing::read_all(launchguard::testing::shared_fixture_path("nccl-topo/" + name));
 }
 
 inline PathModel model_of(const std::string& xml, std::map<std::string, std::string> env = {},

@@ -3,6 +3,7 @@
 // either ignores silently or rejects.
 #include "nccl/topology_file.h"
 #include "support/shared_fixtures.h"
+#include "support/text.h"
 
 #include <gtest/gtest.h>
 
@@ -15,10 +16,7 @@ namespace launchguard::nccl {
 namespace {
 
 std::string read_fixture(const std::string& name) {
-    std::ifstream in(testing::shared_fixture_path("nccl-topo/" + name), std::ios::binary);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    return buffer.str();
+    return testing::read_all(testing::shared_fixture_path("nccl-topo/" + name));
 }
 
 std::vector<std::string> busids(const TopologyFile& topo) {
@@ -319,10 +317,7 @@ namespace launchguard::nccl {
 namespace {
 
 TEST(NcclTopoNuma, EveryPciCarriesTheNumaNodeOfItsCpu) {
-    std::ifstream in(testing::shared_fixture_path("nccl-topo/ndv5-topo.xml"));
-    std::stringstream text;
-    text << in.rdbuf();
-    TopologyFile topo = parse_topology(text.str());
+    TopologyFile topo = parse_topology(read_fixture("ndv5-topo.xml"));
     ASSERT_EQ(topo.outcome, TopoOutcome::accepted);
     ASSERT_EQ(topo.pcis.size(), 24U);
     EXPECT_EQ(topo.pcis.front().busid, "ffff:ff:01.0");

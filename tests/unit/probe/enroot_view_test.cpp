@@ -7,19 +7,15 @@
 
 #include "support/launch_fixture.h"
 #include "support/memory_file_view.h"
+#include "support/text.h"
 
 namespace launchguard {
 namespace {
 
-std::string slurp(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+using testing::read_all;
 
 TEST(EnrootFstab, ParsesEnrootsOwnSystemMounts) {
-    auto mounts = parse_enroot_fstab(slurp(testing::fixture_path("enroot/10-system.fstab")), "10-system.fstab");
+    auto mounts = parse_enroot_fstab(read_all(testing::fixture_path("enroot/10-system.fstab")), "10-system.fstab");
     ASSERT_TRUE(mounts.ok()) << mounts.error().to_string();
     ASSERT_EQ(mounts->size(), 7U);
     const auto& var_run = (*mounts)[4];
@@ -60,7 +56,7 @@ protected:
 };
 
 TEST_F(EnrootViewTest, TmpfsOverVarRunHidesTheDefaultTopologyPath) {
-    auto mounts = parse_enroot_fstab(slurp(testing::fixture_path("enroot/10-system.fstab")), "10-system.fstab");
+    auto mounts = parse_enroot_fstab(read_all(testing::fixture_path("enroot/10-system.fstab")), "10-system.fstab");
     EnrootFileView view(rootfs, host, *mounts);
     FileInfo info = view.stat("/var/run/nvidia-topologyd/virtualTopology.xml");
     EXPECT_EQ(info.kind, FileKind::missing);

@@ -8,6 +8,7 @@
 
 #include "support/launch_fixture.h"
 #include "support/rule_harness.h"
+#include "support/text.h"
 #include "unit/rules/node_rules_test_support.h"
 
 namespace launchguard {
@@ -23,12 +24,9 @@ using testing::undecided_because;
 // A launch whose NCCL_TOPO_FILE is the fixture, with extra NCCL variables and files.
 LaunchContext launch_with_topology(const std::string& fixture, const std::string& env = "",
                                    const std::string& files = "") {
-    std::ifstream in(testing::fixture_path("nccl-paths/" + fixture));
-    std::stringstream text;
-    text << in.rdbuf();
     std::string yaml = "env: {NCCL_TOPO_FILE: /opt/topo.xml" + env + "}\nfiles:\n  /opt/topo.xml: |\n";
     std::string line;
-    std::istringstream lines(text.str());
+    std::istringstream lines(testing::read_all(testing::fixture_path("nccl-paths/" + fixture)));
     while (std::getline(lines, line)) yaml += "    " + line + "\n";
     yaml += files;
     return launch_from_yaml(yaml);
